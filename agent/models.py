@@ -1,0 +1,135 @@
+import uuid
+
+from django.conf import settings
+from django.db import models
+
+from config.roles import Role
+
+
+class AgentRun(models.Model):
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        COMPLETED = "completed", "Completed"
+        FAILED = "failed", "Failed"
+        CANCELLED = "cancelled", "Cancelled"
+
+    class StopReason(models.TextChoices):
+        FINAL_ANSWER = "final_answer", "Final answer"
+        MAX_STEPS = "max_steps", "Step limit reached"
+        BUDGET = "budget", "Token budget spent"
+        LOOP_DETECTED = "loop_detected", "Loop detected"
+        CANCELLED = "cancelled", "Cancelled"
+        ERROR = "error", "Error"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    ticket = models.ForeignKey("tickets.Ticket", on_delete=models.CASCADE, related_name="runs")
+    started_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT,
+                                   related_name="agent_runs")
+    actor_role = models.CharField(max_length=16, choices=Role.choices)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    stop_reason = models.CharField(max_length=16, choices=StopReason.choices, blank=True)
+    step_count = models.PositiveIntegerField(default=0)
+    max_steps = models.PositiveIntegerField(default=6)
+    model = models.CharField(max_length=100, blank=True)
+    prompt_version = models.CharField(max_length=32, blank=True)
+    tools_version = models.CharField(max_length=32, blank=True)
+    tokens_in = models.PositiveIntegerField(default=0)
+    tokens_out = models.PositiveIntegerField(default=0)
+    lease_owner = models.CharField(max_length=64, blank=True)
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
+    cancel_requested = models.BooleanField(default=False)
+    # Set when the run's context held untrusted text that reads like instructions.
+    untrusted_instructions = models.BooleanField(default=False)
+    version = models.PositiveIntegerField(default=0)
+    final_answer = models.TextField(blank=True)
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [
+            models.Index(fields=["status", "lease_expires_at"], name="agent_run_lease_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"run {self.id} on {self.ticket_id} ({self.status})"
+
+
+class AgentMessage(models.Model):
+    """The protocol transcript, in Chat Completions shape."""
+
+    class Role(models.TextChoices):
+        SYSTEM = "system", "System"
+        USER = "user", "User"
+        ASSISTANT = "assistant", "Assistant"
+        TOOL = "tool", "Tool"
+
+    run = models.ForeignKey(AgentRun, on_delete=models.CASCADE, related_name="messages")
+    seq = models.PositiveIntegerField()
+    role = models.CharField(max_length=16, choices=Role.choices)
+    content = models.TextField(blank=True)
+    tool_calls = models.JSONField(null=True, blank=True)
+    tool_call_id = models.CharField(max_length=100, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["run", "seq"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "seq"], name="agent_message_run_seq_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.run_id} #{self.seq} {self.role}"
+
+
+class RunEvent(models.Model):
+    """What the UI streams: run.started, model.started, tool_call.completed, ..."""
+
+    run = models.ForeignKey(AgentRun, on_delete=models.CASCADE, related_name="events")
+    seq = models.PositiveIntegerField()
+    type = models.CharField(max_length=32)
+    data = models.JSONField(default=dict)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["run", "seq"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "seq"], name="run_event_run_seq_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.run_id} #{self.seq} {self.type}"
+
+
+class ToolCallLog(models.Model):
+    """Exactly one row per tool call, whatever its outcome (DESIGN §1, invariant 3)."""
+
+    run = models.ForeignKey(AgentRun, on_delete=models.CASCADE, related_name="tool_calls")
+    ticket = models.ForeignKey("tickets.Ticket", on_delete=models.CASCADE,
+                               related_name="tool_calls")
+    tool_call_id = models.CharField(max_length=100)
+    tool_name = models.CharField(max_length=100)
+    arguments = models.JSONField(null=True, blank=True)
+    arguments_raw = models.TextField(blank=True)
+    args_digest = models.CharField(max_length=64, blank=True)
+    ok = models.BooleanField()
+    result = models.JSONField()
+    error_code = models.CharField(max_length=40, blank=True)
+    retryable = models.BooleanField(default=False)
+    actor = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT,
+                              related_name="tool_calls")
+    actor_role = models.CharField(max_length=16)
+    elapsed_ms = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "tool_call_id"],
+                                    name="tool_call_log_run_call_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.tool_name} {self.tool_call_id} ({'ok' if self.ok else self.error_code})"

@@ -1,0 +1,72 @@
+"""`make run`: the web server and a Celery worker (with beat) side by side; Ctrl-C stops both."""
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+
+
+def banner(url: str) -> str:
+    password = os.environ.get("DEMO_PASSWORD", "demo-pass-123")
+    database = os.environ.get("DATABASE_URL", "sqlite (var/db.sqlite3)")
+    broker = os.environ.get("REDIS_URL", "filesystem (var/broker/)")
+    return "\n".join([
+        "",
+        f"  Refund Desk is running at {url}",
+        f"  Demo logins (password {password}):",
+        "    agent, agent2     support agents (propose refunds up to 500.00)",
+        "    supervisor        support supervisor (up to 5000.00)",
+        "    intern            read-only assistant",
+        "    reviewer, reviewer2  approve refunds at /review/",
+        "    admin             superuser, Django admin at /admin/",
+        f"  Database: {database}   Broker: {broker}",
+        "  Press Ctrl-C to stop the web server and the worker.",
+        "",
+    ])
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", default="8000")
+    args = parser.parse_args()
+    (BASE_DIR / "var" / "broker" / "out").mkdir(parents=True, exist_ok=True)
+    (BASE_DIR / "var" / "broker" / "processed").mkdir(parents=True, exist_ok=True)
+    processes = [
+        subprocess.Popen(
+            [str(BIN / "celery"), "-A", "config", "worker", "-B", "--loglevel=INFO",
+             "--concurrency=2", "--schedule", str(BASE_DIR / "var" / "celerybeat-schedule")],
+            cwd=BASE_DIR,
+        ),
+        subprocess.Popen(
+            [sys.executable, "manage.py", "runserver", f"{args.host}:{args.port}"],
+            cwd=BASE_DIR,
+        ),
+    ]
+    print(banner(f"http://{args.host}:{args.port}/"), flush=True)
+    try:
+        while all(p.poll() is None for p in processes):
+            time.sleep(0.5)
+        print("A process stopped; shutting the other down.", file=sys.stderr)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        for process in processes:
+            if process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+        for process in processes:
+            try:
+                process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                process.kill()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

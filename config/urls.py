@@ -1,0 +1,30 @@
+from django.contrib import admin
+from django.contrib.auth import views as auth_views
+from django.urls import include, path
+from django.views.generic import RedirectView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+import agent.urls
+import refunds.urls
+import tickets.urls
+from tickets.api import ObtainTokenView
+
+api_urlpatterns = [
+    path("auth/token/", ObtainTokenView.as_view(), name="api-token"),
+    path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    *tickets.urls.api_urlpatterns,
+    *agent.urls.api_urlpatterns,
+    *refunds.urls.api_urlpatterns,
+]
+
+urlpatterns = [
+    path("", RedirectView.as_view(pattern_name="tickets:list", permanent=False)),
+    path("login/", auth_views.LoginView.as_view(), name="login"),
+    path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("admin/", admin.site.urls),
+    path("api/", include(api_urlpatterns)),
+    path("tickets/", include((tickets.urls.urlpatterns, "tickets"))),
+    path("runs/", include((agent.urls.urlpatterns, "agent"))),
+    path("review/", include((refunds.urls.urlpatterns, "refunds"))),
+]

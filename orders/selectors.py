@@ -1,0 +1,49 @@
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal
+
+from django.db.models import Sum
+from django.utils import timezone
+
+from orders.models import Order, OrderLine
+
+# Refund statuses whose money has left, or may have left, the shop: they count against
+# what can still be refunded. Kept here as strings so orders never imports refunds.
+REFUND_COMMITTED_STATUSES = ("approved", "executing", "succeeded", "outcome_unknown")
+
+
+def refunded_total(order: Order) -> Decimal:
+    """Refunded so far: succeeded refunds plus those in flight (derived, never stored)."""
+    total = order.refund_requests.filter(status__in=REFUND_COMMITTED_STATUSES).aggregate(
+        total=Sum("amount")
+    )["total"]
+    return total or Decimal("0.00")
+
+
+def refundable_balance(order: Order) -> Decimal:
+    return max(order.amount_paid - refunded_total(order), Decimal("0.00"))
+
+
+def days_since(moment: datetime | None, now: datetime | None = None) -> int | None:
+    if moment is None:
+        return None
+    return ((now or timezone.now()) - moment).days
+
+
+@dataclass(frozen=True)
+class OrderSummary:
+    order: Order
+    lines: list[OrderLine]
+    refunded: Decimal
+    refundable: Decimal
+    days_since_delivery: int | None
+
+
+def order_summary(order: Order) -> OrderSummary:
+    return OrderSummary(
+        order=order,
+        lines=list(order.lines.all()),
+        refunded=refunded_total(order),
+        refundable=refundable_balance(order),
+        days_since_delivery=days_since(order.delivered_at),
+    )

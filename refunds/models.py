@@ -1,0 +1,113 @@
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+
+class RefundRequest(models.Model):
+    """One logical refund intent: (ticket, order, reason). At most one refund at the provider."""
+
+    class Status(models.TextChoices):
+        PENDING_APPROVAL = "pending_approval", "Pending approval"
+        APPROVED = "approved", "Approved"
+        EXECUTING = "executing", "Executing"
+        SUCCEEDED = "succeeded", "Succeeded"
+        FAILED = "failed", "Failed"
+        OUTCOME_UNKNOWN = "outcome_unknown", "Outcome unknown"
+        REJECTED = "rejected", "Rejected"
+        EXPIRED = "expired", "Expired"
+
+    class Reason(models.TextChoices):
+        DAMAGED = "damaged", "Damaged"
+        NOT_RECEIVED = "not_received", "Not received"
+        WRONG_ITEM = "wrong_item", "Wrong item"
+        OTHER = "other", "Other"
+
+    request_id = models.CharField(max_length=40, unique=True)
+    # Null only for refunds from the shop's history that predate the desk.
+    ticket = models.ForeignKey("tickets.Ticket", null=True, blank=True, on_delete=models.PROTECT,
+                               related_name="refund_requests")
+    order = models.ForeignKey("orders.Order", on_delete=models.PROTECT,
+                              related_name="refund_requests")
+    amount = models.DecimalField(max_digits=12, decimal_places=2)
+    currency = models.CharField(max_length=3)
+    reason = models.CharField(max_length=16, choices=Reason.choices)
+    explanation = models.TextField(blank=True)
+    status = models.CharField(max_length=20, choices=Status.choices,
+                              default=Status.PENDING_APPROVAL)
+    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT,
+                                     related_name="refund_requests")
+    run = models.ForeignKey("agent.AgentRun", null=True, blank=True, on_delete=models.SET_NULL,
+                            related_name="refund_requests")
+    tool_call = models.ForeignKey("agent.ToolCallLog", null=True, blank=True,
+                                  on_delete=models.SET_NULL, related_name="+")
+    policy_version = models.ForeignKey("policies.PolicyVersion", null=True, blank=True,
+                                       on_delete=models.PROTECT, related_name="+")
+    policy_evaluation = models.JSONField(default=list, blank=True)
+    provider_refund_id = models.CharField(max_length=100, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["created_at"]
+        constraints = [
+            models.CheckConstraint(condition=Q(amount__gt=0), name="refund_amount_gt_0"),
+        ]
+        indexes = [models.Index(fields=["status", "updated_at"], name="refund_status_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.request_id} {self.amount} {self.currency} ({self.status})"
+
+
+class RefundConfirmation(models.Model):
+    """A version of the refund parameters a reviewer can approve, bound to their fingerprint."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        APPROVED = "approved", "Approved"
+        REJECTED = "rejected", "Rejected"
+        SUPERSEDED = "superseded", "Superseded"
+        EXPIRED = "expired", "Expired"
+
+    refund_request = models.ForeignKey(RefundRequest, on_delete=models.PROTECT,
+                                       related_name="confirmations")
+    version = models.PositiveIntegerField()
+    fingerprint = models.CharField(max_length=64)
+    params = models.JSONField()
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    expires_at = models.DateTimeField()
+    decided_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
+                                   on_delete=models.PROTECT, related_name="+")
+    decided_at = models.DateTimeField(null=True, blank=True)
+    decision_note = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["refund_request", "version"]
+        constraints = [
+            models.UniqueConstraint(fields=["refund_request", "version"],
+                                    name="refund_confirmation_version_unique"),
+            models.UniqueConstraint(fields=["refund_request"], condition=Q(status="pending"),
+                                    name="refund_confirmation_one_pending"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.refund_request.request_id} v{self.version} ({self.status})"
+
+
+class RefundEvent(models.Model):
+    """Append-only: one row per status transition of a RefundRequest."""
+
+    refund_request = models.ForeignKey(RefundRequest, on_delete=models.PROTECT,
+                                       related_name="events")
+    from_status = models.CharField(max_length=20, blank=True)
+    to_status = models.CharField(max_length=20)
+    actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
+                              on_delete=models.PROTECT, related_name="+")
+    detail = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.refund_request.request_id}: {self.from_status} -> {self.to_status}"

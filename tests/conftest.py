@@ -1,0 +1,124 @@
+import os
+import uuid
+
+import pytest
+from django.conf import settings
+
+from config.celery import app as celery_app
+from config.roles import Role
+from tests import services
+from tests.factories import UserFactory
+from tickets.demo import seed_demo
+
+# Playwright's sync API keeps an event loop on the test thread; Django must still let the
+# test code touch the database from it.
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+# Every test session publishes to a queue of its own, so a `make run` worker (or another
+# session) never picks up tasks that point at this session's test database.
+TEST_QUEUE = f"test-{uuid.uuid4().hex[:10]}"
+celery_app.conf.task_default_queue = TEST_QUEUE
+
+
+@pytest.fixture(autouse=True)
+def fast_password_hashing(settings):
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture
+def demo(db):
+    """The demo data of DESIGN §10."""
+    seed_demo()
+
+
+@pytest.fixture
+def intern(db):
+    return UserFactory(username="t_intern", role=Role.INTERN)
+
+
+@pytest.fixture
+def agent_user(db):
+    return UserFactory(username="t_agent", role=Role.AGENT)
+
+
+@pytest.fixture
+def agent2_user(db):
+    return UserFactory(username="t_agent2", role=Role.AGENT)
+
+
+@pytest.fixture
+def supervisor(db):
+    return UserFactory(username="t_supervisor", role=Role.SUPERVISOR)
+
+
+@pytest.fixture
+def reviewer(db):
+    return UserFactory(username="t_reviewer", role=Role.REVIEWER, is_staff=True)
+
+
+@pytest.fixture
+def reviewer2(db):
+    return UserFactory(username="t_reviewer2", role=Role.REVIEWER, is_staff=True)
+
+
+@pytest.fixture
+def outsider(db):
+    """Logged in, but in no desk group."""
+    return UserFactory(username="t_outsider")
+
+
+@pytest.fixture
+def postgres():
+    services.require_postgres()
+
+
+@pytest.fixture
+def redis_broker():
+    services.require_redis()
+
+
+@pytest.fixture
+def celery_worker(transactional_db):
+    """A real worker process on the real broker, reading the test database."""
+    worker = services.WorkerProcess(TEST_QUEUE).start()
+    yield worker
+    worker.stop()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    services.require_chromium()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=services.CHROMIUM,
+            headless=True,
+            args=["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update",
+                  "--disable-sync"],
+        )
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(browser, live_server):
+    context = browser.new_context(base_url=live_server.url, viewport={"width": 1366, "height": 900})
+    page = context.new_page()
+    page.set_default_timeout(15_000)
+    yield page
+    context.close()
+
+
+@pytest.fixture
+def login(page):
+    def log_in(username: str, password: str | None = None):
+        page.goto("/login/")
+        page.fill("#id_username", username)
+        page.fill("#id_password", password or settings.DEMO_PASSWORD)
+        page.click("button[type=submit]")
+        page.wait_for_load_state()
+        return page
+
+    return log_in

@@ -1,0 +1,81 @@
+from datetime import timedelta
+from decimal import Decimal
+
+import factory
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
+from django.utils import timezone
+
+from config.roles import GROUP_FOR_ROLE
+from orders.models import Customer, Order, OrderLine
+from tickets.models import Ticket, TicketMessage
+
+
+class UserFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = get_user_model()
+        django_get_or_create = ["username"]
+        skip_postgeneration_save = True
+
+    username = factory.Sequence(lambda n: f"user{n}")
+    email = factory.LazyAttribute(lambda u: f"{u.username}@desk.example.com")
+    password = factory.django.Password("test-pass-123")
+
+    @factory.post_generation
+    def role(user, create, extracted, **kwargs):
+        if create and extracted:
+            user.groups.add(Group.objects.get(name=GROUP_FOR_ROLE[extracted]))
+
+
+class CustomerFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Customer
+
+    name = factory.Faker("name")
+    email = factory.Sequence(lambda n: f"customer{n}@example.com")
+
+
+class OrderFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Order
+
+    order_id = factory.Sequence(lambda n: f"2026{n:08d}")
+    customer = factory.SubFactory(CustomerFactory)
+    status = Order.Status.DELIVERED
+    currency = "CNY"
+    amount_paid = Decimal("129.00")
+    placed_at = factory.LazyFunction(lambda: timezone.now() - timedelta(days=8))
+    shipped_at = factory.LazyFunction(lambda: timezone.now() - timedelta(days=7))
+    delivered_at = factory.LazyFunction(lambda: timezone.now() - timedelta(days=5))
+    payment_reference = factory.LazyAttribute(lambda o: f"pi_{o.order_id}")
+
+
+class OrderLineFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = OrderLine
+
+    order = factory.SubFactory(OrderFactory)
+    sku = factory.Sequence(lambda n: f"SKU-{n}")
+    name = "Ceramic mug"
+    category = "home"
+    quantity = 1
+    unit_price = Decimal("129.00")
+
+
+class TicketFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Ticket
+
+    reference = factory.Sequence(lambda n: f"TCK-{5000 + n}")
+    customer = factory.SubFactory(CustomerFactory)
+    subject = "Something is wrong with my order"
+    order = factory.SubFactory(OrderFactory, customer=factory.SelfAttribute("..customer"))
+
+
+class TicketMessageFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = TicketMessage
+
+    ticket = factory.SubFactory(TicketFactory)
+    author_kind = TicketMessage.AuthorKind.CUSTOMER
+    body = "Hello, my order has a problem."

@@ -1,0 +1,108 @@
+"""Real services for the tests: PostgreSQL, Redis, a Celery worker process, a browser.
+
+With REQUIRE_SERVICES=1 (CI) a missing service fails the test instead of skipping it.
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.db import connection
+
+BASE_DIR = Path(settings.BASE_DIR)
+CHROMIUM = "/usr/bin/chromium"
+
+
+def services_required() -> bool:
+    return os.environ.get("REQUIRE_SERVICES", "") == "1"
+
+
+def missing(what: str) -> None:
+    """Skip locally, fail in CI: a suite that silently skips its real-service tests lies."""
+    if services_required():
+        pytest.fail(f"{what} is required (REQUIRE_SERVICES=1) but not available")
+    pytest.skip(f"{what} not available")
+
+
+def require_postgres() -> None:
+    if connection.vendor != "postgresql":
+        missing("PostgreSQL (set DATABASE_URL)")
+
+
+def require_redis() -> None:
+    if not settings.REDIS_URL:
+        missing("Redis (set REDIS_URL)")
+
+
+def require_chromium() -> None:
+    if not shutil.which(CHROMIUM):
+        missing(f"Debian chromium at {CHROMIUM}")
+
+
+def database_url_for_subprocess() -> str:
+    """A DATABASE_URL for another process that points at the test database."""
+    db = connection.settings_dict
+    if connection.vendor == "sqlite":
+        return f"sqlite:///{db['NAME']}"
+    user = db.get("USER") or ""
+    password = f":{db['PASSWORD']}" if db.get("PASSWORD") else ""
+    host = db.get("HOST") or "127.0.0.1"
+    port = db.get("PORT") or 5432
+    return f"postgres://{user}{password}@{host}:{port}/{db['NAME']}"
+
+
+class WorkerProcess:
+    """A real `celery worker` subprocess consuming this test session's private queue."""
+
+    def __init__(self, queue: str, extra_env: dict | None = None, log_name: str = "worker"):
+        self.queue = queue
+        self.extra_env = extra_env or {}
+        self.log_path = BASE_DIR / "var" / f"test-{log_name}-{uuid.uuid4().hex[:8]}.log"
+        self.process: subprocess.Popen | None = None
+
+    def start(self, timeout: float = 30.0) -> "WorkerProcess":
+        env = {**os.environ, "DATABASE_URL": database_url_for_subprocess(), **self.extra_env}
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        self._log = self.log_path.open("w")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", self.queue,
+             "--concurrency=1", "--pool=prefork", "--loglevel=INFO", "--without-gossip",
+             "--without-mingle", "--without-heartbeat",
+             "-n", f"test-{uuid.uuid4().hex[:6]}@%h"],
+            cwd=BASE_DIR, env=env, stdout=self._log, stderr=subprocess.STDOUT,
+        )
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"worker exited early:\n{self.log()}")
+            if "ready." in self.log():
+                return self
+            time.sleep(0.2)
+        self.stop()
+        raise RuntimeError(f"worker not ready after {timeout}s:\n{self.log()}")
+
+    def log(self) -> str:
+        return self.log_path.read_text() if self.log_path.exists() else ""
+
+    def kill(self) -> None:
+        """SIGKILL the whole worker (main process and its pool children)."""
+        if self.process and self.process.poll() is None:
+            subprocess.run(["pkill", "-KILL", "-P", str(self.process.pid)], check=False)
+            self.process.kill()
+            self.process.wait(timeout=10)
+
+    def stop(self) -> None:
+        if self.process and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.kill()
+        if getattr(self, "_log", None):
+            self._log.close()
