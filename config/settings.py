@@ -72,7 +72,10 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "timeout": 20,
     }
     # A file, not memory, so a worker process started by the tests sees the test database.
-    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test_db.sqlite3")}
+    # TEST_DB_SUFFIX lets several test sessions run side by side on one checkout.
+    DATABASES["default"]["TEST"] = {
+        "NAME": str(VAR_DIR / f"test_db{env('TEST_DB_SUFFIX', default='')}.sqlite3")
+    }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
