@@ -1,6 +1,7 @@
 """The RefundRequest state machine (DESIGN §4). Every status change goes through here."""
 
 from django.db import transaction
+from django.utils import timezone
 
 from refunds.models import RefundEvent, RefundRequest
 
@@ -33,7 +34,7 @@ def refund_transition(*, refund: RefundRequest, to_status: str, actor=None,
     if not transaction.get_connection().in_atomic_block:
         raise RuntimeError("refund_transition must run inside transaction.atomic()")
     updated = RefundRequest.objects.filter(pk=refund.pk, status=from_status).update(
-        status=to_status, **fields
+        status=to_status, updated_at=timezone.now(), **fields
     )
     if not updated:
         return False
