@@ -128,8 +128,12 @@ CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=300)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TIMEZONE = TIME_ZONE
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
-# Filled by the apps that own periodic work (see config/celery.py).
-CELERY_BEAT_SCHEDULE: dict = {}
+# Periodic sweeps run by `celery worker -B` (also available as management commands).
+CELERY_BEAT_SCHEDULE = {
+    "reconcile-refunds": {"task": "refunds.tasks.reconcile_refunds", "schedule": 60.0},
+    "expire-confirmations": {"task": "refunds.tasks.expire_confirmations", "schedule": 60.0},
+    "resume-stalled-runs": {"task": "agent.tasks.resume_stalled_runs", "schedule": 30.0},
+}
 
 # --- API ------------------------------------------------------------------
 REST_FRAMEWORK = {

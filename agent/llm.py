@@ -1,0 +1,47 @@
+"""The model behind the assistant. Providers speak Chat Completions message shapes."""
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from django.conf import settings
+
+
+@dataclass
+class ModelReply:
+    """One complete model response. `tool_calls` are in Chat Completions shape:
+    [{"id": "call_1", "type": "function", "function": {"name": ..., "arguments": "<json>"}}]
+    with `arguments` still the raw string the model produced (parsed later by the executor).
+    """
+
+    content: str = ""
+    tool_calls: list[dict] = field(default_factory=list)
+    finish_reason: str = "stop"
+    tokens_in: int = 0
+    tokens_out: int = 0
+
+
+class ModelError(Exception):
+    """The model call failed. `retryable` errors (timeout, 429, 5xx) are retried by the step."""
+
+    def __init__(self, message: str, *, retryable: bool):
+        super().__init__(message)
+        self.message = message
+        self.retryable = retryable
+
+
+class Provider(Protocol):
+    name: str
+    model: str
+
+    def complete(self, *, messages: list[dict], tools: list[dict],
+                 tool_choice: str = "auto") -> ModelReply: ...
+
+
+def get_provider() -> Provider:
+    if settings.LLM_PROVIDER == "offline":
+        from agent.offline import OfflinePlanner
+
+        return OfflinePlanner()
+    from agent.llm_openai import OpenAIProvider
+
+    return OpenAIProvider()
