@@ -13,6 +13,8 @@ ALLOWED = {
     S.EXECUTING: {S.SUCCEEDED, S.FAILED, S.OUTCOME_UNKNOWN},
     # Only reconciliation settles an unknown outcome.
     S.OUTCOME_UNKNOWN: {S.SUCCEEDED, S.FAILED},
+    # Re-proposing an intent whose confirmation lapsed renews it as a new version.
+    S.EXPIRED: {S.PENDING_APPROVAL},
 }
 
 
