@@ -20,6 +20,20 @@ TEST_QUEUE = f"test-{uuid.uuid4().hex[:10]}"
 celery_app.conf.task_default_queue = TEST_QUEUE
 
 
+def pytest_collection_modifyitems(items):
+    """Transactional tests flush the database, which would also wipe the data migrations
+    (roles, the published refund policy). Restore them after each such test."""
+    for item in items:
+        marker = item.get_closest_marker("django_db")
+        transactional = marker is not None and marker.kwargs.get("transaction")
+        if transactional:
+            item.add_marker(pytest.mark.django_db(**{**marker.kwargs,
+                                                     "serialized_rollback": True}),
+                            append=False)
+        elif {"transactional_db", "live_server"} & set(item.fixturenames):
+            item.fixturenames.append("django_db_serialized_rollback")
+
+
 @pytest.fixture(autouse=True)
 def fast_password_hashing(settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
