@@ -1,0 +1,172 @@
+import re
+from datetime import datetime
+from decimal import Decimal
+
+from django.contrib.postgres.search import SearchQuery, SearchRank, SearchVector
+from django.db import connection
+from django.db.models import Case, FloatField, Q, Value, When
+from django.utils import timezone
+
+from orders.models import Order
+from orders.selectors import refunded_total
+from policies.models import Clause, PolicyVersion
+from policies.rules import Evaluation, RefundFacts, evaluate_refund
+from policies.seed import REFUNDS_SLUG
+
+
+def published_version(slug: str = REFUNDS_SLUG) -> PolicyVersion:
+    """The one published version of a policy. Raises PolicyVersion.DoesNotExist if none."""
+    return PolicyVersion.objects.select_related("policy").get(
+        policy__slug=slug, status=PolicyVersion.Status.PUBLISHED
+    )
+
+
+def evaluate_refund_for_order(*, order: Order, amount: Decimal, reason: str, actor_role: str,
+                              requester_id: int | None = None, reviewer_id: int | None = None,
+                              now: datetime | None = None) -> Evaluation:
+    """The published refund policy applied to a refund of `amount` from `order`.
+
+    Refunded-so-far counts committed refunds only, so a request still pending approval does
+    not count against itself.
+    """
+    version = published_version(REFUNDS_SLUG)
+    categories = tuple(dict.fromkeys(order.lines.values_list("category", flat=True)))
+    facts = RefundFacts(
+        order_status=order.status,
+        delivered_at=order.delivered_at,
+        categories=categories,
+        amount_paid=order.amount_paid,
+        refunded_so_far=refunded_total(order),
+        amount=Decimal(amount),
+        reason=reason,
+        actor_role=actor_role,
+        now=now or timezone.now(),
+        requester_id=requester_id,
+        reviewer_id=reviewer_id,
+    )
+    return evaluate_refund(facts, version.rules, policy_version_id=version.pk)
+
+
+# --- Clause search ----------------------------------------------------------------------
+
+CLAUSE_REF = re.compile(r"\b([a-z]+-\d+)\b", re.IGNORECASE)
+WORD = re.compile(r"[a-z0-9]+")
+SEARCH_CONFIG = "english"
+
+# Words that say nothing about which clause is meant; dropped before matching.
+STOP_WORDS = frozenset({
+    "a", "about", "after", "an", "and", "any", "are", "as", "at", "be", "been", "before", "but",
+    "by", "can", "could", "do", "does", "for", "from", "get", "got", "has", "have", "how", "i",
+    "if", "in", "into", "is", "it", "its", "long", "many", "may", "me", "much", "my", "no", "not",
+    "of", "on", "or", "our", "should", "so", "than", "that", "the", "their", "them", "then",
+    "there", "they", "this", "to", "up", "us", "was", "we", "what", "when", "where", "which",
+    "who", "why", "will", "with", "within", "would", "you", "your",
+})
+TITLE_WEIGHT = 3
+TEXT_WEIGHT = 1
+# A clause matching every query word outranks any clause matching only some of them.
+ALL_TERMS_BONUS = 10
+REF_MATCH_BONUS = 1000
+
+
+def _stem(word: str) -> str:
+    """A small suffix stripper so "days" finds "day" and "delivered" finds "delivery".
+
+    Applied alike to queries and clauses, so consistent over-stemming does no harm.
+    """
+    changed = True
+    while changed:
+        changed = False
+        for suffix, replacement, keep in (("ies", "y", 3), ("ing", "", 4), ("ed", "", 4),
+                                          ("es", "", 4), ("s", "", 3), ("er", "", 5),
+                                          ("y", "", 5)):
+            if word.endswith(suffix) and len(word) - len(suffix) >= keep:
+                word = word[: len(word) - len(suffix)] + replacement
+                changed = True
+                break
+    return word
+
+
+def _terms(text: str) -> set[str]:
+    return {_stem(word) for word in WORD.findall(text.lower()) if word not in STOP_WORDS}
+
+
+def _as_result(clause: Clause) -> dict:
+    version = clause.policy_version
+    return {
+        "ref": clause.ref,
+        "title": clause.title,
+        "text": clause.text,
+        "policy": version.policy.slug,
+        "policy_title": version.policy.title,
+        "version": version.version,
+        "effective_from": version.effective_from.isoformat(),
+    }
+
+
+def _published_clauses():
+    return Clause.objects.filter(
+        policy_version__status=PolicyVersion.Status.PUBLISHED
+    ).select_related("policy_version__policy")
+
+
+def _search_postgres(query: str, refs: list[str], limit: int) -> list[Clause]:
+    vector = (SearchVector("title", weight="A", config=SEARCH_CONFIG)
+              + SearchVector("text", weight="B", config=SEARCH_CONFIG))
+    every_word = SearchQuery(query, search_type="websearch", config=SEARCH_CONFIG)
+    # websearch ANDs its words; OR-ing them as well keeps recall for chatty questions
+    # ("how many days after delivery") whose every word no clause contains.
+    any_word = None
+    for word in WORD.findall(query.lower()):
+        if word in STOP_WORDS:
+            continue
+        term = SearchQuery(word, search_type="websearch", config=SEARCH_CONFIG)
+        any_word = term if any_word is None else any_word | term
+    ref_match = Q(ref__in=refs)
+    if any_word is None:
+        if not refs:
+            return []
+        clauses = _published_clauses().filter(ref_match).annotate(score=Value(0.0))
+    else:
+        clauses = (
+            _published_clauses()
+            .annotate(document=vector)
+            .filter(Q(document=any_word) | ref_match)
+            .annotate(score=SearchRank(vector, any_word)
+                      + Case(When(document=every_word, then=Value(float(ALL_TERMS_BONUS))),
+                             default=Value(0.0), output_field=FloatField())
+                      + Case(When(ref_match, then=Value(float(REF_MATCH_BONUS))),
+                             default=Value(0.0), output_field=FloatField()))
+        )
+    return list(clauses.order_by("-score", "policy_version__policy__slug", "ref")[:limit])
+
+
+def _search_portable(query: str, refs: list[str], limit: int) -> list[Clause]:
+    wanted = _terms(query)
+    scored = []
+    for clause in _published_clauses():
+        title, text = _terms(clause.title), _terms(clause.text)
+        matched = wanted & (title | text)
+        score = (TITLE_WEIGHT * len(wanted & title) + TEXT_WEIGHT * len(wanted & text)
+                 + (ALL_TERMS_BONUS if wanted and matched == wanted else 0)
+                 + (REF_MATCH_BONUS if clause.ref in refs else 0))
+        if score:
+            scored.append((-score, clause.policy_version.policy.slug, clause.ref, clause))
+    scored.sort(key=lambda row: row[:3])
+    return [row[3] for row in scored[:limit]]
+
+
+def search_clauses(query: str, limit: int = 5) -> list[dict]:
+    """Clauses of published policies that match `query`, best first; [] when nothing does.
+
+    A clause reference in the query ("R-2") puts that clause first. PostgreSQL ranks with
+    full-text search; other databases score word overlap, titles counting more than text.
+    """
+    if limit < 1:
+        return []
+    refs = [ref.upper() for ref in CLAUSE_REF.findall(query)]
+    if connection.vendor == "postgresql":
+        clauses = _search_postgres(query, refs, limit)
+    else:
+        clauses = _search_portable(query, refs, limit)
+    return [_as_result(clause) for clause in clauses]
