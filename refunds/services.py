@@ -1,0 +1,321 @@
+"""Every write to a refund proposal and its review (DESIGN §1 invariants 1, 5-7; §4; §8).
+
+Lock order, everywhere: the Order row first, then the RefundRequest row, then its
+confirmations. Decided confirmations and events are never updated: every write to a
+confirmation is a compare-and-swap from `pending`.
+"""
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from decimal import Decimal
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import Max
+from django.utils import timezone
+
+from config.errors import ApplicationError, Conflict
+from config.money import money_str, to_cents
+from config.roles import is_reviewer, support_role
+from orders.models import Order
+from orders.selectors import refundable_balance
+from policies.selectors import evaluate_refund_for_order
+from refunds.errors import RefundRefused, ReviewForbidden, StaleConfirmation
+from refunds.identity import derive_request_id, fingerprint, fingerprint_params
+from refunds.models import RefundConfirmation, RefundEvent, RefundRequest
+from refunds.transitions import refund_transition
+from tickets.models import Ticket, TicketMessage
+from tickets.services import ticket_post_message
+
+S = RefundRequest.Status
+C = RefundConfirmation.Status
+
+# A rejection is a reviewer's decision: re-proposing the same intent cannot reopen it.
+DECIDED_STATUSES = (S.APPROVED, S.EXECUTING, S.SUCCEEDED, S.FAILED, S.OUTCOME_UNKNOWN,
+                    S.REJECTED)
+
+
+class RefundAlreadyDecided(Conflict):
+    code = "refund_already_decided"
+
+
+@dataclass(frozen=True)
+class Proposal:
+    refund: RefundRequest
+    confirmation: RefundConfirmation
+    # created: a new intent; unchanged: the same parameters again; new_version: the amount or
+    # explanation changed; renewed: the previous version lapsed and this one replaces it.
+    outcome: str
+
+
+def _refuse_unless_allowed(evaluation, message: str) -> None:
+    if evaluation.allowed:
+        return
+    failing = evaluation.failing()
+    details = "; ".join(f"{v['clause']}: {v['detail']}" for v in failing)
+    raise RefundRefused(f"{message} {details}",
+                        extra={"failing_clauses": evaluation.failing_clauses(),
+                               "verdicts": failing})
+
+
+def _requester_role(refund: RefundRequest) -> str | None:
+    """The role the request was proposed with: the run's, else the requester's current one."""
+    if refund.run_id is not None:
+        return refund.run.actor_role
+    return support_role(refund.requested_by)
+
+
+def _create_confirmation(*, refund: RefundRequest, version: int,
+                         now: datetime) -> RefundConfirmation:
+    params = fingerprint_params(refund)
+    return RefundConfirmation.objects.create(
+        refund_request=refund, version=version, fingerprint=fingerprint(params), params=params,
+        status=C.PENDING,
+        expires_at=now + timedelta(minutes=settings.CONFIRMATION_TTL_MINUTES),
+    )
+
+
+def _post_to_ticket(refund: RefundRequest, body: str, author=None) -> None:
+    if refund.ticket_id is not None:
+        ticket_post_message(ticket=refund.ticket, author_kind=TicketMessage.AuthorKind.SYSTEM,
+                            body=body, author=author)
+
+
+def _proposed_message(refund: RefundRequest) -> str:
+    return (f"Refund of {money_str(refund.amount)} {refund.currency} proposed for order "
+            f"{refund.order.order_id} ({refund.get_reason_display().lower()}), "
+            f"waiting for review.")
+
+
+@transaction.atomic
+def refund_propose(*, ticket: Ticket, order: Order, amount: Decimal, reason: str,
+                   explanation: str, requested_by, role: str, run=None,
+                   now: datetime | None = None) -> Proposal:
+    """Create or update the proposal for the intent (ticket, order, reason). Never executes.
+
+    The caller has scoped `order` to the ticket's customer. Concurrent identical calls end
+    with one request: its `request_id` is unique and the loser of the insert race re-reads
+    the winner's row under a lock.
+    """
+    now = now or timezone.now()
+    amount = to_cents(amount)
+    if amount <= 0:
+        raise ApplicationError("A refund must be more than 0.00.", code="invalid_amount")
+    request_id = derive_request_id(ticket_reference=ticket.reference, order_id=order.order_id,
+                                   reason=reason)
+    refund = _lock_request(request_id)
+    if refund is None:
+        evaluation = evaluate_refund_for_order(order=order, amount=amount, reason=reason,
+                                               actor_role=role, requester_id=requested_by.pk,
+                                               now=now)
+        _refuse_unless_allowed(evaluation, "The policy refuses this refund.")
+        try:
+            with transaction.atomic():
+                refund = RefundRequest.objects.create(
+                    request_id=request_id, ticket=ticket, order=order, amount=amount,
+                    currency=order.currency, reason=reason, explanation=explanation,
+                    status=S.PENDING_APPROVAL, requested_by=requested_by, run=run,
+                    policy_version_id=evaluation.policy_version_id,
+                    policy_evaluation=evaluation.verdicts,
+                )
+        except IntegrityError:
+            # Another call created the same intent first and has committed: continue as a
+            # repeat of it.
+            refund = _lock_request(request_id)
+            if refund is None:
+                raise
+        else:
+            confirmation = _create_confirmation(refund=refund, version=1, now=now)
+            RefundEvent.objects.create(refund_request=refund, from_status="",
+                                       to_status=S.PENDING_APPROVAL, actor=requested_by,
+                                       detail={"version": 1})
+            _post_to_ticket(refund, _proposed_message(refund))
+            return Proposal(refund=refund, confirmation=confirmation, outcome="created")
+    return _repropose(refund=refund, amount=amount, explanation=explanation,
+                      requested_by=requested_by, role=role, run=run, now=now)
+
+
+def _lock_request(request_id: str) -> RefundRequest | None:
+    return (RefundRequest.objects.select_for_update(of=("self",))
+            .select_related("order", "ticket", "run").filter(request_id=request_id).first())
+
+
+def _repropose(*, refund: RefundRequest, amount: Decimal, explanation: str, requested_by,
+               role: str, run, now: datetime) -> Proposal:
+    """The same intent proposed again. Caller holds SELECT FOR UPDATE on `refund`."""
+    if refund.status in DECIDED_STATUSES:
+        raise RefundAlreadyDecided(
+            f"Refund {refund.request_id} is already {refund.get_status_display().lower()}; "
+            f"it cannot be proposed again.",
+            extra={"request_id": refund.request_id, "status": refund.status},
+        )
+    pending = refund.confirmations.filter(status=C.PENDING).first()
+    lapsed = pending is not None and pending.expires_at <= now
+    unchanged = refund.amount == amount and refund.explanation == explanation
+    if pending is not None and not lapsed and unchanged:
+        return Proposal(refund=refund, confirmation=pending, outcome="unchanged")
+
+    evaluation = evaluate_refund_for_order(order=refund.order, amount=amount,
+                                           reason=refund.reason, actor_role=role,
+                                           requester_id=requested_by.pk, now=now)
+    _refuse_unless_allowed(evaluation, "The policy refuses this refund.")
+    if pending is not None:
+        RefundConfirmation.objects.filter(pk=pending.pk, status=C.PENDING).update(
+            status=C.EXPIRED if lapsed else C.SUPERSEDED)
+    fields = {"amount": amount, "explanation": explanation, "requested_by": requested_by,
+              "policy_version_id": evaluation.policy_version_id,
+              "policy_evaluation": evaluation.verdicts}
+    if run is not None:
+        fields["run"] = run
+    if refund.status == S.EXPIRED:
+        # Expiry is not a decision: nobody looked at it, so the intent may be proposed again.
+        refund_transition(refund=refund, to_status=S.PENDING_APPROVAL, actor=requested_by,
+                          detail={"renewed": True}, **fields)
+    else:
+        fields["updated_at"] = now
+        RefundRequest.objects.filter(pk=refund.pk).update(**fields)
+        refund.refresh_from_db()
+    version = (refund.confirmations.aggregate(top=Max("version"))["top"] or 0) + 1
+    confirmation = _create_confirmation(refund=refund, version=version, now=now)
+    outcome = "renewed" if lapsed or pending is None else "new_version"
+    _post_to_ticket(refund, _proposed_message(refund) + f" (version {version})")
+    return Proposal(refund=refund, confirmation=confirmation, outcome=outcome)
+
+
+def _check_reviewer(*, refund: RefundRequest, reviewer) -> None:
+    if not is_reviewer(reviewer):
+        raise ReviewForbidden("Only refund reviewers may decide refunds.")
+    if refund.requested_by_id == reviewer.pk:
+        raise ReviewForbidden("You proposed this refund; another reviewer must decide it.",
+                              code="own_request")
+
+
+def _current_pending(*, refund: RefundRequest, version: int,
+                     now: datetime) -> RefundConfirmation:
+    """The confirmation `version` if it is the one to decide now, else StaleConfirmation."""
+    if refund.status != S.PENDING_APPROVAL:
+        raise StaleConfirmation(
+            f"Refund {refund.request_id} is {refund.get_status_display().lower()}; "
+            f"there is nothing to decide.",
+            extra={"status": refund.status},
+        )
+    current = refund.confirmations.filter(status=C.PENDING).first()
+    if current is None or current.version != version:
+        raise StaleConfirmation(
+            f"Version {version} is not the current version of refund {refund.request_id}; "
+            f"reload and review the current one.",
+            extra={"current_version": current.version if current else None},
+        )
+    if current.expires_at <= now:
+        raise StaleConfirmation(
+            f"Version {version} of refund {refund.request_id} expired; "
+            f"it must be proposed again.",
+            code="confirmation_expired", extra={"expires_at": current.expires_at.isoformat()},
+        )
+    return current
+
+
+@transaction.atomic
+def refund_approve(*, refund: RefundRequest, reviewer, version: int, fingerprint: str,
+                   note: str = "", now: datetime | None = None) -> RefundRequest:
+    """Approve exactly (refund, version, fingerprint) and enqueue its execution on commit.
+
+    Any refusal raises and changes nothing.
+    """
+    now = now or timezone.now()
+    _check_reviewer(refund=refund, reviewer=reviewer)
+    # The order first: two approvals on one order are serialised, so together they can never
+    # refund more than was paid.
+    order = Order.objects.select_for_update().get(pk=refund.order_id)
+    locked = (RefundRequest.objects.select_for_update(of=("self",))
+              .select_related("order", "ticket", "run", "requested_by").get(pk=refund.pk))
+    _check_reviewer(refund=locked, reviewer=reviewer)
+    confirmation = _current_pending(refund=locked, version=version, now=now)
+    recomputed = _fingerprint_of(locked)
+    if fingerprint != confirmation.fingerprint or fingerprint != recomputed:
+        raise StaleConfirmation(
+            "The refund parameters changed since you looked; reload and review them again.",
+            code="fingerprint_mismatch", extra={"current_version": confirmation.version},
+        )
+    evaluation = evaluate_refund_for_order(
+        order=order, amount=locked.amount, reason=locked.reason,
+        actor_role=_requester_role(locked), requester_id=locked.requested_by_id,
+        reviewer_id=reviewer.pk, now=now,
+    )
+    _refuse_unless_allowed(evaluation, "The policy refuses this refund now.")
+    balance = refundable_balance(order)
+    if locked.amount > balance:
+        raise RefundRefused(
+            f"Only {money_str(balance)} {order.currency} of order {order.order_id} can still "
+            f"be refunded; this refund is {money_str(locked.amount)}.",
+            code="balance_exceeded",
+            extra={"failing_clauses": ["R-2"], "refundable": money_str(balance)},
+        )
+    RefundConfirmation.objects.filter(pk=confirmation.pk, status=C.PENDING).update(
+        status=C.APPROVED, decided_by=reviewer, decided_at=now, decision_note=note)
+    refund_transition(refund=locked, to_status=S.APPROVED, actor=reviewer,
+                      detail={"version": version, "fingerprint": fingerprint, "note": note},
+                      policy_version_id=evaluation.policy_version_id,
+                      policy_evaluation=evaluation.verdicts)
+    _post_to_ticket(locked, f"Refund of {money_str(locked.amount)} {locked.currency} for order "
+                            f"{order.order_id} approved by {reviewer.get_username()}; "
+                            f"executing.")
+    refund_pk = locked.pk
+    transaction.on_commit(lambda: _enqueue_execution(refund_pk))
+    return locked
+
+
+def _fingerprint_of(refund: RefundRequest) -> str:
+    return fingerprint(fingerprint_params(refund))
+
+
+def _enqueue_execution(refund_pk: int) -> None:
+    from refunds.tasks import execute_refund
+
+    execute_refund.delay(refund_pk)
+
+
+@transaction.atomic
+def refund_reject(*, refund: RefundRequest, reviewer, version: int, note: str = "",
+                  now: datetime | None = None) -> RefundRequest:
+    """Reject the current version: the request ends as rejected. Refusals change nothing."""
+    now = now or timezone.now()
+    _check_reviewer(refund=refund, reviewer=reviewer)
+    locked = (RefundRequest.objects.select_for_update(of=("self",))
+              .select_related("order", "ticket").get(pk=refund.pk))
+    _check_reviewer(refund=locked, reviewer=reviewer)
+    confirmation = _current_pending(refund=locked, version=version, now=now)
+    RefundConfirmation.objects.filter(pk=confirmation.pk, status=C.PENDING).update(
+        status=C.REJECTED, decided_by=reviewer, decided_at=now, decision_note=note)
+    refund_transition(refund=locked, to_status=S.REJECTED, actor=reviewer,
+                      detail={"version": version, "note": note})
+    reason = f": {note}" if note else "."
+    _post_to_ticket(locked, f"Refund of {money_str(locked.amount)} {locked.currency} for order "
+                            f"{locked.order.order_id} rejected by "
+                            f"{reviewer.get_username()}{reason}")
+    return locked
+
+
+def refund_expire_confirmations(*, now: datetime | None = None) -> int:
+    """Mark lapsed pending versions expired, and their requests with them. Returns how many.
+
+    Each request is settled in its own transaction so one busy row never holds up the rest.
+    """
+    now = now or timezone.now()
+    lapsed = (RefundConfirmation.objects.filter(status=C.PENDING, expires_at__lte=now)
+              .values_list("refund_request_id", flat=True))
+    return sum(_expire_one(refund_pk=pk, now=now) for pk in list(lapsed))
+
+
+@transaction.atomic
+def _expire_one(*, refund_pk: int, now: datetime) -> int:
+    refund = RefundRequest.objects.select_for_update().get(pk=refund_pk)
+    pending = refund.confirmations.filter(status=C.PENDING, expires_at__lte=now).first()
+    if pending is None:
+        return 0
+    RefundConfirmation.objects.filter(pk=pending.pk, status=C.PENDING).update(status=C.EXPIRED)
+    if refund.status == S.PENDING_APPROVAL:
+        refund_transition(refund=refund, to_status=S.EXPIRED,
+                          detail={"version": pending.version,
+                                  "expires_at": pending.expires_at.isoformat()})
+    return 1

@@ -1,0 +1,246 @@
+from datetime import timedelta
+from decimal import Decimal
+
+import pytest
+from django.utils import timezone
+
+from agent.context import RunContext
+from agent.errors import ToolError
+from refunds.identity import derive_request_id, fingerprint, fingerprint_params
+from refunds.models import RefundConfirmation, RefundEvent, RefundRequest
+from refunds.services import refund_approve, refund_expire_confirmations, refund_reject
+from refunds.tools import create_refund
+from tests.factories import AgentRunFactory, OrderFactory, TicketFactory
+from tickets.models import TicketMessage
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def ticket(db):
+    return TicketFactory(reference="TCK-7001", order__order_id="202610110087")
+
+
+@pytest.fixture
+def ctx(ticket, agent_user):
+    run = AgentRunFactory(ticket=ticket, started_by=agent_user, actor_role="agent")
+    return RunContext(run=run, actor=agent_user, role="agent", ticket=ticket,
+                      customer=ticket.customer)
+
+
+def args(**overrides) -> dict:
+    return {"order_id": "202610110087", "amount": Decimal("129.00"), "reason": "damaged",
+            "explanation": "The mug arrived in pieces.", **overrides}
+
+
+def test_it_proposes_a_refund_and_executes_nothing(ctx, ticket, agent_user,
+                                                  django_capture_on_commit_callbacks):
+    before = timezone.now()
+
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        result = create_refund(ctx, args())
+
+    assert callbacks == []
+    refund = RefundRequest.objects.get()
+    expected_id = derive_request_id(ticket_reference="TCK-7001", order_id="202610110087",
+                                    reason="damaged")
+    assert refund.request_id == expected_id
+    assert (refund.status, refund.amount, refund.currency) == ("pending_approval",
+                                                               Decimal("129.00"), "CNY")
+    assert (refund.requested_by, refund.run, refund.ticket) == (agent_user, ctx.run, ticket)
+    assert refund.policy_version is not None
+    assert [v["clause"] for v in refund.policy_evaluation] == ["R-1", "R-2", "R-3", "R-4",
+                                                               "R-5", "R-6"]
+    confirmation = refund.confirmations.get()
+    assert (confirmation.version, confirmation.status) == (1, "pending")
+    assert confirmation.params == fingerprint_params(refund)
+    assert confirmation.fingerprint == fingerprint(fingerprint_params(refund))
+    ttl = timedelta(minutes=1440)
+    assert before + ttl <= confirmation.expires_at <= timezone.now() + ttl
+    assert list(refund.events.values_list("from_status", "to_status", "actor")) == [
+        ("", "pending_approval", agent_user.pk)]
+    assert result == {
+        "status": "pending_approval", "request_id": expected_id, "version": 1,
+        "amount": "129.00", "currency": "CNY", "policy": refund.policy_evaluation,
+        "expires_at": confirmation.expires_at.isoformat(),
+        "message": "Proposed a refund of 129.00 CNY (version 1) — waiting for a reviewer. "
+                   "Not refunded yet.",
+    }
+    assert "fingerprint" not in result
+    message = TicketMessage.objects.get(ticket=ticket)
+    assert message.author_kind == "system"
+    assert message.body == ("Refund of 129.00 CNY proposed for order 202610110087 (damaged), "
+                            "waiting for review.")
+
+
+def test_it_returns_the_same_version_for_identical_parameters(ctx):
+    first = create_refund(ctx, args())
+    confirmation = RefundConfirmation.objects.get()
+
+    again = create_refund(ctx, args())
+
+    assert again["request_id"] == first["request_id"]
+    assert again["version"] == 1
+    assert "already proposed" in again["message"]
+    assert RefundRequest.objects.count() == 1
+    assert RefundEvent.objects.count() == 1
+    assert list(RefundConfirmation.objects.values_list("pk", "status", "fingerprint")) == [
+        (confirmation.pk, "pending", confirmation.fingerprint)]
+    assert TicketMessage.objects.count() == 1
+
+
+def test_it_makes_a_new_version_when_the_amount_changes(ctx):
+    create_refund(ctx, args())
+    v1 = RefundConfirmation.objects.get()
+
+    result = create_refund(ctx, args(amount=Decimal("100.00")))
+
+    assert result["version"] == 2 and result["amount"] == "100.00"
+    refund = RefundRequest.objects.get()
+    assert refund.amount == Decimal("100.00")
+    assert refund.status == "pending_approval"
+    v1.refresh_from_db()
+    v2 = refund.confirmations.get(version=2)
+    assert (v1.status, v2.status) == ("superseded", "pending")
+    assert v2.fingerprint != v1.fingerprint
+    assert v2.fingerprint == fingerprint(fingerprint_params(refund))
+    assert v2.params["amount"] == "100.00"
+    # A new version is not a transition of the request: still its one creation event.
+    assert RefundEvent.objects.count() == 1
+
+
+def test_it_makes_a_new_version_when_the_explanation_changes(ctx):
+    create_refund(ctx, args())
+
+    result = create_refund(ctx, args(explanation="Photo shows the handle broke off."))
+
+    assert result["version"] == 2
+    refund = RefundRequest.objects.get()
+    assert refund.explanation == "Photo shows the handle broke off."
+    assert list(refund.confirmations.values_list("version", "status")) == [
+        (1, "superseded"), (2, "pending")]
+
+
+def test_it_answers_not_found_for_another_customers_order_as_for_a_missing_one(ctx):
+    OrderFactory(order_id="202699990001")  # another customer's
+
+    with pytest.raises(ToolError) as foreign:
+        create_refund(ctx, args(order_id="202699990001"))
+    with pytest.raises(ToolError) as missing:
+        create_refund(ctx, args(order_id="202699990002"))
+
+    assert foreign.value.code == missing.value.code == "NOT_FOUND"
+    assert foreign.value.message.replace("202699990001", "X") == missing.value.message.replace(
+        "202699990002", "X")
+    assert RefundRequest.objects.count() == 0
+
+
+def test_it_refuses_an_amount_over_the_role_limit_and_suggests_a_supervisor(ticket, ctx):
+    ticket.order.amount_paid = Decimal("899.00")
+    ticket.order.save()
+
+    with pytest.raises(ToolError) as refusal:
+        create_refund(ctx, args(amount=Decimal("899.00")))
+
+    error = refusal.value.as_result()["error"]
+    assert error["code"] == "AMOUNT_OVER_ROLE_LIMIT"
+    assert "R-5" in error["message"] and "supervisor" in error["message"]
+    assert error["next_actions"][0] == "escalate to a supervisor"
+    assert error["clauses"] == ["R-5"]
+    assert RefundRequest.objects.count() == 0
+    assert RefundConfirmation.objects.count() == 0
+
+
+def test_it_refuses_what_the_policy_denies_naming_the_clauses(ctx):
+    with pytest.raises(ToolError) as refusal:
+        create_refund(ctx, args(reason="not_received"))
+
+    error = refusal.value.as_result()["error"]
+    assert error["code"] == "POLICY_DENIED"
+    assert error["clauses"] == ["R-4"]
+    assert "R-4: reason 'not_received' does not fit an order that was delivered" in (
+        error["message"])
+    assert RefundRequest.objects.count() == 0
+
+
+def test_a_changed_amount_the_policy_denies_changes_nothing(ctx):
+    create_refund(ctx, args())
+
+    with pytest.raises(ToolError) as refusal:
+        create_refund(ctx, args(amount=Decimal("130.00")))
+
+    assert refusal.value.code == "POLICY_DENIED"
+    refund = RefundRequest.objects.get()
+    assert refund.amount == Decimal("129.00")
+    assert list(refund.confirmations.values_list("version", "status")) == [(1, "pending")]
+
+
+def test_the_model_cannot_approve_calling_again_after_approval_is_refused(ctx, reviewer):
+    create_refund(ctx, args())
+    refund = RefundRequest.objects.get()
+    v1 = refund.confirmations.get()
+    refund_approve(refund=refund, reviewer=reviewer, version=1, fingerprint=v1.fingerprint)
+    approved = RefundConfirmation.objects.values().get()
+
+    with pytest.raises(ToolError) as refusal:
+        create_refund(ctx, args(amount=Decimal("100.00")))
+
+    assert refusal.value.code == "REFUND_ALREADY_DECIDED"
+    assert refusal.value.extra == {"request_id": refund.request_id, "status": "approved"}
+    assert RefundConfirmation.objects.values().get() == approved
+    refund.refresh_from_db()
+    assert (refund.status, refund.amount) == ("approved", Decimal("129.00"))
+
+
+def test_a_rejected_intent_stays_rejected(ctx, reviewer):
+    create_refund(ctx, args())
+    refund = RefundRequest.objects.get()
+    refund_reject(refund=refund, reviewer=reviewer, version=1, note="No photo.")
+
+    with pytest.raises(ToolError) as refusal:
+        create_refund(ctx, args())
+
+    assert refusal.value.code == "REFUND_ALREADY_DECIDED"
+    assert refusal.value.extra["status"] == "rejected"
+    assert list(refund.confirmations.values_list("version", "status")) == [(1, "rejected")]
+
+
+def test_an_expired_intent_is_renewed_as_the_next_version(ctx, agent_user):
+    create_refund(ctx, args())
+    refund = RefundRequest.objects.get()
+    assert refund_expire_confirmations(now=timezone.now() + timedelta(days=2)) == 1
+    refund.refresh_from_db()
+    assert refund.status == "expired"
+
+    result = create_refund(ctx, args())
+
+    assert result["version"] == 2 and "lapsed" in result["message"]
+    refund.refresh_from_db()
+    assert refund.status == "pending_approval"
+    assert list(refund.confirmations.values_list("version", "status")) == [
+        (1, "expired"), (2, "pending")]
+    assert list(refund.events.values_list("from_status", "to_status")) == [
+        ("", "pending_approval"), ("pending_approval", "expired"),
+        ("expired", "pending_approval")]
+
+
+def test_a_lapsed_version_not_yet_swept_is_replaced(ctx):
+    create_refund(ctx, args())
+    RefundConfirmation.objects.update(expires_at=timezone.now() - timedelta(minutes=1))
+
+    result = create_refund(ctx, args())
+
+    assert result["version"] == 2
+    refund = RefundRequest.objects.get()
+    assert refund.status == "pending_approval"
+    assert list(refund.confirmations.values_list("version", "status")) == [
+        (1, "expired"), (2, "pending")]
+
+
+def test_a_different_reason_is_a_different_intent(ctx):
+    first = create_refund(ctx, args(amount=Decimal("100.00")))
+    second = create_refund(ctx, args(reason="wrong_item", amount=Decimal("100.00")))
+
+    assert first["request_id"] != second["request_id"]
+    assert RefundRequest.objects.count() == 2
+    assert RefundConfirmation.objects.filter(status="pending").count() == 2
