@@ -111,3 +111,31 @@ class RefundEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.refund_request.request_id}: {self.from_status} -> {self.to_status}"
+
+
+class SimulatedRefund(models.Model):
+    """The ledger of the `simulated` payment provider: what the provider believes it refunded.
+
+    Kept in the database so a worker process and the tests see the same ledger. It belongs to
+    the pretend provider, not to the desk: the desk only reads it through the adapter.
+    """
+
+    provider_refund_id = models.CharField(max_length=40, unique=True)
+    idempotency_key = models.CharField(max_length=255)
+    payment_reference = models.CharField(max_length=64)
+    amount = models.DecimalField(max_digits=12, decimal_places=2)
+    currency = models.CharField(max_length=3)
+    metadata = models.JSONField(default=dict, blank=True)
+    status = models.CharField(max_length=16, default="succeeded")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        constraints = [
+            # A provider deduplicates by idempotency key: one refund per key, ever.
+            models.UniqueConstraint(fields=["idempotency_key"],
+                                    name="simulated_refund_idempotency_key_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.provider_refund_id} {self.amount} {self.currency} ({self.idempotency_key})"

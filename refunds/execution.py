@@ -1,0 +1,301 @@
+"""Executing approved refunds exactly once, and reconciling what we could not see (DESIGN §8).
+
+The provider is only ever asked to refund under the request's own `request_id` as the
+idempotency key, so however often a task is redelivered, a worker dies or a sweep retries,
+the provider holds at most one refund per request.
+
+Provider calls happen outside any database transaction: `executing` is committed first, so a
+worker that dies mid-call leaves a visible `executing` row for reconciliation to settle.
+"""
+
+import logging
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from config.money import money_str
+from refunds.adapters import (
+    ProviderRefund,
+    ProviderTerminalError,
+    ProviderUnknownOutcome,
+    get_adapter,
+)
+from refunds.identity import fingerprint, fingerprint_params
+from refunds.models import RefundConfirmation, RefundRequest
+from refunds.transitions import refund_transition
+from tickets.models import TicketMessage
+from tickets.services import ticket_post_message
+
+logger = logging.getLogger(__name__)
+
+S = RefundRequest.Status
+
+# An approved request still `approved` after this long lost its execute task (the broker
+# dropped it, or the worker was down when it was enqueued): the sweep executes it.
+APPROVED_GRACE = timedelta(minutes=1)
+
+# What a reconciliation pass reports for a request it looked at but could not settle yet.
+UNRESOLVED = "unresolved"
+
+
+def in_flight_window() -> timedelta:
+    """How long a provider call can possibly still be in flight.
+
+    One call takes at most REFUND_PROVIDER_TIMEOUT_S; twice that plus half a minute covers the
+    task's own overhead and clock skew between hosts. An `executing` row older than this
+    belongs to a worker that died; an unanswered call older than this has landed or never will.
+    """
+    return timedelta(seconds=2 * settings.REFUND_PROVIDER_TIMEOUT_S + 30)
+
+
+# --- execution ------------------------------------------------------------------------------
+
+def refund_execute(*, refund_pk: int, skip_locked: bool = False) -> str | None:
+    """Send one approved refund to the provider and record what happened.
+
+    Returns the status the request ended in, or None when there was nothing to do: the
+    request is not `approved` (already executing or settled, never approved, rejected,
+    expired), or, with skip_locked, another process holds it. Safe to call any number of
+    times and concurrently. The caller must not hold a transaction: the provider is called
+    after `executing` has been committed.
+    """
+    refund = _claim_for_execution(refund_pk=refund_pk, skip_locked=skip_locked)
+    if refund is None:
+        return None
+    if refund.status != S.EXECUTING:
+        return refund.status  # refused before any provider call
+    return _submit(refund=refund, source="execute")
+
+
+@transaction.atomic
+def _claim_for_execution(*, refund_pk: int, skip_locked: bool) -> RefundRequest | None:
+    """Lock an approved request, verify its approval, and move it to `executing`.
+
+    Returns None when it is not ours to execute; a request whose approval no longer matches
+    it comes back `failed` without any provider call.
+    """
+    refund = (RefundRequest.objects.select_for_update(skip_locked=skip_locked)
+              .filter(pk=refund_pk, status=S.APPROVED).first())
+    if refund is None:
+        return None
+    confirmation = refund.confirmations.order_by("-version").first()
+    problem = approval_problem(refund=refund, confirmation=confirmation)
+    if problem is not None:
+        _refuse(refund=refund, problem=problem)
+        return refund
+    moved = refund_transition(refund=refund, to_status=S.EXECUTING, detail={
+        "idempotency_key": refund.request_id,
+        "confirmation_version": confirmation.version,
+        "fingerprint": confirmation.fingerprint,
+        "adapter": settings.REFUND_ADAPTER,
+    })
+    if not moved:
+        return None
+    _tell_ticket(refund, f"{_label(refund)} approved; sending it to the payment provider.")
+    return refund
+
+
+def approval_problem(*, refund: RefundRequest,
+                     confirmation: RefundConfirmation | None) -> dict | None:
+    """Why `refund` may not be sent as it stands, or None if its approval still covers it.
+
+    The approval is bound to the fingerprint of the exact parameters the reviewer saw; a row
+    edited since (amount, order, payment reference, ...) no longer matches it.
+    """
+    if confirmation is None or confirmation.status != RefundConfirmation.Status.APPROVED:
+        return {"error": "no approved confirmation for the current version",
+                "confirmation_version": confirmation.version if confirmation else None,
+                "confirmation_status": confirmation.status if confirmation else None}
+    current = fingerprint(fingerprint_params(refund))
+    if current != confirmation.fingerprint:
+        return {"error": "fingerprint mismatch", "confirmation_version": confirmation.version,
+                "approved_fingerprint": confirmation.fingerprint, "current_fingerprint": current}
+    return None
+
+
+def _refuse(*, refund: RefundRequest, problem: dict) -> None:
+    """Fail a request whose approval does not cover it, without calling the provider.
+
+    The state machine reaches `failed` only through `executing`; both steps commit together,
+    so nobody ever observes the intermediate state.
+    """
+    detail = {**problem, "provider_called": False}
+    refund_transition(refund=refund, to_status=S.EXECUTING, detail={"preflight": "refused"})
+    refund_transition(refund=refund, to_status=S.FAILED, detail=detail)
+    logger.warning("Refund %s refused before execution: %s", refund.request_id,
+                   problem["error"])
+    _tell_ticket(refund, f"{_label(refund)} was not sent to the provider: "
+                         f"{problem['error']} (its approval no longer covers it).")
+
+
+def _submit(*, refund: RefundRequest, source: str) -> str | None:
+    """Call the provider for an `executing` request and settle it on the answer."""
+    try:
+        found = get_adapter().create_refund(
+            idempotency_key=refund.request_id, amount=refund.amount, currency=refund.currency,
+            payment_reference=refund.order.payment_reference,
+            metadata={"request_id": refund.request_id},
+        )
+    except ProviderTerminalError as exc:
+        return _settle(refund=refund, to_status=S.FAILED, detail={
+            "error": exc.message, "code": exc.code, "source": source, "provider_called": True})
+    except ProviderUnknownOutcome as exc:
+        return _settle(refund=refund, to_status=S.OUTCOME_UNKNOWN, detail={
+            "error": exc.message, "code": exc.code, "source": source, "provider_called": True})
+    return _settle_from_provider(refund=refund, found=found, source=source)
+
+
+def _settle_from_provider(*, refund: RefundRequest, found: ProviderRefund,
+                          source: str) -> str | None:
+    detail = {"provider_refund_id": found.id, "provider_status": found.status,
+              "provider_amount": money_str(found.amount), "source": source}
+    if found.amount != refund.amount:
+        detail["amount_mismatch"] = True
+        logger.error("Refund %s: provider refund %s is for %s, the request for %s",
+                     refund.request_id, found.id, found.amount, refund.amount)
+    if found.failed:
+        detail["error"] = f"provider refund {found.id} is {found.status}"
+        return _settle(refund=refund, to_status=S.FAILED, detail=detail)
+    return _settle(refund=refund, to_status=S.SUCCEEDED, detail=detail,
+                   provider_refund_id=found.id)
+
+
+@transaction.atomic
+def _settle(*, refund: RefundRequest, to_status: str, detail: dict, **fields) -> str | None:
+    """Record the provider's answer, unless another process already settled the request."""
+    if not refund_transition(refund=refund, to_status=to_status, detail=detail, **fields):
+        logger.info("Refund %s was settled by someone else; dropping our %s",
+                    refund.request_id, to_status)
+        return None
+    _tell_ticket(refund, _settled_message(refund, detail))
+    return to_status
+
+
+def _settled_message(refund: RefundRequest, detail: dict) -> str:
+    by_reconciliation = " (confirmed by reconciliation)" if detail["source"] != "execute" else ""
+    if refund.status == S.SUCCEEDED:
+        return (f"{_label(refund)} succeeded (provider id {refund.provider_refund_id})"
+                f"{by_reconciliation}.")
+    if refund.status == S.FAILED:
+        return f"{_label(refund)} failed: {detail['error']}{by_reconciliation}."
+    return f"{_label(refund)}: outcome unknown ({detail['error']}), reconciling with the provider."
+
+
+def _label(refund: RefundRequest) -> str:
+    return f"Refund {refund.request_id} of {money_str(refund.amount)} {refund.currency}"
+
+
+def _tell_ticket(refund: RefundRequest, body: str) -> None:
+    if refund.ticket_id is not None:
+        ticket_post_message(ticket=refund.ticket, author_kind=TicketMessage.AuthorKind.SYSTEM,
+                            body=body)
+
+
+# --- reconciliation -------------------------------------------------------------------------
+
+@dataclass
+class ReconcileReport:
+    """What one pass did, per kind of request: outcome -> count."""
+
+    unknown: Counter = field(default_factory=Counter)
+    stale_executing: Counter = field(default_factory=Counter)
+    approved: Counter = field(default_factory=Counter)
+
+    def summary(self) -> str:
+        def part(name: str, counts: Counter) -> str:
+            inner = ", ".join(f"{counts[key]} {key}" for key in sorted(counts)) or "none"
+            return f"{name}: {inner}"
+
+        return "; ".join([part("outcome_unknown", self.unknown),
+                          part("stale executing", self.stale_executing),
+                          part("approved, never executed", self.approved)])
+
+
+def refunds_reconcile(*, now: datetime | None = None) -> ReconcileReport:
+    """Settle every request whose provider outcome we do not know, and run lost executions.
+
+    (a) `outcome_unknown`: look the key up at the provider; a refund found settles it;
+        none found settles `failed`, but only once the original call can no longer land.
+    (b) `executing` for longer than in_flight_window(): a worker died around its provider
+        call. Look the key up; if the provider has nothing, re-submit with the SAME key —
+        the attempt may never have left us, and the provider deduplicates by key anyway.
+    (c) `approved` for longer than APPROVED_GRACE: its task never ran; execute it now.
+
+    Nothing is ever submitted under a new key. Safe to run concurrently with itself and with
+    execute tasks: every request is taken by a compare-and-swap or a skip-locked row lock.
+    """
+    now = now or timezone.now()
+    report = ReconcileReport()
+    cutoff = now - in_flight_window()
+    for pk in _pks(status=S.OUTCOME_UNKNOWN):
+        report.unknown[_outcome(refund_reconcile_unknown(refund_pk=pk, now=now))] += 1
+    for pk in _pks(status=S.EXECUTING, updated_at__lt=cutoff):
+        outcome = refund_reconcile_stale_executing(refund_pk=pk, now=now)
+        report.stale_executing[_outcome(outcome)] += 1
+    for pk in _pks(status=S.APPROVED, updated_at__lt=now - APPROVED_GRACE):
+        report.approved[_outcome(refund_execute(refund_pk=pk, skip_locked=True))] += 1
+    return report
+
+
+def _pks(**filters) -> list[int]:
+    return list(RefundRequest.objects.filter(**filters).order_by("updated_at")
+                .values_list("pk", flat=True))
+
+
+def _outcome(status: str | None) -> str:
+    return status or "taken by another process"
+
+
+def refund_reconcile_unknown(*, refund_pk: int, now: datetime | None = None) -> str | None:
+    """Settle one `outcome_unknown` request from what the provider holds under its key."""
+    now = now or timezone.now()
+    refund = (RefundRequest.objects.select_related("order", "ticket")
+              .filter(pk=refund_pk, status=S.OUTCOME_UNKNOWN).first())
+    if refund is None:
+        return None
+    try:
+        found = get_adapter().find_refund(idempotency_key=refund.request_id,
+                                          payment_reference=refund.order.payment_reference)
+    except ProviderUnknownOutcome as exc:
+        logger.info("Refund %s: provider lookup failed (%s); next pass", refund.request_id, exc)
+        return UNRESOLVED
+    if found is not None:
+        return _settle_from_provider(refund=refund, found=found, source="reconcile")
+    if refund.updated_at > now - in_flight_window():
+        # A slow provider may still be processing the call we gave up on.
+        return UNRESOLVED
+    return _settle(refund=refund, to_status=S.FAILED, detail={
+        "error": "the provider has no refund under this idempotency key",
+        "source": "reconcile", "provider_called": True})
+
+
+def refund_reconcile_stale_executing(*, refund_pk: int,
+                                     now: datetime | None = None) -> str | None:
+    """Settle one request left `executing` by a worker that died around its provider call."""
+    now = now or timezone.now()
+    # Take the attempt over by restamping the row: a concurrent sweep now sees it as fresh.
+    taken = RefundRequest.objects.filter(
+        pk=refund_pk, status=S.EXECUTING, updated_at__lt=now - in_flight_window()
+    ).update(updated_at=now)
+    if not taken:
+        return None
+    refund = RefundRequest.objects.select_related("order", "ticket").get(pk=refund_pk)
+    try:
+        found = get_adapter().find_refund(idempotency_key=refund.request_id,
+                                          payment_reference=refund.order.payment_reference)
+    except ProviderUnknownOutcome as exc:
+        logger.info("Refund %s: provider lookup failed (%s); next pass", refund.request_id, exc)
+        return UNRESOLVED
+    if found is not None:
+        return _settle_from_provider(refund=refund, found=found, source="reconcile")
+    # Re-sending is an execution: the approval must still cover the row as it is now.
+    problem = approval_problem(refund=refund,
+                               confirmation=refund.confirmations.order_by("-version").first())
+    if problem is not None:
+        return _settle(refund=refund, to_status=S.FAILED,
+                       detail={**problem, "source": "reconcile", "provider_called": False})
+    return _submit(refund=refund, source="reconcile-resubmit")
