@@ -18,7 +18,6 @@ from config.errors import ApplicationError, Conflict
 from config.money import money_str, to_cents
 from config.roles import is_reviewer, support_role
 from orders.models import Order
-from orders.selectors import refundable_balance
 from policies.selectors import evaluate_refund_for_order
 from refunds.errors import RefundRefused, ReviewForbidden, StaleConfirmation
 from refunds.identity import derive_request_id, fingerprint, fingerprint_params
@@ -242,15 +241,9 @@ def refund_approve(*, refund: RefundRequest, reviewer, version: int, fingerprint
         actor_role=_requester_role(locked), requester_id=locked.requested_by_id,
         reviewer_id=reviewer.pk, now=now,
     )
+    # R-2 (amount <= paid - refunded) is evaluated here, under the order lock: the refunds
+    # it counts include any approval that held the lock before us.
     _refuse_unless_allowed(evaluation, "The policy refuses this refund now.")
-    balance = refundable_balance(order)
-    if locked.amount > balance:
-        raise RefundRefused(
-            f"Only {money_str(balance)} {order.currency} of order {order.order_id} can still "
-            f"be refunded; this refund is {money_str(locked.amount)}.",
-            code="balance_exceeded",
-            extra={"failing_clauses": ["R-2"], "refundable": money_str(balance)},
-        )
     RefundConfirmation.objects.filter(pk=confirmation.pk, status=C.PENDING).update(
         status=C.APPROVED, decided_by=reviewer, decided_at=now, decision_note=note)
     refund_transition(refund=locked, to_status=S.APPROVED, actor=reviewer,
