@@ -236,8 +236,10 @@ def stripe_errors_classified() -> Iterator[None]:
         raise ProviderTerminalError(exc.user_message or str(exc),
                                     code=exc.code or type(exc).__name__) from exc
     except stripe.StripeError as exc:
-        status = f"http_{exc.http_status}" if exc.http_status else type(exc).__name__
-        raise ProviderUnknownOutcome(str(exc) or type(exc).__name__, code=status) from exc
+        kind = type(exc).__name__
+        status = f" (HTTP {exc.http_status})" if exc.http_status else ""
+        raise ProviderUnknownOutcome(f"{kind}{status}: {exc.user_message or exc}",
+                                     code=exc.code or kind) from exc
 
 
 def to_minor_units(amount: Decimal) -> int:
