@@ -1,0 +1,95 @@
+"""Any OpenAI-compatible Chat Completions endpoint, through the official `openai` client."""
+
+import openai
+from django.conf import settings
+
+from agent.llm import ModelError, ModelReply
+
+# Error text from the endpoint is shown to staff; keep it short.
+DETAIL_CHARS = 200
+
+
+def _detail(exc: Exception) -> str:
+    text = " ".join(str(exc).split())
+    return text[:DETAIL_CHARS] + ("…" if len(text) > DETAIL_CHARS else "")
+
+
+def malformed(reason: str) -> ModelError:
+    return ModelError(f"the model returned a malformed response: {reason}", retryable=False)
+
+
+class OpenAIProvider:
+    name = "openai"
+
+    def __init__(self):
+        self.model = settings.AGENT_MODEL
+        # Retries belong to the step (bounded, visible in the run), not hidden in the client.
+        self.client = openai.OpenAI(
+            api_key=settings.OPENAI_API_KEY or "not-needed",
+            base_url=settings.OPENAI_BASE_URL or None,
+            timeout=settings.LLM_TIMEOUT_S,
+            max_retries=0,
+        )
+
+    def complete(self, *, messages: list[dict], tools: list[dict],
+                 tool_choice: str = "auto") -> ModelReply:
+        options: dict = {}
+        if tools:
+            options = {"tools": tools, "tool_choice": tool_choice, "parallel_tool_calls": True}
+        try:
+            response = self.client.chat.completions.create(
+                model=self.model, messages=messages, **options)
+        except openai.APITimeoutError as exc:
+            raise ModelError(f"the model did not answer within {settings.LLM_TIMEOUT_S:g}s",
+                             retryable=True) from exc
+        except openai.APIConnectionError as exc:
+            raise ModelError("the model endpoint could not be reached", retryable=True) from exc
+        except openai.RateLimitError as exc:
+            raise ModelError("the model endpoint is rate limiting us (HTTP 429)",
+                             retryable=True) from exc
+        except openai.InternalServerError as exc:
+            raise ModelError(f"the model endpoint failed (HTTP {exc.status_code})",
+                             retryable=True) from exc
+        except openai.APIStatusError as exc:
+            raise ModelError(f"the model endpoint refused the request (HTTP {exc.status_code}): "
+                             f"{_detail(exc)}", retryable=False) from exc
+        except (openai.APIResponseValidationError, ValueError) as exc:
+            raise malformed(_detail(exc)) from exc
+        except openai.OpenAIError as exc:
+            raise ModelError(f"the model call failed: {_detail(exc)}", retryable=False) from exc
+        return parse_completion(response)
+
+
+def parse_completion(response) -> ModelReply:
+    """A ModelReply from a ChatCompletion. Tool-call arguments stay raw strings: the executor
+    parses them once the whole response is in."""
+    if isinstance(response, str | bytes):
+        raise malformed("the body is not a chat completion")
+    choices = getattr(response, "choices", None)
+    if not isinstance(choices, list):
+        raise malformed("no choices")
+    if not choices:
+        raise malformed("empty choices")
+    message = getattr(choices[0], "message", None)
+    if message is None:
+        raise malformed("the first choice has no message")
+    tool_calls = []
+    for call in getattr(message, "tool_calls", None) or []:
+        function = getattr(call, "function", None)
+        name = getattr(function, "name", None)
+        if not getattr(call, "id", None) or not isinstance(name, str):
+            raise malformed("a tool call without an id or a function name")
+        arguments = getattr(function, "arguments", None) or ""
+        tool_calls.append({"id": call.id, "type": "function",
+                           "function": {"name": name, "arguments": arguments.strip() or "{}"}})
+    content = getattr(message, "content", None)
+    if content is not None and not isinstance(content, str):
+        raise malformed("message content is not text")
+    usage = getattr(response, "usage", None)
+    return ModelReply(
+        content=content or "",
+        tool_calls=tool_calls,
+        finish_reason=getattr(choices[0], "finish_reason", None) or "stop",
+        tokens_in=getattr(usage, "prompt_tokens", 0) or 0,
+        tokens_out=getattr(usage, "completion_tokens", 0) or 0,
+    )

@@ -1,0 +1,41 @@
+"""Reads about assistant runs: the run, its transcript, its events, its tool calls."""
+
+from datetime import datetime, timedelta
+
+from django.db.models import Q, QuerySet
+
+from agent.models import AgentMessage, AgentRun, RunEvent, ToolCallLog
+
+ACTIVE_STATUSES = (AgentRun.Status.QUEUED, AgentRun.Status.RUNNING)
+TERMINAL_EVENT_TYPES = ("run.completed", "run.failed", "run.cancelled")
+# A run that sits unleased for this long has lost its next step (a message the broker dropped,
+# a worker that died between steps): the sweep re-enqueues it.
+UNLEASED_GRACE = timedelta(seconds=30)
+
+
+def run_get(*, run_id) -> AgentRun:
+    return AgentRun.objects.select_related("ticket", "started_by").get(pk=run_id)
+
+
+def run_transcript(*, run: AgentRun) -> list[AgentMessage]:
+    return list(AgentMessage.objects.filter(run=run).order_by("seq"))
+
+
+def run_events(*, run: AgentRun, after: int = 0) -> QuerySet[RunEvent]:
+    return RunEvent.objects.filter(run=run, seq__gt=after).order_by("seq")
+
+
+def run_tool_calls(*, run: AgentRun) -> QuerySet[ToolCallLog]:
+    return ToolCallLog.objects.filter(run=run).select_related("actor").order_by("created_at", "id")
+
+
+def stalled_runs(*, now: datetime, limit: int = 100) -> list[tuple]:
+    """(id, version) of active runs whose step died: lease expired, or no lease for too long."""
+    expired = Q(lease_owner__gt="", lease_expires_at__lt=now)
+    orphaned = Q(lease_owner="", updated_at__lt=now - UNLEASED_GRACE)
+    return list(
+        AgentRun.objects.filter(status__in=ACTIVE_STATUSES)
+        .filter(expired | orphaned)
+        .order_by("updated_at")
+        .values_list("id", "version")[:limit]
+    )

@@ -1,0 +1,270 @@
+"""One step of an assistant run (DESIGN §7): lease → pending tools or one model call → tools →
+release or finish.
+
+A step is safe to run twice: the lease (a conditional UPDATE) lets one delivery in, the
+assistant message is committed before any tool runs, and the executor returns the logged
+result for a tool call it has already run.
+"""
+
+import json
+import logging
+import uuid
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.utils import timezone
+
+from agent import run_selectors, services
+from agent.context import RunContext
+from agent.executor import execute_tool_call
+from agent.llm import ModelError, get_provider
+from agent.models import AgentMessage, AgentRun
+from agent.prompts import build_context, notes_in_result
+from agent.tools import tools_for_role
+from agent.untrusted import looks_like_instructions
+
+logger = logging.getLogger(__name__)
+
+# Model errors that may pass (timeout, 429, 5xx) are retried this many times, then the run fails.
+MODEL_RETRIES = 3
+RETRY_BACKOFF_S = (2, 5, 10)
+
+STEP_SKIPPED = "skipped"
+STEP_CONTINUE = "continue"
+STEP_RETRY = "retry"
+STEP_FINISHED = "finished"
+
+
+@dataclass(frozen=True)
+class StepOutcome:
+    kind: str
+    # For STEP_CONTINUE and STEP_RETRY: the version the next delivery must find.
+    version: int | None = None
+    retry_in: float | None = None
+
+
+class LeaseLost(Exception):
+    """Another step took the run over (our lease expired): stop touching it."""
+
+
+def new_lease_owner() -> str:
+    return uuid.uuid4().hex
+
+
+def advance(*, run_id, expected_version: int | None = None, attempt: int = 0,
+            owner: str | None = None) -> StepOutcome:
+    """Run one step of `run_id`. Precondition: not inside a transaction (tools run here)."""
+    owner = owner or new_lease_owner()
+    run = services.run_acquire_lease(run_id=run_id, owner=owner,
+                                     expected_version=expected_version)
+    if run is None:
+        return StepOutcome(STEP_SKIPPED)
+    step = Step(run=run, owner=owner)
+    try:
+        return step.perform(attempt=attempt)
+    except LeaseLost:
+        logger.warning("Run %s: lease lost mid-step; the newer step carries on", run_id)
+        return StepOutcome(STEP_SKIPPED)
+    except Exception:
+        # A bug must not leave the run bouncing between workers forever.
+        logger.exception("Run %s: step crashed", run_id)
+        services.run_fail(run=run, owner=owner,
+                          reason="The assistant hit an internal error and stopped.")
+        return StepOutcome(STEP_FINISHED)
+
+
+def pending_tool_calls(transcript: list[AgentMessage]) -> list[dict]:
+    """Tool calls of the last assistant message that have no tool result yet."""
+    for index in range(len(transcript) - 1, -1, -1):
+        message = transcript[index]
+        if message.role == AgentMessage.Role.ASSISTANT:
+            answered = {m.tool_call_id for m in transcript[index + 1:]
+                        if m.role == AgentMessage.Role.TOOL}
+            return [call for call in message.tool_calls or [] if call["id"] not in answered]
+    return []
+
+
+def _arguments(call: dict) -> dict:
+    try:
+        parsed = json.loads(call["function"]["arguments"] or "{}")
+    except ValueError:
+        return {}
+    return parsed if isinstance(parsed, dict) else {}
+
+
+def describe_call(call: dict) -> str:
+    """What the agent reads in the panel while a tool runs."""
+    name, args = call["function"]["name"], _arguments(call)
+    order_id = str(args.get("order_id", "")).strip()
+    if name == "get_order":
+        return f"Looking up order {order_id}…" if order_id else "Looking up an order…"
+    if name == "list_customer_orders":
+        return "Listing the customer's orders…"
+    if name == "search_policies":
+        query = str(args.get("query", "")).strip()
+        return f"Checking policy: “{query}”…" if query else "Checking policy…"
+    if name == "get_refund_status":
+        return f"Checking refunds for order {order_id}…" if order_id else "Checking refunds…"
+    if name == "create_refund":
+        return f"Proposing a refund of {args.get('amount', '?')} for order {order_id}…"
+    return f"Calling {name}…"
+
+
+def describe_result(call: dict, result: dict) -> str:
+    label = describe_call(call).rstrip("…")
+    if result.get("ok", True):
+        return f"{label}: done"
+    error = result.get("error") or {}
+    return f"{label}: {error.get('code', 'error')} — {error.get('message', '')}".rstrip(" —")
+
+
+def approval_details(result: dict) -> dict | None:
+    """create_refund's proposal waiting for a reviewer, as the approval.required event."""
+    body = result.get("refund") if isinstance(result.get("refund"), dict) else result
+    if not result.get("ok", True) or body.get("status") != "pending_approval":
+        return None
+    keys = ("request_id", "version", "order_id", "amount", "currency", "reason", "expires_at")
+    return {key: body[key] for key in keys if key in body}
+
+
+def summary_from_tool_log(run: AgentRun, why: str) -> str:
+    """A final answer composed from the tool log when the model gives none."""
+    lines = [why]
+    calls = list(run_selectors.run_tool_calls(run=run))
+    if calls:
+        lines.append("What I did:")
+        for log in calls:
+            outcome = "ok" if log.ok else f"failed ({log.error_code})"
+            lines.append(f"- {log.tool_name} {log.arguments_raw or '{}'}: {outcome}")
+            approval = approval_details(log.result or {}) if log.ok else None
+            if approval:
+                lines.append(f"  proposal {approval.get('request_id', '')} is pending a "
+                             f"reviewer's approval; nothing has been refunded yet")
+    else:
+        lines.append("I did not look anything up.")
+    lines.append("What I did not do: I did not reach a conclusion. Please review the results "
+                 "above, or ask me again with a narrower question.")
+    return "\n".join(lines)
+
+
+class Step:
+    def __init__(self, *, run: AgentRun, owner: str):
+        self.run = run
+        self.owner = owner
+        self.ctx = RunContext.for_run(run)
+
+    def perform(self, *, attempt: int) -> StepOutcome:
+        if self.cancelled():
+            return StepOutcome(STEP_FINISHED)
+        transcript = run_selectors.run_transcript(run=self.run)
+        pending = pending_tool_calls(transcript)
+        if pending:
+            # The model already answered in a step that died: never ask it again.
+            return self.execute_tools(pending)
+        if self.run.tokens_in + self.run.tokens_out >= settings.AGENT_TOKEN_BUDGET:
+            return self.complete(AgentRun.StopReason.BUDGET, summary_from_tool_log(
+                self.run, "I stopped because this run used up its token budget."))
+        final = self.run.step_count >= self.run.max_steps
+        return self.call_model(transcript, final=final, attempt=attempt)
+
+    def cancelled(self) -> bool:
+        """Check the cancel flag; if set, end the run here."""
+        if not services.run_is_cancel_requested(run=self.run):
+            return False
+        services.run_mark_cancelled(run=self.run, owner=self.owner)
+        return True
+
+    def renew(self, seconds: float) -> None:
+        if not services.run_renew_lease(run=self.run, owner=self.owner, seconds=seconds):
+            raise LeaseLost
+
+    def call_model(self, transcript: list[AgentMessage], *, final: bool,
+                   attempt: int) -> StepOutcome:
+        context = build_context(self.ctx, transcript=transcript, now=timezone.now(), final=final)
+        if context.untrusted_instructions and not self.run.untrusted_instructions:
+            services.run_flag_untrusted_instructions(run=self.run)
+        self.renew(settings.LLM_TIMEOUT_S)
+        if self.cancelled():
+            return StepOutcome(STEP_FINISHED)
+        services.run_event_append(run=self.run, type="model.started",
+                                  data={"step": self.run.step_count + 1, "final": final})
+        try:
+            reply = get_provider().complete(
+                messages=context.messages, tools=tools_for_role(self.run.actor_role),
+                tool_choice="none" if final else "auto")
+        except ModelError as exc:
+            return self.model_failed(exc, attempt=attempt)
+        # The last call may not start more work, whatever the model sent.
+        tool_calls = [] if final else reply.tool_calls
+        services.run_record_model_reply(run=self.run, reply=reply, tool_calls=tool_calls)
+        if final:
+            answer = reply.content.strip() or summary_from_tool_log(
+                self.run, "I reached the step limit for this request before finishing.")
+            return self.complete(AgentRun.StopReason.MAX_STEPS, answer)
+        if tool_calls:
+            return self.execute_tools(tool_calls)
+        answer = reply.content.strip() or summary_from_tool_log(
+            self.run, "The model ended without an answer.")
+        return self.complete(AgentRun.StopReason.FINAL_ANSWER, answer)
+
+    def model_failed(self, exc: ModelError, *, attempt: int) -> StepOutcome:
+        if exc.retryable and attempt < MODEL_RETRIES:
+            logger.warning("Run %s: %s; retry %d of %d", self.run.pk, exc.message, attempt + 1,
+                           MODEL_RETRIES)
+            version = services.run_release_lease(run=self.run, owner=self.owner)
+            if version is None:
+                raise LeaseLost
+            return StepOutcome(STEP_RETRY, version=version, retry_in=RETRY_BACKOFF_S[attempt])
+        tries = f" (after {attempt + 1} attempts)" if exc.retryable else ""
+        services.run_fail(run=self.run, owner=self.owner,
+                          reason=f"The model call failed: {exc.message}{tries}.")
+        return StepOutcome(STEP_FINISHED)
+
+    def execute_tools(self, calls: list[dict]) -> StepOutcome:
+        """Run every call, in order, one tool message per call id, each checked against the
+        cancel flag first."""
+        cancelled = False
+        for call in calls:
+            if not cancelled and self.cancelled():
+                cancelled = True
+            if not cancelled:
+                self.renew(settings.TOOL_TIMEOUT_S)
+                services.run_event_append(run=self.run, type="tool_call.started", data={
+                    "tool_call_id": call["id"], "name": call["function"]["name"],
+                    "summary": describe_call(call)})
+            # On a cancelled run the executor logs the call as CANCELLED without running it.
+            result = execute_tool_call(self.ctx, tool_call_id=call["id"],
+                                       name=call["function"]["name"],
+                                       arguments_raw=call["function"]["arguments"])
+            services.run_message_append(
+                run=self.run, role=AgentMessage.Role.TOOL, tool_call_id=call["id"],
+                content=json.dumps(result, ensure_ascii=False, default=str))
+            if cancelled:
+                continue
+            self.after_tool(call, result)
+        if cancelled:
+            return StepOutcome(STEP_FINISHED)
+        version = services.run_release_lease(run=self.run, owner=self.owner)
+        if version is None:
+            raise LeaseLost
+        return StepOutcome(STEP_CONTINUE, version=version)
+
+    def after_tool(self, call: dict, result: dict) -> None:
+        services.run_event_append(run=self.run, type="tool_call.completed", data={
+            "tool_call_id": call["id"], "name": call["function"]["name"],
+            "ok": bool(result.get("ok", True)),
+            "error_code": (result.get("error") or {}).get("code", ""),
+            "summary": describe_result(call, result)})
+        approval = approval_details(result) if call["function"]["name"] == "create_refund" else None
+        if approval:
+            services.run_event_append(run=self.run, type="approval.required", data=approval)
+        order_note_suspicious = call["function"]["name"] == "get_order" and any(
+            looks_like_instructions(note) for note in notes_in_result(result))
+        if order_note_suspicious and not self.run.untrusted_instructions:
+            services.run_flag_untrusted_instructions(run=self.run)
+
+    def complete(self, stop_reason: str, answer: str) -> StepOutcome:
+        if not services.run_complete(run=self.run, owner=self.owner, stop_reason=stop_reason,
+                                     final_answer=answer):
+            raise LeaseLost
+        return StepOutcome(STEP_FINISHED)

@@ -1,0 +1,38 @@
+from rest_framework import serializers
+
+from agent.models import AgentRun, RunEvent, ToolCallLog
+
+
+class RunStartSerializer(serializers.Serializer):
+    message = serializers.CharField(max_length=4000)
+
+
+class RunSerializer(serializers.ModelSerializer):
+    ticket = serializers.CharField(source="ticket.reference", read_only=True)
+    started_by = serializers.CharField(source="started_by.username", read_only=True)
+    untrusted_warning = serializers.BooleanField(source="untrusted_instructions", read_only=True)
+
+    class Meta:
+        model = AgentRun
+        fields = ["id", "ticket", "status", "stop_reason", "step_count", "max_steps",
+                  "final_answer", "error", "started_by", "actor_role", "model", "prompt_version",
+                  "tools_version", "tokens_in", "tokens_out", "cancel_requested",
+                  "untrusted_warning", "created_at", "updated_at"]
+        read_only_fields = fields
+
+
+class RunEventSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = RunEvent
+        fields = ["seq", "type", "data", "created_at"]
+        read_only_fields = fields
+
+
+class ToolCallSerializer(serializers.ModelSerializer):
+    actor = serializers.CharField(source="actor.username", read_only=True)
+
+    class Meta:
+        model = ToolCallLog
+        fields = ["tool_call_id", "tool_name", "arguments", "ok", "error_code", "result",
+                  "actor", "elapsed_ms", "created_at"]
+        read_only_fields = fields

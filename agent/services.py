@@ -1,0 +1,220 @@
+"""Writes about assistant runs: start, cancel, leases, transcript and event appends, finish.
+
+Every state change of an `AgentRun` is a compare-and-swap `UPDATE`: a step holds the run's
+lease (`lease_owner`), and a write that finds the lease gone changes nothing.
+"""
+
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import F, Max, Q
+from django.utils import timezone
+
+from agent.llm import ModelReply
+from agent.models import AgentMessage, AgentRun, RunEvent
+from agent.prompts import PROMPT_VERSION
+from agent.tools import TOOLS_VERSION
+from config.errors import ApplicationError, Conflict, Forbidden
+from config.roles import is_supervisor, support_role
+from tickets.models import Ticket, TicketMessage
+from tickets.services import ticket_post_message
+
+ACTIVE_STATUSES = (AgentRun.Status.QUEUED, AgentRun.Status.RUNNING)
+# Appends race only with a cancel arriving from the API; a few retries settle it.
+APPEND_ATTEMPTS = 5
+
+
+class RunForbidden(Forbidden):
+    code = "run_forbidden"
+
+
+class RunFinished(Conflict):
+    code = "run_finished"
+
+
+def _next_seq(model, run: AgentRun) -> int:
+    return (model.objects.filter(run=run).aggregate(top=Max("seq"))["top"] or 0) + 1
+
+
+def run_event_append(*, run: AgentRun, type: str, data: dict | None = None) -> RunEvent:
+    for attempt in range(APPEND_ATTEMPTS):
+        try:
+            with transaction.atomic():
+                return RunEvent.objects.create(run=run, seq=_next_seq(RunEvent, run), type=type,
+                                               data=data or {})
+        except IntegrityError:
+            if attempt == APPEND_ATTEMPTS - 1:
+                raise
+    raise AssertionError("unreachable")
+
+
+def run_message_append(*, run: AgentRun, role: str, content: str = "",
+                       tool_calls: list | None = None, tool_call_id: str = "") -> AgentMessage:
+    """Precondition: the caller holds the run's lease (or creates the run), so seq is free."""
+    return AgentMessage.objects.create(run=run, seq=_next_seq(AgentMessage, run), role=role,
+                                       content=content, tool_calls=tool_calls or None,
+                                       tool_call_id=tool_call_id)
+
+
+@transaction.atomic
+def run_start(*, ticket: Ticket, user, message: str) -> AgentRun:
+    """Queue a run for `user` on `ticket`; the first step is enqueued when this commits."""
+    from agent.tasks import advance_run
+
+    role = support_role(user)
+    if role is None:
+        raise RunForbidden("Only interns, agents and supervisors may run the assistant.")
+    message = message.strip()
+    if not message:
+        raise ApplicationError("Write a message for the assistant.", code="empty_message")
+    model = settings.AGENT_MODEL if settings.LLM_PROVIDER == "openai" else "offline"
+    run = AgentRun.objects.create(
+        ticket=ticket, started_by=user, actor_role=role, max_steps=settings.AGENT_MAX_STEPS,
+        model=model, prompt_version=PROMPT_VERSION, tools_version=TOOLS_VERSION,
+    )
+    run_message_append(run=run, role=AgentMessage.Role.USER, content=message)
+    run_event_append(run=run, type="run.started",
+                     data={"ticket": ticket.reference, "actor": user.get_username(),
+                           "role": role, "message": message, "model": model})
+    run_id, version = str(run.pk), run.version
+    transaction.on_commit(lambda: advance_run.delay(run_id, expected_version=version))
+    return run
+
+
+def run_request_cancel(*, run: AgentRun, user) -> AgentRun:
+    """The starter or a supervisor may cancel. A run between steps is cancelled at once; a run
+    in the middle of a step is cancelled by that step before its next model or tool call."""
+    if user.pk != run.started_by_id and not is_supervisor(user):
+        raise RunForbidden("Only the agent who started this run or a supervisor may cancel it.")
+    now = timezone.now()
+    with transaction.atomic():
+        flagged = AgentRun.objects.filter(pk=run.pk, status__in=ACTIVE_STATUSES).update(
+            cancel_requested=True, updated_at=now)
+        if not flagged:
+            run.refresh_from_db()
+            if run.status == AgentRun.Status.CANCELLED:
+                return run
+            raise RunFinished(f"The run already ended ({run.status}).")
+        not_mid_step = Q(lease_owner="") | Q(lease_expires_at__lt=now)
+        cancelled = (
+            AgentRun.objects.filter(pk=run.pk, status__in=ACTIVE_STATUSES)
+            .filter(not_mid_step)
+            .update(status=AgentRun.Status.CANCELLED, stop_reason=AgentRun.StopReason.CANCELLED,
+                    lease_owner="", lease_expires_at=None, version=F("version") + 1,
+                    updated_at=now)
+        )
+        if cancelled:
+            run_event_append(run=run, type="run.cancelled", data={"by": user.get_username()})
+    run.refresh_from_db()
+    return run
+
+
+def run_acquire_lease(*, run_id, owner: str, expected_version: int | None = None
+                      ) -> AgentRun | None:
+    """Take the run for one step, or return None when another step holds it, the run ended,
+    or (with `expected_version`) this step was already taken by an earlier delivery."""
+    now = timezone.now()
+    runs = AgentRun.objects.filter(pk=run_id, status__in=ACTIVE_STATUSES).filter(
+        Q(lease_owner="") | Q(lease_expires_at__lt=now))
+    if expected_version is not None:
+        runs = runs.filter(version=expected_version)
+    taken = runs.update(
+        lease_owner=owner, lease_expires_at=now + timedelta(seconds=settings.AGENT_LEASE_SECONDS),
+        status=AgentRun.Status.RUNNING, version=F("version") + 1, updated_at=now,
+    )
+    if not taken:
+        return None
+    return AgentRun.objects.select_related("ticket", "started_by").get(pk=run_id)
+
+
+def run_renew_lease(*, run: AgentRun, owner: str, seconds: float) -> bool:
+    """Extend the lease to cover the next model or tool call. False: the lease was lost."""
+    now = timezone.now()
+    return bool(AgentRun.objects.filter(pk=run.pk, lease_owner=owner,
+                                        status__in=ACTIVE_STATUSES).update(
+        lease_expires_at=now + timedelta(seconds=settings.AGENT_LEASE_SECONDS + seconds),
+        updated_at=now))
+
+
+def run_release_lease(*, run: AgentRun, owner: str) -> int | None:
+    """End the step; returns the version the next step must find, None if the lease was lost."""
+    now = timezone.now()
+    released = AgentRun.objects.filter(pk=run.pk, lease_owner=owner,
+                                       status__in=ACTIVE_STATUSES).update(
+        lease_owner="", lease_expires_at=None, updated_at=now)
+    if not released:
+        return None
+    return AgentRun.objects.values_list("version", flat=True).get(pk=run.pk)
+
+
+def run_is_cancel_requested(*, run: AgentRun) -> bool:
+    return AgentRun.objects.filter(pk=run.pk).values_list("cancel_requested", flat=True).get()
+
+
+def run_flag_untrusted_instructions(*, run: AgentRun) -> None:
+    AgentRun.objects.filter(pk=run.pk).update(untrusted_instructions=True)
+    run.untrusted_instructions = True
+
+
+@transaction.atomic
+def run_record_model_reply(*, run: AgentRun, reply: ModelReply, tool_calls: list[dict]
+                           ) -> AgentMessage:
+    """Save the assistant message with its tool calls, and count the call and its tokens, in
+    one transaction: once this commits the step never asks the model again."""
+    message = run_message_append(run=run, role=AgentMessage.Role.ASSISTANT,
+                                 content=reply.content or "", tool_calls=tool_calls)
+    AgentRun.objects.filter(pk=run.pk).update(
+        step_count=F("step_count") + 1, tokens_in=F("tokens_in") + reply.tokens_in,
+        tokens_out=F("tokens_out") + reply.tokens_out, updated_at=timezone.now())
+    run.refresh_from_db(fields=["step_count", "tokens_in", "tokens_out"])
+    run_event_append(run=run, type="model.completed", data={
+        "step": run.step_count, "finish_reason": reply.finish_reason,
+        "tool_calls": [call["function"]["name"] for call in tool_calls],
+        "tokens_in": reply.tokens_in, "tokens_out": reply.tokens_out,
+    })
+    if reply.content and tool_calls:
+        run_event_append(run=run, type="message", data={"role": "assistant",
+                                                        "content": reply.content})
+    return message
+
+
+@transaction.atomic
+def run_complete(*, run: AgentRun, owner: str, stop_reason: str, final_answer: str) -> bool:
+    """Finish with an answer for the agent, also posted on the ticket as the assistant."""
+    done = AgentRun.objects.filter(pk=run.pk, lease_owner=owner, status__in=ACTIVE_STATUSES).update(
+        status=AgentRun.Status.COMPLETED, stop_reason=stop_reason, final_answer=final_answer,
+        lease_owner="", lease_expires_at=None, updated_at=timezone.now())
+    if not done:
+        return False
+    ticket_post_message(ticket=run.ticket, author_kind=TicketMessage.AuthorKind.ASSISTANT,
+                        body=final_answer)
+    run_event_append(run=run, type="run.completed",
+                     data={"stop_reason": stop_reason, "final_answer": final_answer})
+    run.refresh_from_db()
+    return True
+
+
+@transaction.atomic
+def run_fail(*, run: AgentRun, owner: str, reason: str) -> bool:
+    done = AgentRun.objects.filter(pk=run.pk, lease_owner=owner, status__in=ACTIVE_STATUSES).update(
+        status=AgentRun.Status.FAILED, stop_reason=AgentRun.StopReason.ERROR, error=reason,
+        lease_owner="", lease_expires_at=None, updated_at=timezone.now())
+    if not done:
+        return False
+    run_event_append(run=run, type="run.failed", data={"reason": reason})
+    run.refresh_from_db()
+    return True
+
+
+@transaction.atomic
+def run_mark_cancelled(*, run: AgentRun, owner: str) -> bool:
+    """The step saw the cancel flag: the run ends here, before another model or tool call."""
+    done = AgentRun.objects.filter(pk=run.pk, lease_owner=owner, status__in=ACTIVE_STATUSES).update(
+        status=AgentRun.Status.CANCELLED, stop_reason=AgentRun.StopReason.CANCELLED,
+        lease_owner="", lease_expires_at=None, updated_at=timezone.now())
+    if not done:
+        return False
+    run_event_append(run=run, type="run.cancelled", data={"by": "cancel request"})
+    run.refresh_from_db()
+    return True

@@ -1,0 +1,31 @@
+"""Celery tasks of the assistant: one task = one step of a run (DESIGN §7)."""
+
+from celery import shared_task
+from django.utils import timezone
+
+from agent import run_selectors, runtime
+
+
+@shared_task(bind=True, max_retries=runtime.MODEL_RETRIES)
+def advance_run(self, run_id: str, expected_version: int | None = None) -> str:
+    """Run one step, then enqueue the next. A second delivery of the same step finds the lease
+    taken or the version moved on, and does nothing."""
+    outcome = runtime.advance(run_id=run_id, expected_version=expected_version,
+                              attempt=self.request.retries or 0)
+    if outcome.kind == runtime.STEP_RETRY:
+        raise self.retry(countdown=outcome.retry_in,
+                          kwargs={"run_id": run_id, "expected_version": outcome.version},
+                          args=())
+    if outcome.kind == runtime.STEP_CONTINUE:
+        advance_run.delay(run_id, expected_version=outcome.version)
+    return outcome.kind
+
+
+@shared_task
+def resume_stalled_runs() -> int:
+    """Re-enqueue runs whose step died with its worker, without waiting for the broker to
+    redeliver: the lease expiry bounds how long a run can hang."""
+    stalled = run_selectors.stalled_runs(now=timezone.now())
+    for run_id, version in stalled:
+        advance_run.delay(str(run_id), expected_version=version)
+    return len(stalled)

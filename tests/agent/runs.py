@@ -1,0 +1,57 @@
+"""Helpers for driving assistant runs step by step in the test process."""
+
+import threading
+from contextlib import contextmanager
+
+from django.contrib.auth import get_user_model
+
+from agent import runtime, services
+from agent.models import AgentRun
+from agent.tools import READ, SUPPORT_ROLES, Tool, registered_tool
+from tickets.models import Ticket
+
+
+def start_run(message: str = "How much did the customer pay for the mug?", *,
+              reference: str = "TCK-1001", username: str = "agent") -> AgentRun:
+    ticket = Ticket.objects.get(reference=reference)
+    user = get_user_model().objects.get(username=username)
+    return services.run_start(ticket=ticket, user=user, message=message)
+
+
+def drive(run: AgentRun, *, max_deliveries: int = 30) -> list[runtime.StepOutcome]:
+    """Deliver steps synchronously, as the worker would, until the run ends: the first one
+    whatever the run's version, the next ones with the version the previous step left."""
+    outcomes: list[runtime.StepOutcome] = []
+    version, attempt = None, 0
+    for _ in range(max_deliveries):
+        outcome = runtime.advance(run_id=run.pk, expected_version=version, attempt=attempt)
+        outcomes.append(outcome)
+        if outcome.kind in (runtime.STEP_FINISHED, runtime.STEP_SKIPPED):
+            break
+        attempt = attempt + 1 if outcome.kind == runtime.STEP_RETRY else 0
+        version = outcome.version
+    run.refresh_from_db()
+    return outcomes
+
+
+def schema(name: str) -> dict:
+    return {"type": "object", "properties": {}, "required": [], "additionalProperties": False}
+
+
+@contextmanager
+def probe_tool(name: str, body=None):
+    """A read tool whose calls are counted; `body(calls)` runs inside the handler."""
+    calls: list[dict] = []
+    lock = threading.Lock()
+
+    def handler(ctx, args):
+        with lock:
+            calls.append(args)
+        if body is not None:
+            body(calls)
+        return {"probed": len(calls)}
+
+    tool = Tool(name=name, description=f"Test probe {name}.", parameters=schema(name),
+                handler=handler, kind=READ, roles=SUPPORT_ROLES)
+    with registered_tool(tool):
+        yield calls
