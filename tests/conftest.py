@@ -1,7 +1,9 @@
+import importlib
 import os
 import uuid
 
 import pytest
+from django.apps import apps as django_apps
 from django.conf import settings
 
 from config.celery import app as celery_app
@@ -20,18 +22,28 @@ TEST_QUEUE = f"test-{uuid.uuid4().hex[:10]}"
 celery_app.conf.task_default_queue = TEST_QUEUE
 
 
-def pytest_collection_modifyitems(items):
-    """Transactional tests flush the database, which would also wipe the data migrations
-    (roles, the published refund policy). Restore them after each such test."""
-    for item in items:
-        marker = item.get_closest_marker("django_db")
-        transactional = marker is not None and marker.kwargs.get("transaction")
-        if transactional:
-            item.add_marker(pytest.mark.django_db(**{**marker.kwargs,
-                                                     "serialized_rollback": True}),
-                            append=False)
-        elif {"transactional_db", "live_server"} & set(item.fixturenames):
-            item.fixturenames.append("django_db_serialized_rollback")
+# Data that migrations put in every database (roles, their permissions, the published refund
+# policy). Transactional tests end with a flush that deletes it, so it is put back before each.
+REFERENCE_DATA_MIGRATIONS = [
+    ("tickets.migrations.0002_roles", "create_groups"),
+    ("tickets.migrations.0003_reviewer_permissions", "grant"),
+]
+
+
+@pytest.fixture(autouse=True)
+def reference_data(request):
+    if not _is_transactional(request):
+        return
+    request.getfixturevalue("transactional_db")
+    for module, function in REFERENCE_DATA_MIGRATIONS:
+        getattr(importlib.import_module(module), function)(django_apps, None)
+
+
+def _is_transactional(request) -> bool:
+    marker = request.node.get_closest_marker("django_db")
+    if marker is not None and marker.kwargs.get("transaction"):
+        return True
+    return bool({"transactional_db", "live_server"} & set(request.fixturenames))
 
 
 @pytest.fixture(autouse=True)

@@ -1,3 +1,4 @@
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
@@ -46,6 +47,8 @@ def ticket_detail(request, reference: str):
         raise Http404(f"No ticket {reference}") from None
     return render(request, "tickets/detail.html", {
         "ticket": ticket,
+        "latest_run": ticket.runs.order_by("-created_at").first(),
+        "agent_model": settings.AGENT_MODEL,
         "order": order_summary(ticket.order) if ticket.order else None,
         "can_run_assistant": support_role(request.user) is not None,
     })
