@@ -1,0 +1,317 @@
+"""Runs one tool call the model asked for and logs it (DESIGN §1 invariants 2, 3, 10; §6).
+
+Pipeline, first failure wins: cancelled run → unknown tool → role → JSON → schema → repeated
+call → handler (scope and business rules) under a timeout → result cap. Every outcome,
+success or not, is returned as data and written as exactly one ToolCallLog row.
+"""
+
+import difflib
+import hashlib
+import json
+import logging
+import threading
+import time
+from dataclasses import dataclass
+from datetime import date, datetime
+from decimal import Decimal
+from uuid import UUID
+
+from django.conf import settings
+from django.db import IntegrityError, connection, connections, transaction
+
+from agent.context import RunContext
+from agent.errors import ErrorCode, ToolError
+from agent.models import AgentRun, ToolCallLog
+from agent.tools import (
+    WRITE,
+    Tool,
+    canonical_json,
+    get_tool,
+    json_type_name,
+    tool_names,
+    validate_arguments,
+)
+
+logger = logging.getLogger(__name__)
+
+MAX_RESULT_CHARS = 8000
+# The same call (name + canonical arguments) may run this many times in a run; the next one
+# answers REPEATED_CALL, which breaks a model stuck in a loop.
+MAX_IDENTICAL_CALLS = 2
+TEXT_LIMIT = 100  # tool_name and tool_call_id columns
+
+
+@dataclass
+class Outcome:
+    result: dict
+    arguments: object = None
+    args_digest: str = ""
+    retryable: bool = False
+    error_code: str = ""
+
+
+def _failure(code: str, message: str, *, retryable: bool = False,
+             next_actions: list[str] | None = None, **extra) -> Outcome:
+    error = ToolError(code, message, retryable=retryable, next_actions=next_actions or [],
+                      extra=extra)
+    # Messages may quote what the model sent (a tool name, argument names): clean them too.
+    return Outcome(result=_jsonable(error.as_result()), retryable=retryable, error_code=code)
+
+
+def execute_tool_call(ctx: RunContext, *, tool_call_id: str, name: str,
+                      arguments_raw: str) -> dict:
+    """Run one tool call of `ctx.run` and return the result to send back to the model.
+
+    Precondition: no transaction is open. The handler runs on another thread with its own
+    database connection, so it could not see uncommitted rows, and the log row must commit
+    on its own. A call already logged under `tool_call_id` returns the logged result and runs
+    nothing.
+    """
+    if connection.in_atomic_block:
+        raise RuntimeError("execute_tool_call must be called outside a transaction")
+    tool_call_id = _clean_text(tool_call_id or "")[:TEXT_LIMIT]
+    logged = _logged_result(ctx.run, tool_call_id)
+    if logged is not None:
+        return logged
+    started = time.monotonic()
+    arguments_raw = arguments_raw or ""
+    outcome = _decide(ctx, name=name or "", arguments_raw=arguments_raw)
+    return _record(ctx, tool_call_id=tool_call_id, name=name or "",
+                   arguments_raw=arguments_raw, outcome=outcome, started=started)
+
+
+def _decide(ctx: RunContext, *, name: str, arguments_raw: str) -> Outcome:
+    if _cancelled(ctx.run):
+        return _failure(ErrorCode.CANCELLED, "The run was cancelled; no tool was executed.")
+
+    tool = get_tool(name)
+    if tool is None:
+        similar = difflib.get_close_matches(name, tool_names(ctx.role), n=3, cutoff=0.6)
+        shown = _clean_text(name)[:TEXT_LIMIT]
+        hint = f" Did you mean: {', '.join(similar)}?" if similar else ""
+        return _failure(ErrorCode.UNKNOWN_TOOL, f"There is no tool named {shown!r}.{hint}",
+                        next_actions=similar, similar=similar,
+                        available=tool_names(ctx.role))
+    if ctx.role not in tool.roles:
+        return _failure(ErrorCode.PERMISSION_DENIED,
+                        f"The {ctx.role} role may not use {tool.name}. Tell the user that a "
+                        "support agent or supervisor has to do this.")
+
+    parsed, problem = _parse(arguments_raw)
+    if problem:
+        return _failure(ErrorCode.BAD_JSON, f"The arguments are not valid JSON: {problem}. "
+                        "Send one JSON object.", next_actions=[tool.name])
+    arguments = _jsonable(parsed)
+    if not isinstance(parsed, dict):
+        outcome = _failure(ErrorCode.BAD_JSON, "The arguments must be a JSON object, not "
+                           f"{json_type_name(parsed)}.", next_actions=[tool.name])
+        outcome.arguments = arguments
+        return outcome
+
+    clean, field_errors = validate_arguments(tool, parsed)
+    if field_errors:
+        outcome = _failure(
+            ErrorCode.INVALID_ARGUMENTS,
+            f"The arguments do not fit the {tool.name} schema: "
+            + "; ".join(f"{key}: {message}" for key, message in field_errors.items()),
+            next_actions=[tool.name], field_errors=field_errors,
+        )
+        outcome.arguments = arguments
+        outcome.args_digest = _digest(arguments)
+        return outcome
+
+    digest = _digest(_jsonable(clean))
+    if _identical_calls(ctx.run, tool.name, digest) >= MAX_IDENTICAL_CALLS:
+        outcome = _failure(ErrorCode.REPEATED_CALL,
+                           f"This exact {tool.name} call was already made "
+                           f"{MAX_IDENTICAL_CALLS} times in this run; use those results "
+                           "instead of calling it again.")
+    else:
+        outcome = _run_handler(ctx, tool, clean)
+    outcome.arguments = arguments
+    outcome.args_digest = digest
+    return outcome
+
+
+def _cancelled(run: AgentRun) -> bool:
+    state = AgentRun.objects.filter(pk=run.pk).values_list("cancel_requested", "status").first()
+    return state is None or state[0] or state[1] == AgentRun.Status.CANCELLED
+
+
+def _identical_calls(run: AgentRun, name: str, digest: str) -> int:
+    return ToolCallLog.objects.filter(run=run, tool_name=name, args_digest=digest).count()
+
+
+def _logged_result(run: AgentRun, tool_call_id: str) -> dict | None:
+    return (ToolCallLog.objects.filter(run=run, tool_call_id=tool_call_id)
+            .values_list("result", flat=True).first())
+
+
+# --- Parsing and canonical form ---------------------------------------------------------------
+
+def _reject_duplicate_keys(pairs: list[tuple]) -> dict:
+    keys = [key for key, _ in pairs]
+    if len(set(keys)) != len(keys):
+        raise ValueError("a key appears twice")
+    return dict(pairs)
+
+
+def _parse(raw: str) -> tuple[object, str]:
+    """Parse the model's argument string; numbers that are not integers become Decimal (never
+    float), NaN and Infinity too, so the schema check can refuse them by field."""
+    if not raw.strip():
+        return {}, ""
+    try:
+        return json.loads(raw, parse_float=Decimal, parse_constant=Decimal,
+                          object_pairs_hook=_reject_duplicate_keys), ""
+    except json.JSONDecodeError as exc:
+        return None, f"{exc.msg} at position {exc.pos}"
+    except (ValueError, RecursionError):
+        return None, "the value cannot be read"
+
+
+def _clean_text(text: str) -> str:
+    """Text as PostgreSQL and the model can take it: no NUL, no lone surrogates."""
+    return text.encode("utf-8", "replace").decode("utf-8").replace("\x00", "\ufffd")
+
+
+def _jsonable(value):
+    """A JSON-safe, storable copy: Decimal as its string (money never becomes float), text
+    cleaned for PostgreSQL."""
+    if isinstance(value, dict):
+        return {_clean_text(str(key)): _jsonable(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(item) for item in value]
+    if isinstance(value, str):
+        return _clean_text(value)
+    if isinstance(value, Decimal):
+        return str(value)
+    return value
+
+
+def _digest(arguments) -> str:
+    return hashlib.sha256(canonical_json(arguments).encode()).hexdigest()
+
+
+def _json_default(value):
+    if isinstance(value, Decimal):
+        return str(value)
+    if isinstance(value, datetime | date):
+        return value.isoformat()
+    if isinstance(value, UUID):
+        return str(value)
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")
+
+
+def _dumps(value) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False,
+                      default=_json_default)
+
+
+# --- Running the handler ----------------------------------------------------------------------
+
+def _internal_error(tool: Tool) -> Outcome:
+    if tool.kind == WRITE:
+        return _failure(ErrorCode.INTERNAL_ERROR,
+                        "The tool failed on our side. Whether anything was recorded is not "
+                        "known; check with get_refund_status before doing anything else.",
+                        next_actions=["get_refund_status"])
+    return _failure(ErrorCode.INTERNAL_ERROR,
+                    "The tool failed on our side. Continue without it or tell the user.")
+
+
+def _run_handler(ctx: RunContext, tool: Tool, arguments: dict) -> Outcome:
+    """Call the handler on a daemon thread and stop waiting after TOOL_TIMEOUT_S.
+
+    A stuck call is abandoned, not killed: its thread finishes on its own and closes its
+    connection, and its result is dropped.
+    """
+    box: dict = {}
+    finished = threading.Event()
+
+    def call() -> None:
+        try:
+            box["data"] = tool.handler(ctx, arguments)
+        except ToolError as refusal:
+            box["refusal"] = refusal
+        except Exception:
+            logger.exception("Tool %s failed (run %s)", tool.name, ctx.run.pk)
+        finally:
+            connections.close_all()
+            finished.set()
+
+    threading.Thread(target=call, name=f"tool-{tool.name}", daemon=True).start()
+    if not finished.wait(settings.TOOL_TIMEOUT_S):
+        logger.warning("Tool %s timed out after %ss (run %s)", tool.name,
+                       settings.TOOL_TIMEOUT_S, ctx.run.pk)
+        if tool.kind == WRITE:
+            return _failure(ErrorCode.TOOL_TIMEOUT,
+                            f"{tool.name} did not answer in time. Its outcome is unknown: it "
+                            "may or may not have been recorded. Call get_refund_status; do "
+                            "not call it again blindly.",
+                            next_actions=["get_refund_status"], status="unknown")
+        return _failure(ErrorCode.TOOL_TIMEOUT, f"{tool.name} did not answer in time.",
+                        retryable=True, next_actions=[tool.name])
+    if "refusal" in box:
+        refusal = box["refusal"]
+        return Outcome(result=_jsonable(refusal.as_result()), retryable=refusal.retryable,
+                       error_code=refusal.code)
+    data = box.get("data")
+    if not isinstance(data, dict):
+        if "data" in box:
+            logger.error("Tool %s returned %s, not a dict", tool.name, type(data).__name__)
+        return _internal_error(tool)
+    result = {"ok": True, **{key: value for key, value in data.items() if key != "ok"}}
+    try:
+        text = _dumps(result)
+    except (TypeError, ValueError):
+        logger.exception("Tool %s returned a result that is not JSON", tool.name)
+        return _internal_error(tool)
+    result = _jsonable(json.loads(text))
+    if len(text) > MAX_RESULT_CHARS:
+        result = truncated(text)
+    return Outcome(result=result)
+
+
+def truncated(text: str) -> dict:
+    """The shape of a success result whose JSON is longer than MAX_RESULT_CHARS: the longest
+    prefix of that JSON, as a string, that keeps the whole answer within the cap."""
+    result = {"ok": True, "truncated": True, "total": len(text),
+              "message": f"The result was longer than {MAX_RESULT_CHARS} characters and was "
+                         "cut. Ask for less (a smaller limit or a narrower query).",
+              "content": ""}
+    fits, too_long = 0, min(len(text), MAX_RESULT_CHARS)
+    while fits < too_long:
+        # Escaping makes the size non-linear in the prefix length: search for the longest fit.
+        middle = (fits + too_long + 1) // 2
+        result["content"] = text[:middle]
+        if len(_dumps(result)) <= MAX_RESULT_CHARS:
+            fits = middle
+        else:
+            too_long = middle - 1
+    result["content"] = text[:fits]
+    return result
+
+
+# --- The log ----------------------------------------------------------------------------------
+
+def _record(ctx: RunContext, *, tool_call_id: str, name: str, arguments_raw: str,
+            outcome: Outcome, started: float) -> dict:
+    row = ToolCallLog(
+        run=ctx.run, ticket=ctx.ticket, tool_call_id=tool_call_id,
+        tool_name=_clean_text(name)[:TEXT_LIMIT], arguments=outcome.arguments,
+        arguments_raw=_clean_text(arguments_raw), args_digest=outcome.args_digest,
+        ok=outcome.result["ok"], result=outcome.result, error_code=outcome.error_code,
+        retryable=outcome.retryable, actor=ctx.actor, actor_role=ctx.role,
+        elapsed_ms=round((time.monotonic() - started) * 1000),
+    )
+    try:
+        with transaction.atomic():
+            row.save()
+    except IntegrityError:
+        # Another execution of the same tool call logged first: its answer is the answer.
+        winner = _logged_result(ctx.run, tool_call_id)
+        if winner is None:
+            raise
+        return winner
+    return outcome.result

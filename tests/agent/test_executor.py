@@ -1,0 +1,492 @@
+"""The tool executor (DESIGN §1 invariants 2, 3, 10; §6).
+
+Transactional: the handler runs on its own thread and database connection, so it only sees
+committed rows.
+"""
+
+import json
+import logging
+import threading
+import time
+import uuid
+from decimal import Decimal
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.db import connections, transaction
+
+from agent.context import RunContext
+from agent.errors import ErrorCode, ToolError
+from agent.executor import MAX_RESULT_CHARS, execute_tool_call
+from agent.models import AgentRun, ToolCallLog
+from agent.tools import READ, SUPPORT_ROLES, WRITE, Tool, registered_tool
+from config.roles import support_role
+from refunds.models import RefundRequest
+from tickets.models import Ticket
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+MUG = "202610110087"  # Li Wei, TCK-1001
+LAMP = "202610250777"  # Maria Garcia
+EMPTY_SCHEMA = {"type": "object", "properties": {}, "required": [],
+                "additionalProperties": False}
+
+
+def context_for(username: str, reference: str = "TCK-1001") -> RunContext:
+    user = get_user_model().objects.get(username=username)
+    run = AgentRun.objects.create(ticket=Ticket.objects.get(reference=reference),
+                                  started_by=user, actor_role=support_role(user))
+    return RunContext.for_run(run)
+
+
+def call(ctx: RunContext, name: str, arguments, *, call_id: str | None = None) -> dict:
+    raw = arguments if isinstance(arguments, str) else json.dumps(arguments)
+    return execute_tool_call(ctx, tool_call_id=call_id or f"call_{uuid.uuid4().hex[:12]}",
+                             name=name, arguments_raw=raw)
+
+
+def compact(result: dict) -> str:
+    return json.dumps(result, ensure_ascii=False, separators=(",", ":"))
+
+
+def extra_tool(name: str, handler, *, kind: str = READ) -> Tool:
+    return Tool(name=name, description="A tool that exists only in this test.",
+                parameters=EMPTY_SCHEMA, handler=handler, kind=kind, roles=SUPPORT_ROLES)
+
+
+@pytest.fixture
+def refund_calls(monkeypatch):
+    """Replaces the create_refund body; records every call that reaches it."""
+    calls = []
+
+    def record(ctx, args):
+        calls.append(args)
+        return {"status": "pending_approval"}
+
+    monkeypatch.setattr("refunds.tools.create_refund", record)
+    return calls
+
+
+def test_it_returns_the_tool_result_and_logs_exactly_one_row(demo):
+    ctx = context_for("agent")
+
+    result = call(ctx, "get_order", {"order_id": MUG}, call_id="call_1")
+
+    assert result["ok"] is True
+    assert result["order_id"] == MUG
+    assert result["amount_paid"] == "129.00"
+    row = ToolCallLog.objects.get()
+    assert row.run_id == ctx.run.pk
+    assert row.ticket.reference == "TCK-1001"
+    assert row.tool_call_id == "call_1"
+    assert row.tool_name == "get_order"
+    assert row.arguments == {"order_id": MUG}
+    assert row.arguments_raw == json.dumps({"order_id": MUG})
+    assert len(row.args_digest) == 64
+    assert row.ok is True
+    assert row.result == result
+    assert row.error_code == ""
+    assert row.retryable is False
+    assert row.actor.username == "agent"
+    assert row.actor_role == "agent"
+    assert row.elapsed_ms >= 0
+
+
+def test_it_answers_another_customers_order_exactly_like_a_missing_one(demo):
+    ctx = context_for("agent")
+
+    foreign = call(ctx, "get_order", {"order_id": LAMP})
+    missing = call(ctx, "get_order", {"order_id": "209999999999"})
+    foreign_status = call(ctx, "get_refund_status", {"order_id": "202610180099"})
+
+    assert compact(foreign) == compact(missing) == compact(foreign_status)
+    assert foreign["error"]["code"] == "NOT_FOUND"
+    assert foreign["error"]["next_actions"] == ["list_customer_orders"]
+    logged = json.dumps(list(ToolCallLog.objects.values_list("result", flat=True)))
+    for maria_data in ("Maria", "Desk lamp", "249.00", "pi_demo", "200.00", "re_history"):
+        assert maria_data not in compact(foreign) + compact(foreign_status) + logged
+
+
+def test_it_rechecks_the_role_when_an_intern_calls_create_refund(demo, refund_calls):
+    ctx = context_for("intern")
+    arguments = {"order_id": MUG, "amount": 129, "reason": "damaged", "explanation": "Broken"}
+
+    result = call(ctx, "create_refund", arguments)
+
+    assert result["ok"] is False
+    assert result["error"]["code"] == "PERMISSION_DENIED"
+    assert result["error"]["retryable"] is False
+    assert refund_calls == []
+    assert RefundRequest.objects.filter(ticket__reference="TCK-1001").exists() is False
+    row = ToolCallLog.objects.get()
+    assert (row.tool_name, row.ok, row.error_code, row.actor_role) == (
+        "create_refund", False, "PERMISSION_DENIED", "intern")
+
+
+def test_it_passes_validated_arguments_with_the_amount_in_cents(demo, refund_calls):
+    ctx = context_for("agent")
+
+    result = call(ctx, "create_refund", '{"order_id": "202610110087", "amount": 129.5, '
+                                        '"reason": "damaged", "explanation": "Box crushed"}')
+
+    assert result == {"ok": True, "status": "pending_approval"}
+    assert refund_calls == [{"order_id": MUG, "amount": Decimal("129.50"), "reason": "damaged",
+                             "explanation": "Box crushed"}]
+    assert str(refund_calls[0]["amount"]) == "129.50"
+    assert ToolCallLog.objects.get().arguments["amount"] == "129.5"
+
+
+def test_it_names_similar_tools_for_an_unknown_one(demo):
+    ctx = context_for("agent")
+
+    result = call(ctx, "get_orders", {"order_id": MUG})
+
+    assert result["error"]["code"] == "UNKNOWN_TOOL"
+    assert result["error"]["similar"] == ["get_order"]
+    assert result["error"]["next_actions"] == ["get_order"]
+    row = ToolCallLog.objects.get()
+    assert (row.tool_name, row.error_code, row.arguments) == ("get_orders", "UNKNOWN_TOOL",
+                                                               None)
+
+
+@pytest.mark.parametrize("raw", ['{"order_id": ', "order 202610110087", "[1, 2]", '"text"',
+                                 "null", '{"order_id": "1", "order_id": "202610110087"}'])
+def test_it_refuses_arguments_that_are_not_one_json_object(demo, raw):
+    ctx = context_for("agent")
+
+    result = call(ctx, "get_order", raw)
+
+    assert result["ok"] is False
+    assert result["error"]["code"] == "BAD_JSON"
+    assert result["error"]["next_actions"] == ["get_order"]
+    row = ToolCallLog.objects.get()
+    assert (row.error_code, row.arguments_raw) == ("BAD_JSON", raw)
+
+
+def test_it_reads_empty_arguments_as_an_empty_object(demo):
+    ctx = context_for("agent")
+
+    listed = call(ctx, "list_customer_orders", "")
+    fetched = call(ctx, "get_order", "")
+
+    assert listed["ok"] is True
+    assert listed["total"] == 3
+    assert fetched["error"]["code"] == "INVALID_ARGUMENTS"
+    assert fetched["error"]["field_errors"] == {"order_id": "is required"}
+
+
+@pytest.mark.parametrize(("amount", "message"), [
+    ("true", "must be a number, not a boolean"),
+    ('"129"', "must be a number, not a string"),
+    ('"129.00"', "must be a number, not a string"),
+    ("129.001", "must have at most 2 decimal places"),
+    ("0.001", "must have at most 2 decimal places"),
+    ("NaN", "must be a finite number"),
+    ("Infinity", "must be a finite number"),
+    ("-Infinity", "must be a finite number"),
+    ("0", "must be greater than 0"),
+    ("-5", "must be greater than 0"),
+    ("1e20", "must be at most 9999999999.99"),
+    ("[129]", "must be a number, not an array"),
+])
+def test_it_refuses_amounts_that_are_not_money(demo, refund_calls, amount, message):
+    ctx = context_for("agent")
+    raw = ('{"order_id": "202610110087", "reason": "damaged", "explanation": "x", '
+           f'"amount": {amount}}}')
+
+    result = call(ctx, "create_refund", raw)
+
+    assert result["error"]["code"] == "INVALID_ARGUMENTS"
+    assert result["error"]["field_errors"] == {"amount": message}
+    assert refund_calls == []
+    assert ToolCallLog.objects.get().error_code == "INVALID_ARGUMENTS"
+
+
+@pytest.mark.parametrize("name", ["customer_id", "approved", "request_id", "role", "confirmed",
+                                  "user_id"])
+def test_it_rejects_identity_and_approval_arguments_by_name(demo, refund_calls, name):
+    ctx = context_for("supervisor")
+    arguments = {"order_id": MUG, "amount": 129, "reason": "damaged", "explanation": "x",
+                 name: True}
+
+    result = call(ctx, "create_refund", arguments)
+
+    assert result["error"]["code"] == "INVALID_ARGUMENTS"
+    assert result["error"]["field_errors"] == {
+        name: "not allowed: identity, scope and approval come from the run, never from "
+              "arguments"}
+    assert name in result["error"]["message"]
+    assert refund_calls == []
+
+
+@pytest.mark.parametrize(("order_id", "message"), [
+    (202610110087, "must be a string, not a number"),
+    ("1234567", "must match ^[0-9]{8,20}$"),
+    ("202610110087000000000", "must match ^[0-9]{8,20}$"),
+    ("".join(chr(0xFF10 + int(digit)) for digit in MUG), "must match ^[0-9]{8,20}$"),  # full width
+    ("202610110087\n", "must match ^[0-9]{8,20}$"),
+    ("202610110087 OR 1=1", "must match ^[0-9]{8,20}$"),
+])
+def test_it_refuses_order_ids_outside_the_pattern(demo, order_id, message):
+    ctx = context_for("agent")
+
+    result = call(ctx, "get_order", {"order_id": order_id})
+
+    assert result["error"]["code"] == "INVALID_ARGUMENTS"
+    assert result["error"]["field_errors"] == {"order_id": message}
+
+
+@pytest.mark.parametrize(("tool", "arguments", "errors"), [
+    ("list_customer_orders", {"limit": 21}, {"limit": "must be between 1 and 20"}),
+    ("list_customer_orders", {"limit": True}, {"limit": "must be a whole number, not a boolean"}),
+    ("list_customer_orders", {"limit": 2.5}, {"limit": "must be a whole number"}),
+    ("list_customer_orders", {"status": "lost"},
+     {"status": "must be one of: paid, shipped, delivered, cancelled"}),
+    ("search_policies", {"query": "window", "limit": 6}, {"limit": "must be between 1 and 5"}),
+    ("search_policies", {"query": ""}, {"query": "must not be empty"}),
+    ("search_policies", {"q": "window"}, {"q": "unknown argument", "query": "is required"}),
+])
+def test_it_refuses_arguments_outside_the_schema(demo, tool, arguments, errors):
+    ctx = context_for("agent")
+
+    result = call(ctx, tool, arguments)
+
+    assert result["error"]["code"] == "INVALID_ARGUMENTS"
+    assert result["error"]["field_errors"] == errors
+
+
+def test_it_answers_repeated_call_on_the_third_identical_call(demo):
+    ctx = context_for("agent")
+    runs = []
+    tool = extra_tool("count_calls", lambda ctx, args: runs.append(1) or {"n": len(runs)})
+
+    with registered_tool(tool):
+        first = call(ctx, "count_calls", '{}')
+        second = call(ctx, "count_calls", '{ }')
+        third = call(ctx, "count_calls", "")
+
+    assert (first, second) == ({"ok": True, "n": 1}, {"ok": True, "n": 2})
+    assert third["error"]["code"] == "REPEATED_CALL"
+    assert len(runs) == 2
+    assert list(ToolCallLog.objects.values_list("error_code", flat=True)) == [
+        "", "", "REPEATED_CALL"]
+
+
+def test_it_counts_repeats_per_run_and_per_arguments(demo):
+    ctx = context_for("agent")
+
+    results = [call(ctx, "get_order", {"order_id": MUG}) for _ in range(2)]
+    other_order = call(ctx, "get_order", {"order_id": "202610150012"})
+    other_run = call(context_for("agent"), "get_order", {"order_id": MUG})
+
+    assert [r["ok"] for r in [*results, other_order, other_run]] == [True] * 4
+
+
+def test_it_returns_the_logged_result_when_a_tool_call_is_executed_again(demo):
+    ctx = context_for("agent")
+    runs = []
+    tool = extra_tool("count_calls", lambda ctx, args: runs.append(1) or {"n": len(runs)})
+
+    with registered_tool(tool):
+        first = call(ctx, "count_calls", "{}", call_id="call_same")
+        again = call(ctx, "count_calls", "{}", call_id="call_same")
+
+    assert first == again == {"ok": True, "n": 1}
+    assert len(runs) == 1
+    assert ToolCallLog.objects.count() == 1
+
+
+def test_it_lets_the_unique_constraint_decide_a_race_on_one_tool_call(demo):
+    ctx = context_for("agent")
+    both_running = threading.Barrier(2, timeout=10)
+    bodies = []
+
+    def body(ctx, args):
+        bodies.append(1)
+        execution = len(bodies)
+        both_running.wait()
+        return {"execution": execution}
+
+    results = []
+
+    def execute():
+        try:
+            results.append(call(ctx, "racy", "{}", call_id="call_race"))
+        finally:
+            connections.close_all()
+
+    with registered_tool(extra_tool("racy", body)):
+        threads = [threading.Thread(target=execute) for _ in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=20)
+
+    assert len(bodies) == 2
+    assert len(results) == 2
+    assert results[0] == results[1]
+    assert ToolCallLog.objects.get().result == results[0]
+
+
+@pytest.mark.parametrize("cancel", [{"cancel_requested": True},
+                                    {"status": AgentRun.Status.CANCELLED}])
+def test_it_executes_nothing_for_a_cancelled_run(demo, cancel):
+    ctx = context_for("agent")
+    runs = []
+    AgentRun.objects.filter(pk=ctx.run.pk).update(**cancel)
+
+    with registered_tool(extra_tool("count_calls", lambda ctx, args: runs.append(1) or {})):
+        result = call(ctx, "count_calls", "{}")
+
+    assert result["error"]["code"] == "CANCELLED"
+    assert runs == []
+    assert ToolCallLog.objects.get().error_code == "CANCELLED"
+
+
+@pytest.fixture
+def release():
+    """Set at teardown so a sleeping tool thread ends instead of lingering for 30 s."""
+    event = threading.Event()
+    yield event
+    event.set()
+
+
+def test_it_stops_waiting_for_a_slow_read(demo, settings, release):
+    settings.TOOL_TIMEOUT_S = 1
+    ctx = context_for("agent")
+    slow = extra_tool("slow_read", lambda ctx, args: release.wait(30) and {})
+
+    with registered_tool(slow):
+        started = time.monotonic()
+        result = call(ctx, "slow_read", "{}")
+        elapsed = time.monotonic() - started
+
+    assert 0.9 <= elapsed < 3
+    assert result["error"]["code"] == "TOOL_TIMEOUT"
+    assert result["error"]["retryable"] is True
+    assert "status" not in result["error"]
+    row = ToolCallLog.objects.get()
+    assert (row.error_code, row.retryable) == ("TOOL_TIMEOUT", True)
+    assert row.elapsed_ms >= 900
+
+
+def test_it_reports_a_slow_create_refund_as_outcome_unknown(demo, settings, release,
+                                                             monkeypatch):
+    settings.TOOL_TIMEOUT_S = 1
+    ctx = context_for("agent")
+    monkeypatch.setattr("refunds.tools.create_refund", lambda ctx, args: release.wait(30) and {})
+    arguments = {"order_id": MUG, "amount": 129, "reason": "damaged", "explanation": "Broken"}
+
+    started = time.monotonic()
+    result = call(ctx, "create_refund", arguments)
+
+    assert time.monotonic() - started < 3
+    assert result["ok"] is False
+    assert result["error"]["code"] == "TOOL_TIMEOUT"
+    assert result["error"]["status"] == "unknown"
+    assert result["error"]["retryable"] is False
+    assert result["error"]["next_actions"] == ["get_refund_status"]
+    assert ToolCallLog.objects.get().retryable is False
+
+
+def test_it_hides_the_details_of_an_unexpected_failure(demo, caplog):
+    ctx = context_for("agent")
+
+    def broken(ctx, args):
+        raise RuntimeError('SELECT * FROM orders_order; see /srv/app/settings.py SECRET_KEY')
+
+    with caplog.at_level(logging.ERROR), registered_tool(extra_tool("broken", broken)):
+        result = call(ctx, "broken", "{}")
+
+    assert result["error"]["code"] == "INTERNAL_ERROR"
+    assert result["error"]["retryable"] is False
+    for leak in ("SELECT", "/srv", "settings", "SECRET", "Traceback", "RuntimeError"):
+        assert leak not in compact(result)
+    assert "RuntimeError: SELECT * FROM orders_order" in caplog.text
+    assert ToolCallLog.objects.get().error_code == "INTERNAL_ERROR"
+
+
+def test_it_passes_a_handler_refusal_through_as_data(demo):
+    ctx = context_for("agent")
+
+    def refuse(ctx, args):
+        raise ToolError(ErrorCode.POLICY_DENIED, "Outside the refund window.",
+                        extra={"clauses": ["R-1"]})
+
+    with registered_tool(extra_tool("refuse", refuse, kind=WRITE)):
+        result = call(ctx, "refuse", "{}")
+
+    assert result == {"ok": False, "error": {
+        "code": "POLICY_DENIED", "message": "Outside the refund window.", "retryable": False,
+        "next_actions": [], "clauses": ["R-1"]}}
+    assert ToolCallLog.objects.get().error_code == "POLICY_DENIED"
+
+
+def _sized_result(size: int) -> dict:
+    """A handler result whose JSON, once `ok` is added, is exactly `size` characters."""
+    overhead = len(compact({"ok": True, "text": ""}))
+    return {"text": "x" * (size - overhead)}
+
+
+def test_it_keeps_a_result_of_exactly_the_cap(demo):
+    ctx = context_for("agent")
+
+    with registered_tool(extra_tool("big", lambda ctx, args: _sized_result(MAX_RESULT_CHARS))):
+        result = call(ctx, "big", "{}")
+
+    assert "truncated" not in result
+    assert len(compact(result)) == MAX_RESULT_CHARS
+
+
+def test_it_cuts_a_result_over_the_cap(demo):
+    ctx = context_for("agent")
+    data = {"lines": [{"name": f'line "{n}" ü', "n": n} for n in range(600)]}
+    full = compact({"ok": True, **data})
+
+    with registered_tool(extra_tool("big", lambda ctx, args: data)):
+        result = call(ctx, "big", "{}")
+
+    assert result["ok"] is True
+    assert result["truncated"] is True
+    assert result["total"] == len(full)
+    assert full.startswith(result["content"])
+    assert MAX_RESULT_CHARS - 10 <= len(compact(result)) <= MAX_RESULT_CHARS
+    assert ToolCallLog.objects.get().result == result
+
+
+def test_it_cuts_a_result_one_character_over_the_cap(demo):
+    ctx = context_for("agent")
+
+    with registered_tool(extra_tool("big",
+                                    lambda ctx, args: _sized_result(MAX_RESULT_CHARS + 1))):
+        result = call(ctx, "big", "{}")
+
+    assert result["truncated"] is True
+    assert result["total"] == MAX_RESULT_CHARS + 1
+
+
+def test_it_refuses_to_run_inside_a_transaction(demo):
+    ctx = context_for("agent")
+
+    with pytest.raises(RuntimeError, match="outside a transaction"), transaction.atomic():
+        call(ctx, "get_order", {"order_id": MUG})
+
+    assert ToolCallLog.objects.count() == 0
+
+
+def test_it_stores_text_postgres_cannot_take_after_cleaning_it(demo):
+    ctx = context_for("agent")
+
+    unknown = call(ctx, "get\x00order", "{\x00}", call_id="c" * 150)
+    invalid = call(ctx, "get_order", '{"order_id": "\\u0000", "x\\u0000": "\\ud800"}')
+
+    assert unknown["error"]["code"] == "UNKNOWN_TOOL"
+    assert invalid["error"]["code"] == "INVALID_ARGUMENTS"
+    assert invalid["error"]["field_errors"] == {"x\ufffd": "unknown argument",
+                                                "order_id": "must match ^[0-9]{8,20}$"}
+    first, second = ToolCallLog.objects.all()
+    assert first.tool_call_id == "c" * 100
+    assert first.tool_name == "get\ufffdorder"
+    assert first.arguments_raw == "{\ufffd}"
+    assert second.arguments == {"order_id": "\ufffd", "x\ufffd": "?"}
+    assert "\x00" not in json.dumps([first.result, second.result], ensure_ascii=False)
