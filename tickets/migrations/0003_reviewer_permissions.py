@@ -15,7 +15,7 @@ REVIEWER_VIEW = {
 def grant(apps, schema_editor):
     # Permissions are normally created after all migrations ran; create them now.
     for app_config in apps.get_app_configs():
-        models_module = app_config.models_module
+        models_module = getattr(app_config, "models_module", None)
         app_config.models_module = models_module or True
         create_permissions(app_config, apps=apps, verbosity=0)
         app_config.models_module = models_module
