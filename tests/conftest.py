@@ -27,6 +27,7 @@ celery_app.conf.task_default_queue = TEST_QUEUE
 REFERENCE_DATA_MIGRATIONS = [
     ("tickets.migrations.0002_roles", "create_groups"),
     ("tickets.migrations.0003_reviewer_permissions", "grant"),
+    ("policies.migrations.0002_refunds_policy_v1", "publish"),
 ]
 
 
