@@ -1,0 +1,136 @@
+"""Refunds in Django admin: read-only views of decided data; decisions only through the services.
+
+The approve / reject actions never change a row themselves: they show the exact version and
+fingerprint of each selected request, and only the reviewer's confirmation of that page calls
+refund_approve / refund_reject with what was shown (DESIGN §8).
+"""
+
+from django.contrib import admin, messages
+from django.template.response import TemplateResponse
+
+from config.errors import ApplicationError
+from config.roles import is_reviewer
+from refunds import selectors, services
+from refunds.models import RefundConfirmation, RefundEvent, RefundRequest
+
+PAST_TENSE = {"approve": "approved", "reject": "rejected"}
+
+
+class ReadOnlyMixin:
+    """Decided data is evidence: nobody adds, edits or deletes it from admin."""
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+
+class RefundConfirmationInline(ReadOnlyMixin, admin.TabularInline):
+    model = RefundConfirmation
+    extra = 0
+    can_delete = False
+    fields = ["version", "status", "fingerprint", "expires_at", "decided_by", "decided_at",
+              "decision_note", "created_at"]
+    readonly_fields = fields
+
+
+class RefundEventInline(ReadOnlyMixin, admin.TabularInline):
+    model = RefundEvent
+    extra = 0
+    can_delete = False
+    fields = ["created_at", "from_status", "to_status", "actor", "detail"]
+    readonly_fields = fields
+
+
+@admin.register(RefundRequest)
+class RefundRequestAdmin(ReadOnlyMixin, admin.ModelAdmin):
+    list_display = ["request_id", "order", "customer", "ticket", "amount", "currency", "reason",
+                    "status", "requested_by", "created_at"]
+    list_filter = ["status", "reason", "currency"]
+    search_fields = ["request_id", "order__order_id", "order__customer__name",
+                     "order__customer__email", "ticket__reference", "provider_refund_id"]
+    list_select_related = ["order__customer", "ticket", "requested_by"]
+    date_hierarchy = "created_at"
+    fields = ["request_id", "status", "ticket", "order", "amount", "currency", "reason",
+              "explanation", "requested_by", "run", "tool_call", "policy_version",
+              "policy_evaluation", "provider_refund_id", "created_at", "updated_at"]
+    readonly_fields = fields
+    inlines = [RefundConfirmationInline, RefundEventInline]
+    actions = ["approve_refunds", "reject_refunds"]
+
+    @admin.display(ordering="order__customer__name")
+    def customer(self, refund: RefundRequest) -> str:
+        return refund.order.customer.name
+
+    def has_review_permission(self, request) -> bool:
+        return is_reviewer(request.user)
+
+    @admin.action(description="Approve selected refunds…", permissions=["review"])
+    def approve_refunds(self, request, queryset):
+        return self._decide(request, queryset, decision="approve")
+
+    @admin.action(description="Reject selected refunds…", permissions=["review"])
+    def reject_refunds(self, request, queryset):
+        return self._decide(request, queryset, decision="reject")
+
+    def _decide(self, request, queryset, *, decision: str):
+        refunds = list(queryset.select_related("order__customer", "ticket", "requested_by")
+                       .prefetch_related("confirmations"))
+        if request.POST.get("confirm") != "yes":
+            return self._confirmation_page(request, refunds, decision)
+        note = request.POST.get("note", "")
+        done = PAST_TENSE[decision]
+        for refund in refunds:
+            version = request.POST.get(f"version_{refund.pk}", "")
+            try:
+                if not version.isdigit():
+                    raise ApplicationError("The version to decide was not confirmed.")
+                if decision == "approve":
+                    services.refund_approve(
+                        refund=refund, reviewer=request.user, version=int(version),
+                        fingerprint=request.POST.get(f"fingerprint_{refund.pk}", ""),
+                        note=note,
+                    )
+                else:
+                    services.refund_reject(refund=refund, reviewer=request.user,
+                                           version=int(version), note=note)
+            except ApplicationError as refusal:
+                self.message_user(request, f"Refund {refund.request_id} not {done}: "
+                                           f"{refusal.message}", messages.ERROR)
+            else:
+                self.message_user(request, f"Refund {refund.request_id} v{version} {done}.",
+                                  messages.SUCCESS)
+        return None
+
+    def _confirmation_page(self, request, refunds: list[RefundRequest], decision: str):
+        rows = [(refund, selectors.current_confirmation(refund)) for refund in refunds]
+        return TemplateResponse(request, "refunds/admin_confirm.html", {
+            **self.admin_site.each_context(request),
+            "title": f"{decision.capitalize()} refunds",
+            "opts": self.model._meta,
+            "decision": decision,
+            "action": f"{decision}_refunds",
+            "rows": rows,
+            "action_checkbox_name": admin.helpers.ACTION_CHECKBOX_NAME,
+        })
+
+
+@admin.register(RefundConfirmation)
+class RefundConfirmationAdmin(ReadOnlyMixin, admin.ModelAdmin):
+    list_display = ["refund_request", "version", "status", "expires_at", "decided_by",
+                    "decided_at"]
+    list_filter = ["status"]
+    search_fields = ["refund_request__request_id", "fingerprint"]
+    list_select_related = ["refund_request", "decided_by"]
+
+
+@admin.register(RefundEvent)
+class RefundEventAdmin(ReadOnlyMixin, admin.ModelAdmin):
+    list_display = ["refund_request", "from_status", "to_status", "actor", "created_at"]
+    list_filter = ["to_status"]
+    search_fields = ["refund_request__request_id"]
+    list_select_related = ["refund_request", "actor"]

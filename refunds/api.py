@@ -1,0 +1,110 @@
+from django.http import Http404
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    inline_serializer,
+)
+from rest_framework import generics, serializers
+from rest_framework.exceptions import ValidationError
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from config.permissions import IsReviewer
+from refunds import selectors, services
+from refunds.models import RefundRequest
+from refunds.serializers import ApproveSerializer, RefundSerializer, RejectSerializer
+
+ERROR = inline_serializer("Error", {
+    "message": serializers.CharField(),
+    "code": serializers.CharField(),
+    "extra": serializers.DictField(),
+})
+
+
+def _error(description: str) -> OpenApiResponse:
+    return OpenApiResponse(ERROR, description=description)
+
+
+def _get_refund(request_id: str) -> RefundRequest:
+    try:
+        return selectors.refund_get(request_id=request_id)
+    except RefundRequest.DoesNotExist:
+        raise Http404(f"No refund request {request_id}") from None
+
+
+@extend_schema(parameters=[
+    OpenApiParameter("status", str, enum=RefundRequest.Status.values),
+    OpenApiParameter("reason", str, enum=RefundRequest.Reason.values),
+    OpenApiParameter("q", str, description="search request id, order id, customer, ticket"),
+])
+class RefundListApi(generics.ListAPIView):
+    serializer_class = RefundSerializer
+
+    def get_queryset(self):
+        params = self.request.query_params
+        status, reason = params.get("status", ""), params.get("reason", "")
+        errors = {}
+        if status and status not in RefundRequest.Status.values:
+            errors["status"] = [f"Must be one of: {', '.join(RefundRequest.Status.values)}."]
+        if reason and reason not in RefundRequest.Reason.values:
+            errors["reason"] = [f"Must be one of: {', '.join(RefundRequest.Reason.values)}."]
+        if errors:
+            raise ValidationError(errors)
+        return selectors.refund_list(status=status, reason=reason, query=params.get("q", ""))
+
+
+class RefundDetailApi(APIView):
+    @extend_schema(responses={200: RefundSerializer, 404: _error("No such refund request.")})
+    def get(self, request, request_id: str):
+        return Response(RefundSerializer(_get_refund(request_id)).data)
+
+
+class RefundApproveApi(APIView):
+    """Approve exactly the version and fingerprint you reviewed; execution follows."""
+
+    permission_classes = [IsAuthenticated, IsReviewer]
+
+    @extend_schema(
+        request=ApproveSerializer,
+        responses={
+            200: RefundSerializer,
+            400: _error("The body is not valid."),
+            403: _error("Not a reviewer, or your own request."),
+            404: _error("No such refund request."),
+            409: _error("The version is not current, pending and unexpired, or the "
+                        "fingerprint does not match."),
+            422: _error("Refused by the policy or by the order's refundable balance; "
+                        "extra.failing_clauses names the clauses."),
+        },
+    )
+    def post(self, request, request_id: str):
+        refund = _get_refund(request_id)
+        body = ApproveSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        services.refund_approve(refund=refund, reviewer=request.user, **body.validated_data)
+        return Response(RefundSerializer(_get_refund(request_id)).data)
+
+
+class RefundRejectApi(APIView):
+    """Reject the version you reviewed; the request ends as rejected."""
+
+    permission_classes = [IsAuthenticated, IsReviewer]
+
+    @extend_schema(
+        request=RejectSerializer,
+        responses={
+            200: RefundSerializer,
+            400: _error("The body is not valid."),
+            403: _error("Not a reviewer, or your own request."),
+            404: _error("No such refund request."),
+            409: _error("The version is not current, pending and unexpired."),
+        },
+    )
+    def post(self, request, request_id: str):
+        refund = _get_refund(request_id)
+        body = RejectSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        services.refund_reject(refund=refund, reviewer=request.user, **body.validated_data)
+        return Response(RefundSerializer(_get_refund(request_id)).data)

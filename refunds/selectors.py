@@ -1,0 +1,105 @@
+"""Reads for the reviewer queue, the refund API and admin."""
+
+from dataclasses import dataclass
+
+from django.db.models import Count, Prefetch, Q, QuerySet
+from django.utils import timezone
+
+from agent.models import ToolCallLog
+from orders.selectors import OrderSummary, order_summary
+from policies.models import Clause
+from refunds.models import RefundConfirmation, RefundEvent, RefundRequest
+
+
+def refund_list(*, status: str = "", reason: str = "", query: str = "") -> QuerySet[RefundRequest]:
+    """Refund requests, oldest first: the order in which reviewers should work them."""
+    refunds = RefundRequest.objects.select_related(
+        "order__customer", "ticket", "requested_by", "run"
+    ).prefetch_related(
+        Prefetch("confirmations",
+                 queryset=RefundConfirmation.objects.select_related("decided_by"))
+    )
+    if status:
+        refunds = refunds.filter(status=status)
+    if reason:
+        refunds = refunds.filter(reason=reason)
+    if query:
+        refunds = refunds.filter(
+            Q(request_id__icontains=query)
+            | Q(order__order_id__icontains=query)
+            | Q(order__customer__name__icontains=query)
+            | Q(order__customer__email__icontains=query)
+            | Q(ticket__reference__icontains=query)
+        )
+    return refunds.order_by("created_at", "id")
+
+
+def refund_status_counts() -> dict[str, int]:
+    """How many requests are in each status, every status present (zero when none)."""
+    counts = dict(RefundRequest.objects.values_list("status").annotate(n=Count("id")))
+    return {status: counts.get(status, 0) for status in RefundRequest.Status.values}
+
+
+def refund_get(*, request_id: str) -> RefundRequest:
+    """One request with what its API body needs. Raises RefundRequest.DoesNotExist."""
+    return refund_list().get(request_id=request_id)
+
+
+def current_confirmation(refund: RefundRequest) -> RefundConfirmation | None:
+    """The pending version a reviewer may decide, if any (reads the prefetched rows)."""
+    return next((c for c in refund.confirmations.all()
+                 if c.status == RefundConfirmation.Status.PENDING), None)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    clause: str
+    outcome: str
+    detail: str
+    title: str
+    text: str
+
+
+@dataclass(frozen=True)
+class ReviewView:
+    """Everything a reviewer needs to decide one request (DESIGN §8)."""
+
+    refund: RefundRequest
+    order: OrderSummary
+    confirmation: RefundConfirmation | None
+    confirmation_expired: bool
+    confirmations: list[RefundConfirmation]
+    events: list[RefundEvent]
+    verdicts: list[Verdict]
+    tool_calls: list[ToolCallLog]
+    untrusted_warning: bool
+
+
+def refund_review(*, refund: RefundRequest) -> ReviewView:
+    clauses = {}
+    if refund.policy_version_id is not None:
+        clauses = {c.ref: c for c in Clause.objects.filter(policy_version=refund.policy_version_id)}
+    verdicts = []
+    for verdict in refund.policy_evaluation or []:
+        clause = clauses.get(verdict.get("clause"))
+        verdicts.append(Verdict(
+            clause=verdict.get("clause", ""), outcome=verdict.get("outcome", ""),
+            detail=verdict.get("detail", ""), title=clause.title if clause else "",
+            text=clause.text if clause else "",
+        ))
+    tool_calls = []
+    if refund.run_id is not None:
+        tool_calls = list(ToolCallLog.objects.filter(run=refund.run_id).order_by("created_at",
+                                                                                 "id"))
+    confirmation = current_confirmation(refund)
+    return ReviewView(
+        refund=refund,
+        order=order_summary(refund.order),
+        confirmation=confirmation,
+        confirmation_expired=bool(confirmation and confirmation.expires_at <= timezone.now()),
+        confirmations=list(refund.confirmations.all()),
+        events=list(refund.events.select_related("actor").order_by("created_at", "id")),
+        verdicts=verdicts,
+        tool_calls=tool_calls,
+        untrusted_warning=bool(refund.run_id and refund.run.untrusted_instructions),
+    )

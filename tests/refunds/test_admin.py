@@ -1,0 +1,144 @@
+from decimal import Decimal
+
+import pytest
+from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
+from django.contrib.auth.models import Group
+from django.test import Client
+
+from refunds.models import RefundConfirmation, RefundEvent, RefundRequest
+from refunds.services import refund_propose
+from tests.factories import RefundProposalFactory, UserFactory
+
+pytestmark = pytest.mark.django_db
+
+CHANGELIST = "/admin/refunds/refundrequest/"
+
+
+def state(refund: RefundRequest) -> tuple:
+    return (RefundRequest.objects.values().get(pk=refund.pk),
+            list(RefundConfirmation.objects.filter(refund_request=refund).values()),
+            RefundEvent.objects.filter(refund_request=refund).count())
+
+
+def logged_in(user) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+@pytest.fixture
+def refund(agent_user):
+    return RefundProposalFactory(requested_by=agent_user)
+
+
+def test_the_approve_action_first_shows_the_version_and_fingerprint(
+        refund, reviewer, django_capture_on_commit_callbacks):
+    confirmation = refund.confirmations.get()
+    before = state(refund)
+
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        response = logged_in(reviewer).post(CHANGELIST, {
+            "action": "approve_refunds", ACTION_CHECKBOX_NAME: [refund.pk]})
+
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert f'name="version_{refund.pk}" value="1"' in page
+    assert f'name="fingerprint_{refund.pk}" value="{confirmation.fingerprint}"' in page
+    assert 'name="confirm" value="yes"' in page
+    assert state(refund) == before
+    assert callbacks == []
+
+
+def test_confirming_the_approve_action_goes_through_the_service(
+        refund, reviewer, django_capture_on_commit_callbacks):
+    confirmation = refund.confirmations.get()
+
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        response = logged_in(reviewer).post(CHANGELIST, {
+            "action": "approve_refunds", ACTION_CHECKBOX_NAME: [refund.pk], "confirm": "yes",
+            f"version_{refund.pk}": "1", f"fingerprint_{refund.pk}": confirmation.fingerprint,
+            "note": "Checked in admin."}, follow=True)
+
+    assert f"Refund {refund.request_id} v1 approved." in response.content.decode()
+    refund.refresh_from_db()
+    confirmation.refresh_from_db()
+    assert refund.status == "approved"
+    assert (confirmation.status, confirmation.decided_by, confirmation.decision_note) == (
+        "approved", reviewer, "Checked in admin.")
+    assert refund.events.last().actor == reviewer
+    assert len(callbacks) == 1
+
+
+def test_a_confirmation_page_gone_stale_approves_nothing(
+        refund, reviewer, agent_user, django_capture_on_commit_callbacks):
+    shown = refund.confirmations.get()
+    refund_propose(ticket=refund.ticket, order=refund.order, amount=Decimal("100.00"),
+                   reason="damaged", explanation=refund.explanation, requested_by=agent_user,
+                   role="agent")
+    before = state(refund)
+
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        response = logged_in(reviewer).post(CHANGELIST, {
+            "action": "approve_refunds", ACTION_CHECKBOX_NAME: [refund.pk], "confirm": "yes",
+            f"version_{refund.pk}": "1", f"fingerprint_{refund.pk}": shown.fingerprint},
+            follow=True)
+
+    assert f"Refund {refund.request_id} not approved: Version 1 is not the current version" in (
+        response.content.decode())
+    assert state(refund) == before
+    assert callbacks == []
+
+
+def test_the_requester_cannot_approve_through_admin(reviewer, django_capture_on_commit_callbacks):
+    reviewer.groups.add(Group.objects.get(name="support_agent"))
+    own = RefundProposalFactory(requested_by=reviewer)
+    before = state(own)
+
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        response = logged_in(reviewer).post(CHANGELIST, {
+            "action": "approve_refunds", ACTION_CHECKBOX_NAME: [own.pk], "confirm": "yes",
+            f"version_{own.pk}": "1",
+            f"fingerprint_{own.pk}": own.confirmations.get().fingerprint}, follow=True)
+
+    assert "another reviewer must decide it" in response.content.decode()
+    assert state(own) == before
+    assert callbacks == []
+
+
+def test_the_reject_action_goes_through_the_service(refund, reviewer):
+    response = logged_in(reviewer).post(CHANGELIST, {
+        "action": "reject_refunds", ACTION_CHECKBOX_NAME: [refund.pk], "confirm": "yes",
+        f"version_{refund.pk}": "1", "note": "Duplicate."}, follow=True)
+
+    assert f"Refund {refund.request_id} v1 rejected." in response.content.decode()
+    refund.refresh_from_db()
+    assert refund.status == "rejected"
+    assert refund.confirmations.get().decision_note == "Duplicate."
+
+
+def test_decided_data_is_read_only_in_admin(refund, reviewer):
+    client = logged_in(reviewer)
+    confirmation = refund.confirmations.get()
+    event = refund.events.get()
+
+    detail = client.get(f"{CHANGELIST}{refund.pk}/change/")
+    assert detail.status_code == 200
+    assert confirmation.fingerprint in detail.content.decode()
+    assert b'name="_save"' not in detail.content
+    assert client.post(f"{CHANGELIST}{refund.pk}/delete/", {"post": "yes"}).status_code == 403
+    assert client.get(f"{CHANGELIST}add/").status_code == 403
+    assert client.post(f"/admin/refunds/refundconfirmation/{confirmation.pk}/change/",
+                       {"status": "approved"}).status_code == 403
+    assert client.post(f"/admin/refunds/refundevent/{event.pk}/delete/",
+                       {"post": "yes"}).status_code == 403
+    assert state(refund)[1][0]["status"] == "pending"
+
+
+def test_a_superuser_without_the_reviewer_role_gets_no_review_actions(refund):
+    admin_user = UserFactory(username="t_admin", is_staff=True, is_superuser=True)
+
+    response = logged_in(admin_user).get(CHANGELIST)
+
+    assert response.status_code == 200
+    assert b"approve_refunds" not in response.content
+    assert b"reject_refunds" not in response.content

@@ -1,0 +1,224 @@
+from datetime import timedelta
+from decimal import Decimal
+
+import pytest
+from django.contrib.auth.models import Group
+from django.test import Client
+from django.utils import timezone
+
+from agent.models import ToolCallLog
+from refunds.models import RefundConfirmation, RefundEvent, RefundRequest
+from refunds.services import refund_propose
+from tests.factories import AgentRunFactory, RefundProposalFactory, TicketFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def state(refund: RefundRequest) -> tuple:
+    return (RefundRequest.objects.values().get(pk=refund.pk),
+            list(RefundConfirmation.objects.filter(refund_request=refund).values()),
+            RefundEvent.objects.filter(refund_request=refund).count())
+
+
+def logged_in(user, **kwargs) -> Client:
+    client = Client(**kwargs)
+    client.force_login(user)
+    return client
+
+
+@pytest.fixture
+def refund(agent_user):
+    ticket = TicketFactory(reference="TCK-7200", order__order_id="202610110087",
+                           customer__name="Li Wei")
+    run = AgentRunFactory(ticket=ticket, started_by=agent_user, untrusted_instructions=True)
+    ToolCallLog.objects.create(
+        run=run, ticket=ticket, tool_call_id="call_1", tool_name="get_order",
+        arguments={"order_id": "202610110087"}, ok=True, result={"ok": True},
+        actor=agent_user, actor_role="agent")
+    ToolCallLog.objects.create(
+        run=run, ticket=ticket, tool_call_id="call_2", tool_name="create_refund",
+        arguments={"order_id": "202610110087"}, ok=False, result={"ok": False},
+        error_code="INVALID_ARGUMENTS", actor=agent_user, actor_role="agent")
+    return RefundProposalFactory(ticket=ticket, requested_by=agent_user, run=run)
+
+
+def test_the_queue_requires_login(client):
+    response = client.get("/review/")
+
+    assert response.status_code == 302
+    assert response["Location"].startswith("/login/")
+
+
+def test_an_agent_cannot_open_the_queue_or_a_refund(refund, agent_user):
+    client = logged_in(agent_user)
+
+    assert client.get("/review/").status_code == 403
+    assert client.get(f"/review/{refund.request_id}/").status_code == 403
+    assert b"Review queue" not in client.get("/tickets/").content
+
+
+def test_the_queue_lists_pending_requests_oldest_first_with_counts(agent_user, reviewer):
+    older = RefundProposalFactory(requested_by=agent_user, ticket__reference="TCK-7301")
+    newer = RefundProposalFactory(requested_by=agent_user, ticket__reference="TCK-7302")
+    RefundRequest.objects.filter(pk=older.pk).update(created_at=timezone.now()
+                                                     - timedelta(hours=2))
+    decided = RefundProposalFactory(requested_by=agent_user, ticket__reference="TCK-7303")
+    logged_in(reviewer).post(f"/review/{decided.request_id}/reject/", {"version": 1})
+
+    response = logged_in(reviewer).get("/review/")
+
+    assert response.status_code == 200
+    assert [refund for refund, _ in response.context["rows"]] == [older, newer]
+    counts = {value: count for value, _, count in response.context["counts"]}
+    assert (counts["pending_approval"], counts["rejected"], counts["approved"]) == (2, 1, 0)
+    assert b"Review queue" in response.content
+
+
+def test_the_queue_filters_by_status_reason_and_search(agent_user, reviewer):
+    damaged = RefundProposalFactory(requested_by=agent_user, ticket__reference="TCK-7401",
+                                    amount=Decimal("50.00"))
+    wrong = RefundProposalFactory(requested_by=agent_user, ticket=damaged.ticket,
+                                  reason="wrong_item", amount=Decimal("50.00"))
+    other = RefundProposalFactory(requested_by=agent_user, ticket__reference="TCK-7402")
+    client = logged_in(reviewer)
+
+    def listed(**params) -> list:
+        return [refund for refund, _ in client.get("/review/", params).context["rows"]]
+
+    assert listed(reason="wrong_item") == [wrong]
+    assert listed(q="TCK-7401") == [damaged, wrong]
+    assert listed(q=other.order.order_id) == [other]
+    assert listed(q=other.order.customer.name) == [other]
+    assert listed(status="rejected") == []
+    assert listed(status="all") == [damaged, wrong, other]
+
+
+def test_the_detail_page_shows_what_a_reviewer_needs(refund, reviewer):
+    confirmation = refund.confirmations.get()
+
+    response = logged_in(reviewer).get(f"/review/{refund.request_id}/")
+
+    assert response.status_code == 200
+    page = response.content.decode()
+    for text in ("202610110087", "Li Wei", "129.00 CNY", "Already refunded", "Refundable",
+                 "The mug arrived in pieces.", "t_agent", "v1", confirmation.fingerprint,
+                 "get_order", "create_refund", "INVALID_ARGUMENTS", "untrusted instructions",
+                 'id="approve-form"', 'id="reject-form"', "csrfmiddlewaretoken"):
+        assert text in page, text
+    verdicts = {v.clause: v for v in response.context["review"].verdicts}
+    assert sorted(verdicts) == ["R-1", "R-2", "R-3", "R-4", "R-5", "R-6"]
+    assert all(v.text for v in verdicts.values())
+    assert verdicts["R-1"].text in page
+    assert f'name="fingerprint" value="{confirmation.fingerprint}"' in page
+    assert 'name="version" value="1"' in page
+
+
+def test_the_requester_sees_no_approve_button(reviewer):
+    reviewer.groups.add(Group.objects.get(name="support_agent"))
+    own = RefundProposalFactory(requested_by=reviewer)
+
+    page = logged_in(reviewer).get(f"/review/{own.request_id}/").content.decode()
+
+    assert 'id="approve-form"' not in page
+    assert "another reviewer must decide it" in page
+
+
+def test_a_reviewer_approves_from_the_page(refund, reviewer,
+                                          django_capture_on_commit_callbacks):
+    confirmation = refund.confirmations.get()
+
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        response = logged_in(reviewer).post(
+            f"/review/{refund.request_id}/approve/",
+            {"version": 1, "fingerprint": confirmation.fingerprint, "note": "Looks right."},
+            follow=True)
+
+    assert response.redirect_chain == [(f"/review/{refund.request_id}/", 302)]
+    assert f"Refund {refund.request_id} approved." in response.content.decode()
+    refund.refresh_from_db()
+    confirmation.refresh_from_db()
+    assert (refund.status, confirmation.status, confirmation.decision_note) == (
+        "approved", "approved", "Looks right.")
+    assert len(callbacks) == 1
+
+
+def test_a_stale_approval_shows_a_message_and_changes_nothing(
+        refund, reviewer, agent_user, django_capture_on_commit_callbacks):
+    old = refund.confirmations.get()
+    refund_propose(ticket=refund.ticket, order=refund.order, amount=Decimal("100.00"),
+                   reason="damaged", explanation=refund.explanation, requested_by=agent_user,
+                   role="agent")
+    before = state(refund)
+
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        response = logged_in(reviewer).post(
+            f"/review/{refund.request_id}/approve/",
+            {"version": 1, "fingerprint": old.fingerprint}, follow=True)
+
+    assert response.status_code == 200
+    assert "Not approved: Version 1 is not the current version" in response.content.decode()
+    assert "Traceback" not in response.content.decode()
+    assert state(refund) == before
+    assert callbacks == []
+
+
+def test_the_server_refuses_the_requester_even_without_the_button(
+        reviewer, django_capture_on_commit_callbacks):
+    reviewer.groups.add(Group.objects.get(name="support_agent"))
+    own = RefundProposalFactory(requested_by=reviewer)
+    before = state(own)
+
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        response = logged_in(reviewer).post(
+            f"/review/{own.request_id}/approve/",
+            {"version": 1, "fingerprint": own.confirmations.get().fingerprint}, follow=True)
+
+    assert "another reviewer must decide it" in response.content.decode()
+    assert state(own) == before
+    assert callbacks == []
+
+
+def test_an_agent_cannot_post_an_approval(refund, agent2_user):
+    before = state(refund)
+
+    response = logged_in(agent2_user).post(
+        f"/review/{refund.request_id}/approve/",
+        {"version": 1, "fingerprint": refund.confirmations.get().fingerprint})
+
+    assert response.status_code == 403
+    assert state(refund) == before
+
+
+def test_an_approval_without_a_csrf_token_is_refused(refund, reviewer):
+    before = state(refund)
+
+    response = logged_in(reviewer, enforce_csrf_checks=True).post(
+        f"/review/{refund.request_id}/approve/",
+        {"version": 1, "fingerprint": refund.confirmations.get().fingerprint})
+
+    assert response.status_code == 403
+    assert state(refund) == before
+
+
+def test_an_incomplete_form_is_refused_with_a_message(refund, reviewer):
+    before = state(refund)
+
+    response = logged_in(reviewer).post(f"/review/{refund.request_id}/approve/",
+                                        {"version": 1}, follow=True)
+
+    assert "the form was incomplete" in response.content.decode()
+    assert state(refund) == before
+
+
+def test_a_reviewer_rejects_from_the_page(refund, reviewer):
+    response = logged_in(reviewer).post(f"/review/{refund.request_id}/reject/",
+                                        {"version": 1, "note": "No photo."}, follow=True)
+
+    assert f"Refund {refund.request_id} rejected." in response.content.decode()
+    refund.refresh_from_db()
+    assert refund.status == "rejected"
+    assert refund.confirmations.get().decision_note == "No photo."
+
+
+def test_an_unknown_refund_page_is_404(reviewer):
+    assert logged_in(reviewer).get("/review/rf_000000000000000000000000/").status_code == 404
