@@ -1,0 +1,46 @@
+import time
+import uuid
+
+import pytest
+
+from refunds.models import RefundEvent, RefundRequest, SimulatedRefund
+from refunds.tasks import execute_refund
+from tickets.models import TicketMessage
+from tickets.tasks import post_system_message
+
+S = RefundRequest.Status
+
+
+def wait_for(condition, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"condition not met after {timeout}s")
+
+
+@pytest.mark.services
+def test_a_real_worker_executes_an_approved_refund_once(celery_worker, simulated_provider,
+                                                        make_refund):
+    # Given an approved refund
+    refund = make_refund()
+
+    # When its task goes through the real broker to a real worker, and is delivered again
+    execute_refund.delay(refund.pk)
+    wait_for(lambda: RefundRequest.objects.get(pk=refund.pk).status == S.SUCCEEDED)
+    execute_refund.delay(refund.pk)
+    # The worker takes one task at a time, in order: once this marker is posted, the
+    # redelivered task has run.
+    marker = f"marker {uuid.uuid4().hex}"
+    post_system_message.delay(refund.ticket.reference, marker)
+    wait_for(lambda: TicketMessage.objects.filter(body=marker).exists())
+
+    # Then the provider holds exactly one refund, and the request settled once
+    refund.refresh_from_db()
+    ledger = SimulatedRefund.objects.get()
+    assert ledger.idempotency_key == refund.request_id
+    assert refund.provider_refund_id == ledger.provider_refund_id
+    assert list(RefundEvent.objects.filter(refund_request=refund)
+                .values_list("to_status", flat=True)) == ["executing", "succeeded"]
+    assert celery_worker.log().count("refunds.tasks.execute_refund") >= 2
