@@ -7,8 +7,7 @@ from django.db import IntegrityError, close_old_connections, connection, transac
 from django.utils import timezone
 
 from policies.errors import PolicyPublishRefused, PolicyVersionImmutable
-from policies.models import Clause, Policy, PolicyVersion
-from policies.seed import publish_refunds_v1
+from policies.models import Clause, PolicyVersion
 from policies.selectors import published_version
 from policies.services import (
     clause_delete,
@@ -199,8 +198,6 @@ def blocked_backends() -> int:
 
 @pytest.mark.django_db(transaction=True)
 def test_it_keeps_one_published_version_when_two_drafts_publish_at_once(postgres):
-    # An earlier transactional test may have flushed the migrations' data.
-    publish_refunds_v1(policy_model=Policy, version_model=PolicyVersion, clause_model=Clause)
     v1 = published_version()
     drafts = [policy_version_draft_from(version=v1) for _ in range(2)]
     errors = []
