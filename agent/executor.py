@@ -39,6 +39,7 @@ MAX_RESULT_CHARS = 8000
 # answers REPEATED_CALL, which breaks a model stuck in a loop.
 MAX_IDENTICAL_CALLS = 2
 TEXT_LIMIT = 100  # tool_name and tool_call_id columns
+MAX_ARGUMENT_DEPTH = 20
 
 
 @dataclass
@@ -162,12 +163,25 @@ def _parse(raw: str) -> tuple[object, str]:
     if not raw.strip():
         return {}, ""
     try:
-        return json.loads(raw, parse_float=Decimal, parse_constant=Decimal,
-                          object_pairs_hook=_reject_duplicate_keys), ""
+        parsed = json.loads(raw, parse_float=Decimal, parse_constant=Decimal,
+                            object_pairs_hook=_reject_duplicate_keys)
     except json.JSONDecodeError as exc:
         return None, f"{exc.msg} at position {exc.pos}"
     except (ValueError, RecursionError):
         return None, "the value cannot be read"
+    if _nested_deeper_than(parsed, MAX_ARGUMENT_DEPTH):
+        # Everything after parsing walks the value recursively; no tool needs such nesting.
+        return None, f"it is nested more than {MAX_ARGUMENT_DEPTH} levels deep"
+    return parsed, ""
+
+
+def _nested_deeper_than(value, limit: int) -> bool:
+    if not isinstance(value, dict | list):
+        return False
+    if limit == 0:
+        return True
+    children = value.values() if isinstance(value, dict) else value
+    return any(_nested_deeper_than(child, limit - 1) for child in children)
 
 
 def _clean_text(text: str) -> str:

@@ -150,7 +150,11 @@ def test_it_names_similar_tools_for_an_unknown_one(demo):
 
 
 @pytest.mark.parametrize("raw", ['{"order_id": ', "order 202610110087", "[1, 2]", '"text"',
-                                 "null", '{"order_id": "1", "order_id": "202610110087"}'])
+                                 "null", '{"order_id": "1", "order_id": "202610110087"}',
+                                 '{"x": ' + "[" * 500 + "]" * 500 + "}",
+                                 "[" * 100_000 + "]" * 100_000],
+                         ids=["cut", "prose", "array", "string", "null", "duplicate key",
+                              "deep", "deeper than the parser goes"])
 def test_it_refuses_arguments_that_are_not_one_json_object(demo, raw):
     ctx = context_for("agent")
 
