@@ -17,7 +17,9 @@ def advance_run(self, run_id: str, expected_version: int | None = None) -> str:
                           kwargs={"run_id": run_id, "expected_version": outcome.version},
                           args=())
     if outcome.kind == runtime.STEP_CONTINUE:
-        advance_run.delay(run_id, expected_version=outcome.version)
+        # The next step stays on the queue this one came from (as a retry does).
+        queue = (self.request.delivery_info or {}).get("routing_key")
+        advance_run.apply_async((run_id,), {"expected_version": outcome.version}, queue=queue)
     return outcome.kind
 
 

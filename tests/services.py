@@ -60,9 +60,12 @@ def database_url_for_subprocess() -> str:
 class WorkerProcess:
     """A real `celery worker` subprocess consuming this test session's private queue."""
 
-    def __init__(self, queue: str, extra_env: dict | None = None, log_name: str = "worker"):
+    def __init__(self, queue: str, extra_env: dict | None = None, log_name: str = "worker",
+                 extra_args: list[str] | None = None):
         self.queue = queue
         self.extra_env = extra_env or {}
+        # e.g. ["--include", "tests.agent.worker_tools"]: test-only modules for the worker
+        self.extra_args = extra_args or []
         self.log_path = BASE_DIR / "var" / f"test-{log_name}-{uuid.uuid4().hex[:8]}.log"
         self.process: subprocess.Popen | None = None
 
@@ -74,7 +77,7 @@ class WorkerProcess:
             [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", self.queue,
              "--concurrency=1", "--pool=prefork", "--loglevel=INFO", "--without-gossip",
              "--without-mingle", "--without-heartbeat",
-             "-n", f"test-{uuid.uuid4().hex[:6]}@%h"],
+             "-n", f"test-{uuid.uuid4().hex[:6]}@%h", *self.extra_args],
             cwd=BASE_DIR, env=env, stdout=self._log, stderr=subprocess.STDOUT,
         )
         deadline = time.monotonic() + timeout
