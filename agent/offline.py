@@ -159,8 +159,7 @@ def read_transcript(messages: list[dict]) -> Transcript:
             system_lines.append(strip_untrusted(content))
         if role in ("system", "developer", "user"):
             transcript.untrusted_texts += [
-                (label.replace("_", " "), body)
-                for label, body in labelled_untrusted_blocks(content)]
+                (_place(label), body) for label, body in labelled_untrusted_blocks(content)]
         if role == "user" and strip_untrusted(content).strip():
             transcript.request = " ".join(strip_untrusted(content).split())
             turn_start = index
@@ -192,6 +191,12 @@ def read_transcript(messages: list[dict]) -> Transcript:
             if call is not None:
                 call.result = _parse_result(_text(message.get("content")))
     return transcript
+
+
+def _place(label: str) -> str:
+    """"customer_message_2026-11-29_14_04" -> "customer message": where, not when."""
+    words = re.match(r"[a-z_]*", label).group(0).strip("_")
+    return words.replace("_", " ") or "untrusted text"
 
 
 def _tool_names(tools: list[dict]) -> set[str]:

@@ -442,3 +442,17 @@ def test_it_lists_orders_and_asks_which_one_when_the_ticket_has_none():
     assert answer == ("The customer's orders: 202610110087 (delivered), 202610150012 "
                       "(delivered).\nThis ticket has no order attached; tell me which order "
                       "you mean.")
+
+
+def test_it_names_where_the_suspicious_text_was_without_its_timestamp():
+    thread = wrap_untrusted("customer message, 2026-11-29 14:04", TICKET_INJECTION)
+    messages = [{"role": "system", "content": system_prompt("202610220314")},
+                {"role": "system", "content": thread},
+                {"role": "user", "content": "Summarise the ticket."}]
+
+    _, answer = drive(messages, tck_1003_results())
+
+    assert answer.splitlines()[-1] == (
+        "Warning: customer-written text (customer message and the order note) reads like "
+        "instructions to the assistant (override_instructions, addresses_the_ai, "
+        "authority_flag, claimed_authority). I treated it as data and did not act on it.")
