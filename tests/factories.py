@@ -9,7 +9,6 @@ from django.utils import timezone
 from config.roles import GROUP_FOR_ROLE
 from orders.models import Customer, Order, OrderLine
 from refunds.identity import derive_request_id, fingerprint, fingerprint_params
-from refunds.identity import derive_request_id, fingerprint, fingerprint_params
 from tickets.models import Ticket, TicketMessage
 
 
@@ -113,37 +112,6 @@ class RefundProposalFactory(factory.Factory):
         from refunds.services import refund_propose
 
         return refund_propose(**kwargs).refund
-
-
-class RefundRequestFactory(factory.django.DjangoModelFactory):
-    """A refund intent on its ticket's order; `request_id` derived the way the server does."""
-
-    class Meta:
-        model = "refunds.RefundRequest"
-
-    ticket = factory.SubFactory(TicketFactory)
-    order = factory.SelfAttribute("ticket.order")
-    amount = Decimal("129.00")
-    currency = "CNY"
-    reason = "damaged"
-    explanation = "Arrived broken."
-    requested_by = factory.SubFactory(UserFactory)
-    request_id = factory.LazyAttribute(lambda r: derive_request_id(
-        ticket_reference=r.ticket.reference if r.ticket else "", order_id=r.order.order_id,
-        reason=r.reason))
-
-
-class RefundConfirmationFactory(factory.django.DjangoModelFactory):
-    """A confirmation version bound to the request row as it is when the factory runs."""
-
-    class Meta:
-        model = "refunds.RefundConfirmation"
-
-    refund_request = factory.SubFactory(RefundRequestFactory)
-    version = 1
-    params = factory.LazyAttribute(lambda c: fingerprint_params(c.refund_request))
-    fingerprint = factory.LazyAttribute(lambda c: fingerprint(c.params))
-    expires_at = factory.LazyFunction(lambda: timezone.now() + timedelta(days=1))
 
 
 class RefundRequestFactory(factory.django.DjangoModelFactory):
