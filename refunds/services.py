@@ -80,9 +80,10 @@ def _post_to_ticket(refund: RefundRequest, body: str, author=None) -> None:
                             body=body, author=author)
 
 
-def _proposed_message(refund: RefundRequest) -> str:
+def _proposed_message(refund: RefundRequest, version: int) -> str:
+    revision = f" as version {version}" if version > 1 else ""
     return (f"Refund of {money_str(refund.amount)} {refund.currency} proposed for order "
-            f"{refund.order.order_id} ({refund.get_reason_display().lower()}), "
+            f"{refund.order.order_id} ({refund.get_reason_display().lower()}){revision}, "
             f"waiting for review.")
 
 
@@ -128,7 +129,7 @@ def refund_propose(*, ticket: Ticket, order: Order, amount: Decimal, reason: str
             RefundEvent.objects.create(refund_request=refund, from_status="",
                                        to_status=S.PENDING_APPROVAL, actor=requested_by,
                                        detail={"version": 1})
-            _post_to_ticket(refund, _proposed_message(refund))
+            _post_to_ticket(refund, _proposed_message(refund, 1))
             return Proposal(refund=refund, confirmation=confirmation, outcome="created")
     return _repropose(refund=refund, amount=amount, explanation=explanation,
                       requested_by=requested_by, role=role, run=run, now=now)
@@ -177,7 +178,7 @@ def _repropose(*, refund: RefundRequest, amount: Decimal, explanation: str, requ
     version = (refund.confirmations.aggregate(top=Max("version"))["top"] or 0) + 1
     confirmation = _create_confirmation(refund=refund, version=version, now=now)
     outcome = "renewed" if lapsed or pending is None else "new_version"
-    _post_to_ticket(refund, _proposed_message(refund) + f" (version {version})")
+    _post_to_ticket(refund, _proposed_message(refund, version))
     return Proposal(refund=refund, confirmation=confirmation, outcome=outcome)
 
 

@@ -107,6 +107,9 @@ def test_it_makes_a_new_version_when_the_amount_changes(ctx):
     assert v2.params["amount"] == "100.00"
     # A new version is not a transition of the request: still its one creation event.
     assert RefundEvent.objects.count() == 1
+    assert TicketMessage.objects.last().body == (
+        "Refund of 100.00 CNY proposed for order 202610110087 (damaged) as version 2, "
+        "waiting for review.")
 
 
 def test_it_makes_a_new_version_when_the_explanation_changes(ctx):
