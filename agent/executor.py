@@ -9,6 +9,7 @@ import difflib
 import hashlib
 import json
 import logging
+import math
 import threading
 import time
 from dataclasses import dataclass
@@ -191,16 +192,20 @@ def _clean_text(text: str) -> str:
 
 def _jsonable(value):
     """A JSON-safe, storable copy: Decimal as its string (money never becomes float), text
-    cleaned for PostgreSQL."""
+    cleaned for PostgreSQL, anything else JSON cannot hold as its string."""
     if isinstance(value, dict):
         return {_clean_text(str(key)): _jsonable(item) for key, item in value.items()}
     if isinstance(value, list | tuple):
         return [_jsonable(item) for item in value]
     if isinstance(value, str):
         return _clean_text(value)
-    if isinstance(value, Decimal):
-        return str(value)
-    return value
+    if value is None or isinstance(value, bool | int):
+        return value
+    if isinstance(value, float) and math.isfinite(value):
+        return value
+    if isinstance(value, datetime | date):
+        return value.isoformat()
+    return _clean_text(str(value))
 
 
 def _digest(arguments) -> str:

@@ -415,14 +415,14 @@ def test_it_passes_a_handler_refusal_through_as_data(demo):
 
     def refuse(ctx, args):
         raise ToolError(ErrorCode.POLICY_DENIED, "Outside the refund window.",
-                        extra={"clauses": ["R-1"]})
+                        extra={"clauses": ["R-1"], "limit": Decimal("500.00")})
 
     with registered_tool(extra_tool("refuse", refuse, kind=WRITE)):
         result = call(ctx, "refuse", "{}")
 
     assert result == {"ok": False, "error": {
         "code": "POLICY_DENIED", "message": "Outside the refund window.", "retryable": False,
-        "next_actions": [], "clauses": ["R-1"]}}
+        "next_actions": [], "clauses": ["R-1"], "limit": "500.00"}}
     assert ToolCallLog.objects.get().error_code == "POLICY_DENIED"
 
 
