@@ -181,6 +181,9 @@ REFUND_ADAPTER = env("REFUND_ADAPTER", default="simulated")
 STRIPE_API_KEY = env("STRIPE_API_KEY", default="")
 STRIPE_API_BASE = env("STRIPE_API_BASE", default="")
 REFUND_PROVIDER_TIMEOUT_S = env.float("REFUND_PROVIDER_TIMEOUT_S", default=10.0)
+# The simulated provider's behaviour, for demos and fault tests: normal | timeout | fail | down.
+SIMULATED_PROVIDER_MODE = env("SIMULATED_PROVIDER_MODE", default="normal")
+SIMULATED_PROVIDER_LATENCY_S = env.float("SIMULATED_PROVIDER_LATENCY_S", default=0.0)
 DEMO_PASSWORD = env("DEMO_PASSWORD", default="demo-pass-123")
 
 LOGGING = {

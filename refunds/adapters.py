@@ -15,7 +15,6 @@ is the one mistake reconciliation cannot repair.
 """
 
 import logging
-import os
 import threading
 import time
 import uuid
@@ -132,12 +131,6 @@ class SimulatedCallLog:
 simulated_calls = SimulatedCallLog()
 
 
-def _simulated_knob(name: str, default: str) -> str:
-    # Read at call time, so tests (settings overrides) and demos (environment) can switch the
-    # provider's behaviour without rebuilding anything.
-    return str(getattr(settings, name, os.environ.get(name, default)))
-
-
 class SimulatedAdapter:
     """An in-process provider whose ledger is the SimulatedRefund table.
 
@@ -149,11 +142,12 @@ class SimulatedAdapter:
     name = "simulated"
 
     def __init__(self) -> None:
-        self.mode = _simulated_knob("SIMULATED_PROVIDER_MODE", SimulatedMode.NORMAL)
+        # Read per call, so tests (settings overrides) can switch the provider's behaviour.
+        self.mode = settings.SIMULATED_PROVIDER_MODE
         if self.mode not in SimulatedMode.ALL:
             raise ImproperlyConfigured(f"SIMULATED_PROVIDER_MODE {self.mode!r} is not one of "
                                        f"{', '.join(SimulatedMode.ALL)}")
-        self.latency = float(_simulated_knob("SIMULATED_PROVIDER_LATENCY_S", "0"))
+        self.latency = float(settings.SIMULATED_PROVIDER_LATENCY_S)
         self.timeout = float(settings.REFUND_PROVIDER_TIMEOUT_S)
 
     def _wait(self) -> bool:
