@@ -22,6 +22,7 @@ from policies.selectors import evaluate_refund_for_order
 from refunds.errors import RefundRefused, ReviewForbidden, StaleConfirmation
 from refunds.identity import derive_request_id, fingerprint, fingerprint_params
 from refunds.models import RefundConfirmation, RefundEvent, RefundRequest
+from refunds.tasks import execute_refund
 from refunds.transitions import refund_transition
 from tickets.models import Ticket, TicketMessage
 from tickets.services import ticket_post_message
@@ -255,18 +256,12 @@ def refund_approve(*, refund: RefundRequest, reviewer, version: int, fingerprint
                             f"{order.order_id} approved by {reviewer.get_username()}; "
                             f"executing.")
     refund_pk = locked.pk
-    transaction.on_commit(lambda: _enqueue_execution(refund_pk))
+    transaction.on_commit(lambda: execute_refund.delay(refund_pk))
     return locked
 
 
 def _fingerprint_of(refund: RefundRequest) -> str:
     return fingerprint(fingerprint_params(refund))
-
-
-def _enqueue_execution(refund_pk: int) -> None:
-    from refunds.tasks import execute_refund
-
-    execute_refund.delay(refund_pk)
 
 
 @transaction.atomic

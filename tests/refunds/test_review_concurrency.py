@@ -7,7 +7,7 @@ import pytest
 from django.db import connection
 
 from config.errors import ApplicationError
-from refunds import services
+from refunds import tasks
 from refunds.models import RefundConfirmation, RefundEvent, RefundRequest
 from refunds.services import refund_approve, refund_propose
 from tests.factories import RefundProposalFactory, TicketFactory
@@ -41,7 +41,7 @@ def run_in_threads(count: int, work) -> list:
 def enqueued(monkeypatch) -> list:
     """Execution enqueued after commit, recorded instead of sent to the broker."""
     calls: list = []
-    monkeypatch.setattr(services, "_enqueue_execution", calls.append)
+    monkeypatch.setattr(tasks.execute_refund, "delay", calls.append)
     return calls
 
 
