@@ -22,6 +22,6 @@ class RunContext:
 
     @classmethod
     def for_run(cls, run: AgentRun) -> "RunContext":
-        ticket = Ticket.objects.select_related("customer").get(pk=run.ticket_id)
+        ticket = Ticket.objects.select_related("customer", "order").get(pk=run.ticket_id)
         return cls(run=run, actor=run.started_by, role=run.actor_role, ticket=ticket,
                    customer=ticket.customer)

@@ -12,7 +12,7 @@ from agent.models import AgentMessage
 from agent.untrusted import looks_like_instructions, wrap_untrusted
 from tickets.models import TicketMessage
 
-PROMPT_VERSION = "desk-2026.11-1"
+PROMPT_VERSION = "desk-2026.11-2"
 # Characters of transcript the model sees; older whole exchanges are dropped first.
 HISTORY_CHAR_BUDGET = 60_000
 
@@ -21,7 +21,9 @@ You are the Refund Desk assistant. You help a support agent work one customer ti
 
 Current time: {now} (UTC).
 You act for: {username}, role {role}. Your tools act with this user's authority, nothing more.
+Actor role: {role}
 Bound scope: ticket {reference} of customer {customer_name} (customer id {customer_id}).
+Ticket order: {order_id}
 Your tools only see this customer's orders; you cannot act for anyone else.
 Ticket subject (written by the customer):
 {subject}
@@ -62,6 +64,7 @@ def system_prompt(ctx: RunContext, *, now: datetime) -> str:
         now=now.strftime("%Y-%m-%d %H:%M"), username=ctx.actor.get_username(), role=ctx.role,
         reference=ctx.ticket.reference, customer_name=ctx.customer.name,
         customer_id=ctx.customer.pk,
+        order_id=ctx.ticket.order.order_id if ctx.ticket.order_id else "none",
         subject=wrap_untrusted("ticket subject", ctx.ticket.subject),
     )
 
@@ -82,7 +85,10 @@ def ticket_thread(ctx: RunContext) -> tuple[str, bool]:
 
 def as_chat_message(message: AgentMessage) -> dict:
     if message.role == AgentMessage.Role.TOOL:
-        return {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content}
+        # Tool results carry customer-written text (order notes, explanations): data, never
+        # instructions (DESIGN §1, invariant 9).
+        return {"role": "tool", "tool_call_id": message.tool_call_id,
+                "content": wrap_untrusted("tool_result", message.content)}
     if message.role == AgentMessage.Role.ASSISTANT:
         chat: dict = {"role": "assistant", "content": message.content or None}
         if message.tool_calls:

@@ -51,14 +51,16 @@
 
   function describe(event) {
     const data = event.data || {};
-    if (data.label) return data.label;
+    if (data.summary) return data.summary;
     switch (event.type) {
       case "run.started": return "Started: " + (data.message || "working on your request");
       case "model.started": return "Thinking…";
       case "model.completed": return data.tool_calls ? "Decided to use " + data.tool_calls.join(", ") : "Writing the answer…";
-      case "tool_call.started": return "Running " + (data.tool || data.tool_name || "a tool") + "…";
-      case "tool_call.completed": return (data.tool || data.tool_name || "Tool") + (data.ok === false ? " refused: " + (data.error_code || "error") : " done");
-      case "approval.required": return "Proposed refund — waiting for a reviewer";
+      case "tool_call.started": return "Running " + (data.name || "a tool") + "…";
+      case "tool_call.completed": return (data.name || "Tool") + (data.ok === false ? " refused: " + (data.error_code || "error") : " done");
+      case "approval.required":
+        return "Proposed refund " + (data.amount || "") + " " + (data.currency || "") + " — waiting for a reviewer";
+      case "message": return data.content || "";
       case "run.completed": return "Done";
       case "run.failed": return "Failed: " + (data.reason || data.error || "see the run");
       case "run.cancelled": return "Cancelled";
@@ -82,12 +84,17 @@
   function render(event) {
     if (event.seq <= lastSeq) return;
     lastSeq = event.seq;
-    const item = document.createElement("li");
+    lastEventType = event.type;
+    const data = event.data || {};
+    // A finished tool call replaces the line that announced it.
+    const existing = event.type === "tool_call.completed" && data.tool_call_id
+      ? progress.querySelector('li[data-call="' + CSS.escape(data.tool_call_id) + '"]') : null;
+    const item = existing || document.createElement("li");
     item.className = "progress-" + event.type.replace(".", "-");
     item.dataset.seq = event.seq;
+    if (data.tool_call_id) item.dataset.call = data.tool_call_id;
     item.textContent = describe(event);
-    progress.append(item);
-    const data = event.data || {};
+    if (!existing) progress.append(item);
     if (data.untrusted_warning) warning.hidden = false;
     if (event.type === "approval.required") showProposal(data);
     if (FINAL.has(event.type)) finish(event);
@@ -152,10 +159,8 @@
     }
   }
 
-  function lastType() {
-    const last = progress.lastElementChild;
-    return last ? last.className.replace("progress-", "").replace("-", ".") : "";
-  }
+  let lastEventType = "";
+  function lastType() { return lastEventType; }
 
   function follow() {
     stopFollowing();

@@ -6,13 +6,7 @@ from agent.models import ToolCallLog
 from refunds.models import RefundRequest
 from tests.agent.runs import drive, start_run
 
-pytestmark = [
-    pytest.mark.django_db(transaction=True),
-    # The planner binds the ticket's order from a "Ticket order: <digits>|none" line (and the
-    # role from "Actor role: <role>") in the system prompt; agent/prompts.py does not write it
-    # yet, so the planner cannot know the order. Strict: drop this marker once the line exists.
-    pytest.mark.xfail(strict=True, reason="system prompt lacks the 'Ticket order:' line"),
-]
+pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture

@@ -13,11 +13,20 @@ from agent import runtime, services
 from agent.errors import ErrorCode
 from agent.models import AgentMessage, AgentRun, RunEvent, ToolCallLog
 from agent.prompts import FINAL_CALL_NOTE
+from agent.untrusted import untrusted_blocks
 from tests.agent.runs import drive, probe_tool, start_run
 from tests.fakes.openai_server import error_body, text_reply, tool_call, tool_reply
 from tickets.models import TicketMessage
 
 pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def sent_result(tool_message: dict) -> dict:
+    """The tool result as the model got it: JSON inside an untrusted block."""
+    content = tool_message["content"]
+    assert content.startswith('<untrusted source="tool_result">')
+    (body,) = untrusted_blocks(content)
+    return json.loads(body)
 
 
 def roles(run):
@@ -51,7 +60,7 @@ def test_it_looks_up_the_order_and_sends_the_result_back_under_the_same_call_id(
     assert [c["id"] for c in assistant["tool_calls"]] == ["call_order"]
     tool_messages = fake_openai.tool_messages(1)
     assert [m["tool_call_id"] for m in tool_messages] == ["call_order"]
-    result = json.loads(tool_messages[0]["content"])
+    result = sent_result(tool_messages[0])
     assert (result["ok"], result["order_id"], result["amount_paid"]) == (
         True, "202610110087", "129.00")
     # and the run finished with the answer, posted on the ticket by the assistant
@@ -82,6 +91,8 @@ def test_it_sends_a_system_prompt_with_scope_rules_and_wrapped_customer_text(
     assert messages[0]["role"] == "system"
     assert "ticket TCK-1003 of customer Sam Carter" in system
     assert "You act for: agent, role agent." in system
+    assert "Actor role: agent\n" in system
+    assert "Ticket order: 202610220314\n" in system
     assert "R-1" in system
     assert "pending approval" in system
     thread = messages[1]["content"]
@@ -90,7 +101,7 @@ def test_it_sends_a_system_prompt_with_scope_rules_and_wrapped_customer_text(
     assert messages[2] == {"role": "user", "content": "Summarise the ticket."}
     # and the injection in the customer's message raised the run's warning flag
     assert run.untrusted_instructions is True
-    assert run.prompt_version == "desk-2026.11-1"
+    assert run.prompt_version == "desk-2026.11-2"
 
 
 def test_a_harmless_ticket_does_not_raise_the_untrusted_flag(demo, fake_openai):
@@ -158,7 +169,7 @@ def test_a_slow_tool_times_out_and_the_loop_continues(demo, fake_openai, setting
 
     log = ToolCallLog.objects.get(run=run)
     assert (log.tool_call_id, log.ok, log.error_code) == ("call_slow", False, "TOOL_TIMEOUT")
-    sent_back = json.loads(fake_openai.tool_messages(1)[0]["content"])
+    sent_back = sent_result(fake_openai.tool_messages(1)[0])
     assert sent_back["error"]["code"] == "TOOL_TIMEOUT"
     assert (run.status, run.final_answer) == ("completed", "The lookup timed out.")
 
@@ -192,7 +203,7 @@ def test_bad_json_arguments_get_bad_json_and_the_corrected_call_succeeds(demo, f
 
     drive(run)
 
-    bad = json.loads(fake_openai.tool_messages(1)[0]["content"])
+    bad = sent_result(fake_openai.tool_messages(1)[0])
     assert (bad["ok"], bad["error"]["code"]) == (False, ErrorCode.BAD_JSON)
     logs = {log.tool_call_id: (log.ok, log.error_code)
             for log in ToolCallLog.objects.filter(run=run)}
@@ -209,7 +220,7 @@ def test_an_unknown_tool_gets_unknown_tool(demo, fake_openai):
 
     drive(run)
 
-    sent_back = json.loads(fake_openai.tool_messages(1)[0]["content"])
+    sent_back = sent_result(fake_openai.tool_messages(1)[0])
     assert sent_back["error"]["code"] == ErrorCode.UNKNOWN_TOOL
     assert "get_order" in sent_back["error"]["next_actions"]
     log = ToolCallLog.objects.get(run=run)

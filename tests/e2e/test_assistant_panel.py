@@ -1,0 +1,46 @@
+import pytest
+
+from refunds.models import RefundRequest
+
+pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture
+def offline_planner(settings):
+    settings.LLM_PROVIDER = "offline"
+
+
+def test_it_shows_live_progress_and_the_proposal(page, login, demo, offline_planner,
+                                                 celery_worker):
+    login("agent")
+    page.goto("/tickets/TCK-1001/")
+    assert page.locator("#provider-label").inner_text() == "Offline planner"
+
+    page.fill("#assistant-message", "The mug arrived broken, please refund it")
+    page.click("#assistant-ask")
+
+    progress = page.locator("#assistant-progress")
+    progress.locator("text=Looking up order 202610110087").wait_for(timeout=30_000)
+    proposal = page.locator("#assistant-proposal")
+    proposal.wait_for(state="visible", timeout=30_000)
+    assert "Proposed refund 129.00 CNY — waiting for a reviewer" in proposal.inner_text()
+    answer = page.locator("#assistant-answer")
+    answer.wait_for(state="visible", timeout=30_000)
+    assert "R-1" in answer.inner_text()
+    refund = RefundRequest.objects.get(order__order_id="202610110087")
+    assert refund.status == "pending_approval"
+
+    # Progress survives a reload: the events are replayed from the database.
+    page.reload()
+    page.locator("#assistant-progress li").first.wait_for()
+    assert "Looking up order 202610110087" in page.locator("#assistant-progress").inner_text()
+    page.locator("#assistant-answer").wait_for(state="visible")
+    page.locator("#assistant-trail").wait_for(state="attached")
+    assert page.locator("#assistant-trail tbody tr").count() >= 3
+
+
+def test_a_reviewer_sees_no_assistant_form(page, login, demo):
+    login("reviewer")
+    page.goto("/tickets/TCK-1001/")
+    assert page.locator("#assistant-form").count() == 0
+    assert "Only support interns, agents and supervisors" in page.locator("#assistant").inner_text()
