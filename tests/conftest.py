@@ -8,8 +8,11 @@ from django.conf import settings
 
 from config.celery import app as celery_app
 from config.roles import Role
+from refunds.adapters import simulated_calls
 from tests import services
 from tests.factories import UserFactory
+from tests.fakes.openai_server import FakeOpenAI
+from tests.fakes.stripe_server import FakeStripe
 from tickets.demo import seed_demo
 
 # Playwright's sync API keeps an event loop on the test thread; Django must still let the
@@ -149,3 +152,40 @@ def login(page):
         return page
 
     return log_in
+
+
+# --- Fakes at the edges, over their real protocols ------------------------------------
+
+
+@pytest.fixture
+def fake_openai(settings):
+    """The fake model endpoint, used by this process; `fake_openai.worker_env` points a worker
+    subprocess at it too."""
+    server = FakeOpenAI().start()
+    settings.LLM_PROVIDER = "openai"
+    settings.OPENAI_BASE_URL = server.base_url
+    settings.OPENAI_API_KEY = "test-key"
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def simulated_provider(settings):
+    """The simulated payment provider in normal mode, with an empty call log."""
+    settings.REFUND_ADAPTER = "simulated"
+    settings.SIMULATED_PROVIDER_MODE = "normal"
+    settings.SIMULATED_PROVIDER_LATENCY_S = 0
+    simulated_calls.reset()
+    yield simulated_calls
+    simulated_calls.reset()
+
+
+@pytest.fixture
+def stripe_server(settings):
+    """The fake Stripe API on a random local port, with the adapter pointed at it."""
+    fake = FakeStripe().start()
+    settings.REFUND_ADAPTER = "stripe"
+    settings.STRIPE_API_KEY = fake.api_key
+    settings.STRIPE_API_BASE = fake.url
+    yield fake
+    fake.stop()

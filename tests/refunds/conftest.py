@@ -1,32 +1,8 @@
 import pytest
 from django.utils import timezone
 
-from refunds.adapters import simulated_calls
 from refunds.models import RefundConfirmation, RefundRequest
 from tests.factories import RefundConfirmationFactory, RefundRequestFactory
-from tests.fakes.stripe_server import FakeStripe
-
-
-@pytest.fixture
-def simulated_provider(settings):
-    """The simulated provider in normal mode, with an empty call log."""
-    settings.REFUND_ADAPTER = "simulated"
-    settings.SIMULATED_PROVIDER_MODE = "normal"
-    settings.SIMULATED_PROVIDER_LATENCY_S = 0
-    simulated_calls.reset()
-    yield simulated_calls
-    simulated_calls.reset()
-
-
-@pytest.fixture
-def stripe_server(settings):
-    """The fake Stripe API on a random local port, with the adapter pointed at it."""
-    fake = FakeStripe().start()
-    settings.REFUND_ADAPTER = "stripe"
-    settings.STRIPE_API_KEY = fake.api_key
-    settings.STRIPE_API_BASE = fake.url
-    yield fake
-    fake.stop()
 
 
 @pytest.fixture
