@@ -7,6 +7,7 @@ from django.contrib import admin
 from django.utils.html import format_html
 
 from agent.models import AgentMessage, AgentRun, RunEvent, ToolCallLog
+from config.admin_tools import ReadOnlyMixin
 
 
 def pretty_json(value) -> str:
@@ -14,17 +15,6 @@ def pretty_json(value) -> str:
         return "-"
     return format_html("<pre>{}</pre>", json.dumps(value, indent=2, ensure_ascii=False,
                                                    sort_keys=True))
-
-
-class ReadOnlyMixin:
-    def has_add_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return False
 
 
 class AgentMessageInline(ReadOnlyMixin, admin.TabularInline):

@@ -8,25 +8,13 @@ refund_approve / refund_reject with what was shown (DESIGN §8).
 from django.contrib import admin, messages
 from django.template.response import TemplateResponse
 
+from config.admin_tools import ReadOnlyMixin
 from config.errors import ApplicationError
 from config.roles import is_reviewer
 from refunds import selectors, services
 from refunds.models import RefundConfirmation, RefundEvent, RefundRequest
 
 PAST_TENSE = {"approve": "approved", "reject": "rejected"}
-
-
-class ReadOnlyMixin:
-    """Decided data is evidence: nobody adds, edits or deletes it from admin."""
-
-    def has_add_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return False
 
 
 class RefundConfirmationInline(ReadOnlyMixin, admin.TabularInline):
