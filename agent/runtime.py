@@ -10,6 +10,7 @@ import json
 import logging
 import uuid
 from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
 
 from django.conf import settings
 from django.utils import timezone
@@ -22,6 +23,7 @@ from agent.models import AgentMessage, AgentRun
 from agent.prompts import build_context, notes_in_result
 from agent.tools import tools_for_role
 from agent.untrusted import looks_like_instructions
+from config.money import money_str
 
 logger = logging.getLogger(__name__)
 
@@ -92,6 +94,13 @@ def _arguments(call: dict) -> dict:
     return parsed if isinstance(parsed, dict) else {}
 
 
+def _amount(value) -> str:
+    try:
+        return money_str(Decimal(str(value)))
+    except (InvalidOperation, ValueError):
+        return "?"
+
+
 def describe_call(call: dict) -> str:
     """What the agent reads in the panel while a tool runs."""
     name, args = call["function"]["name"], _arguments(call)
@@ -106,7 +115,7 @@ def describe_call(call: dict) -> str:
     if name == "get_refund_status":
         return f"Checking refunds for order {order_id}…" if order_id else "Checking refunds…"
     if name == "create_refund":
-        return f"Proposing a refund of {args.get('amount', '?')} for order {order_id}…"
+        return f"Proposing a refund of {_amount(args.get('amount'))} for order {order_id}…"
     return f"Calling {name}…"
 
 

@@ -55,7 +55,8 @@
     switch (event.type) {
       case "run.started": return "Started: " + (data.message || "working on your request");
       case "model.started": return "Thinking…";
-      case "model.completed": return data.tool_calls ? "Decided to use " + data.tool_calls.join(", ") : "Writing the answer…";
+      case "model.completed":
+        return data.tool_calls && data.tool_calls.length ? "Decided to use " + data.tool_calls.join(", ") : "Writing the answer…";
       case "tool_call.started": return "Running " + (data.name || "a tool") + "…";
       case "tool_call.completed": return (data.name || "Tool") + (data.ok === false ? " refused: " + (data.error_code || "error") : " done");
       case "approval.required":
