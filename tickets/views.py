@@ -48,6 +48,7 @@ def ticket_detail(request, reference: str):
     return render(request, "tickets/detail.html", {
         "ticket": ticket,
         "latest_run": ticket.runs.order_by("-created_at").first(),
+        "refunds": ticket.refund_requests.select_related("order").order_by("-created_at"),
         "agent_model": settings.AGENT_MODEL,
         "order": order_summary(ticket.order) if ticket.order else None,
         "can_run_assistant": support_role(request.user) is not None,

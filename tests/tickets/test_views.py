@@ -1,4 +1,10 @@
+from decimal import Decimal
+
 import pytest
+from django.contrib.auth import get_user_model
+
+from refunds.services import refund_propose
+from tickets.models import Ticket
 
 pytestmark = pytest.mark.django_db
 
@@ -39,3 +45,16 @@ def test_an_unknown_ticket_page_is_404(client, demo):
 def test_someone_outside_the_desk_is_refused(client, outsider):
     client.force_login(outsider)
     assert client.get("/tickets/").status_code == 403
+
+
+def test_the_ticket_page_lists_its_refunds_with_their_status(client, demo):
+    ticket = Ticket.objects.get(reference="TCK-1001")
+    agent = get_user_model().objects.get(username="agent")
+    refund_propose(ticket=ticket, order=ticket.order, amount=Decimal("129.00"), reason="damaged",
+                   explanation="Broken.", requested_by=agent, role="agent")
+    client.login(username="agent", password="demo-pass-123")
+
+    page = client.get("/tickets/TCK-1001/").content.decode()
+
+    assert 'id="refunds-panel"' in page
+    assert "129.00 CNY" in page and "Pending approval" in page
