@@ -50,11 +50,13 @@ def main() -> int:
         ),
     ]
     print(banner(f"http://{args.host}:{args.port}/"), flush=True)
+    # Stopped by a supervisor (SIGTERM) rather than Ctrl-C: still stop both children.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     try:
         while all(p.poll() is None for p in processes):
             time.sleep(0.5)
         print("A process stopped; shutting the other down.", file=sys.stderr)
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, SystemExit):
         pass
     finally:
         for process in processes:
