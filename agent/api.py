@@ -5,9 +5,9 @@ import time
 
 from django.http import StreamingHttpResponse
 from django.shortcuts import get_object_or_404
-from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import status
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from rest_framework import serializers, status
+from rest_framework.exceptions import ValidationError
 from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -20,6 +20,7 @@ from agent.serializers import (
     RunStartSerializer,
     ToolCallSerializer,
 )
+from config.errors import RejectsNulBytes, error_responses
 from config.permissions import CanRunAssistant
 from tickets.models import Ticket
 
@@ -29,23 +30,36 @@ STREAM_HEARTBEAT_S = 10.0
 STREAM_MAX_S = 600.0
 
 AFTER_PARAMETER = OpenApiParameter("after", int, description="only events with a larger seq")
+READ_ERRORS = error_responses(401, 403, 404, e404="No such run.")
+# OpenAPI 3.0 describes a text/event-stream by the schema of one event.
+SSE_EVENT = inline_serializer("RunEventFrame", {
+    "id": serializers.CharField(help_text="the event's seq; resume with Last-Event-ID"),
+    "event": serializers.CharField(help_text="the event type"),
+    "data": serializers.CharField(help_text="the event as JSON: {seq, type, data, created_at}"),
+})
 
 
 def _run_or_404(run_id) -> AgentRun:
     return get_object_or_404(AgentRun.objects.select_related("ticket", "started_by"), pk=run_id)
 
 
-def _seq(value) -> int:
+def _seq(value, *, field: str = "after") -> int:
+    """A seq to resume after: absent means from the start, anything but a whole number is a
+    400 (not silently the whole history)."""
+    if value in (None, ""):
+        return 0
     try:
         return max(int(value), 0)
     except (TypeError, ValueError):
-        return 0
+        raise ValidationError({field: ["A whole number is required."]}) from None
 
 
-class RunStartApi(APIView):
+class RunStartApi(RejectsNulBytes, APIView):
     permission_classes = [CanRunAssistant]
 
-    @extend_schema(request=RunStartSerializer, responses={202: RunSerializer},
+    @extend_schema(request=RunStartSerializer,
+                   responses={202: RunSerializer,
+                              **error_responses(400, 401, 403, 404, e404="No such ticket.")},
                    summary="Ask the assistant; the run proceeds in the background")
     def post(self, request, reference: str):
         ticket = get_object_or_404(Ticket, reference=reference)
@@ -57,13 +71,15 @@ class RunStartApi(APIView):
 
 
 class RunDetailApi(APIView):
-    @extend_schema(responses=RunSerializer)
+    @extend_schema(responses={200: RunSerializer, **READ_ERRORS})
     def get(self, request, run_id):
         return Response(RunSerializer(_run_or_404(run_id)).data)
 
 
 class RunEventsApi(APIView):
-    @extend_schema(parameters=[AFTER_PARAMETER], responses=RunEventSerializer(many=True))
+    @extend_schema(parameters=[AFTER_PARAMETER],
+                   responses={200: RunEventSerializer(many=True), **error_responses(400),
+                              **READ_ERRORS})
     def get(self, request, run_id):
         run = _run_or_404(run_id)
         events = run_selectors.run_events(run=run, after=_seq(request.query_params.get("after")))
@@ -111,11 +127,14 @@ class RunEventStreamApi(APIView):
     renderer_classes = [JSONRenderer, EventStreamRenderer]
 
     @extend_schema(parameters=[AFTER_PARAMETER],
-                   responses={(200, "text/event-stream"): OpenApiTypes.STR},
+                   responses={(200, "text/event-stream"): SSE_EVENT,
+                              **error_responses(400), **READ_ERRORS},
                    summary="The run's events as server-sent events; resumes after Last-Event-ID")
     def get(self, request, run_id):
         run = _run_or_404(run_id)
-        after = _seq(request.headers.get("Last-Event-ID") or request.query_params.get("after"))
+        last_event_id = request.headers.get("Last-Event-ID")
+        after = (_seq(last_event_id, field="Last-Event-ID") if last_event_id
+                 else _seq(request.query_params.get("after")))
         response = StreamingHttpResponse(event_stream(run, after),
                                          content_type="text/event-stream")
         response["Cache-Control"] = "no-cache"
@@ -124,7 +143,10 @@ class RunEventStreamApi(APIView):
 
 
 class RunCancelApi(APIView):
-    @extend_schema(request=None, responses=RunSerializer,
+    @extend_schema(request=None,
+                   responses={200: RunSerializer, **READ_ERRORS, **error_responses(
+                       403, 409, e403="Neither the starter nor a supervisor.",
+                       e409="The run already ended.")},
                    summary="Cancel a run (the agent who started it, or a supervisor)")
     def post(self, request, run_id):
         run = services.run_request_cancel(run=_run_or_404(run_id), user=request.user)
@@ -132,7 +154,7 @@ class RunCancelApi(APIView):
 
 
 class RunToolCallsApi(APIView):
-    @extend_schema(responses=ToolCallSerializer(many=True))
+    @extend_schema(responses={200: ToolCallSerializer(many=True), **READ_ERRORS})
     def get(self, request, run_id):
         calls = run_selectors.run_tool_calls(run=_run_or_404(run_id))
         return Response(ToolCallSerializer(calls, many=True).data)

@@ -3,14 +3,26 @@ from rest_framework import serializers
 from agent.models import AgentRun, RunEvent, ToolCallLog
 
 
+class StrictCharField(serializers.CharField):
+    """A string, not a number turned into one: `{"message": 0}` is a 400."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
 class RunStartSerializer(serializers.Serializer):
-    message = serializers.CharField(max_length=4000)
+    message = StrictCharField(max_length=4000)
 
 
 class RunSerializer(serializers.ModelSerializer):
     ticket = serializers.CharField(source="ticket.reference", read_only=True)
     started_by = serializers.CharField(source="started_by.username", read_only=True)
     untrusted_warning = serializers.BooleanField(source="untrusted_instructions", read_only=True)
+    # Blank until the run stops.
+    stop_reason = serializers.ChoiceField(choices=AgentRun.StopReason.choices, allow_blank=True,
+                                          read_only=True)
 
     class Meta:
         model = AgentRun

@@ -2,9 +2,13 @@
 
 import logging
 
-from django.core.exceptions import PermissionDenied
-from django.http import Http404
-from rest_framework import exceptions, status
+from django.core.exceptions import PermissionDenied, RequestDataTooBig, SuspiciousOperation
+from django.http import Http404, JsonResponse
+from django.urls import Resolver404, resolve
+from django.views import defaults
+from django.views.decorators.csrf import csrf_exempt
+from drf_spectacular.utils import OpenApiResponse
+from rest_framework import exceptions, serializers, status
 from rest_framework.response import Response
 
 logger = logging.getLogger(__name__)
@@ -43,10 +47,55 @@ def error_body(message: str, code: str, extra: dict | None = None) -> dict:
     return {"message": message, "code": code, "extra": extra or {}}
 
 
+class ErrorSerializer(serializers.Serializer):
+    """The body of every API error (documentation only)."""
+
+    message = serializers.CharField()
+    code = serializers.CharField()
+    extra = serializers.DictField()
+
+
+ERROR_DESCRIPTIONS = {
+    400: "The request is not valid; extra.fields names the fields.",
+    401: "Not authenticated: send `Authorization: Token <token>` or log in.",
+    403: "Your role may not do this.",
+    404: "Not found.",
+    409: "Conflicts with the current state.",
+    422: "Refused by a business rule.",
+}
+
+
+def error_responses(*codes: int, **descriptions: str) -> dict[int, OpenApiResponse]:
+    """OpenAPI responses for the error statuses an endpoint answers; `descriptions` overrides
+    the default text per status, keyed `e409="..."`."""
+    return {code: OpenApiResponse(ErrorSerializer, description=descriptions.get(
+        f"e{code}", ERROR_DESCRIPTIONS[code])) for code in codes}
+
+
+class RejectsNulBytes:
+    """API view mixin. PostgreSQL text cannot hold a NUL byte, so a lookup with one fails in
+    the driver (a 500): a NUL in a path parameter means no such object (404), one in the
+    query string is a 400, both answered before any query runs."""
+
+    def initial(self, request, *args, **kwargs):
+        super().initial(request, *args, **kwargs)
+        if any("\x00" in str(value) for value in kwargs.values()):
+            raise Http404
+        for name, values in request.query_params.lists():
+            if any("\x00" in value for value in values):
+                raise exceptions.ValidationError({name: ["Null characters are not allowed."]})
+
+
 def api_exception_handler(exc, context):
     """Map every exception an API view raises to the error shape; never leak a traceback."""
     if isinstance(exc, ApplicationError):
         return Response(error_body(exc.message, exc.code, exc.extra), status=exc.status_code)
+    if isinstance(exc, RequestDataTooBig):
+        return Response(error_body("The request body is too large.", "too_large"),
+                        status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
+    if isinstance(exc, SuspiciousOperation):
+        return Response(error_body("The request is not valid.", "bad_request"),
+                        status=status.HTTP_400_BAD_REQUEST)
     if isinstance(exc, Http404):
         exc = exceptions.NotFound()
     elif isinstance(exc, PermissionDenied):
@@ -74,3 +123,43 @@ def api_exception_handler(exc, context):
     logger.exception("Unhandled API error in %s", context.get("view").__class__.__name__)
     return Response(error_body("Something went wrong on our side.", "server_error"),
                     status=status.HTTP_500_INTERNAL_SERVER_ERROR)
+
+
+# --- Outside DRF: unknown /api/ paths and errors Django handles itself ----------------------
+
+API_PREFIX = "/api/"
+
+
+def _is_api(request) -> bool:
+    return request.path.startswith(API_PREFIX)
+
+
+@csrf_exempt
+def api_not_found(request, *args, **kwargs):
+    """The last /api/ route: an unknown API path is a JSON 404 whatever DEBUG says. A path that
+    only lacks its trailing slash is named in `extra` rather than redirected (a redirect would
+    drop a POST body)."""
+    extra = {}
+    if not request.path.endswith("/"):
+        try:
+            match = resolve(request.path + "/")
+        except Resolver404:
+            match = None
+        if match is not None and match.func is not api_not_found:
+            extra["did_you_mean"] = request.path + "/"
+    return JsonResponse(error_body("No API endpoint at this path.", "not_found", extra),
+                        status=status.HTTP_404_NOT_FOUND)
+
+
+def page_not_found(request, exception):
+    if _is_api(request):
+        return JsonResponse(error_body("Not found.", "not_found"),
+                            status=status.HTTP_404_NOT_FOUND)
+    return defaults.page_not_found(request, exception)
+
+
+def server_error(request):
+    if _is_api(request):
+        return JsonResponse(error_body("Something went wrong on our side.", "server_error"),
+                            status=status.HTTP_500_INTERNAL_SERVER_ERROR)
+    return defaults.server_error(request)

@@ -1,12 +1,13 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
-from django.urls import include, path
+from django.urls import include, path, re_path
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 import agent.urls
 import refunds.urls
 import tickets.urls
+from config.errors import api_not_found
 from tickets.api import ObtainTokenView
 
 api_urlpatterns = [
@@ -16,6 +17,8 @@ api_urlpatterns = [
     *tickets.urls.api_urlpatterns,
     *agent.urls.api_urlpatterns,
     *refunds.urls.api_urlpatterns,
+    # Last: an unknown /api/ path answers JSON, not the HTML 404 page.
+    re_path(r"^.*$", api_not_found, name="api-not-found"),
 ]
 
 urlpatterns = [
@@ -28,3 +31,7 @@ urlpatterns = [
     path("runs/", include((agent.urls.urlpatterns, "agent"))),
     path("review/", include((refunds.urls.urlpatterns, "refunds"))),
 ]
+
+# Errors Django answers itself (DEBUG off): JSON under /api/, the HTML pages elsewhere.
+handler404 = "config.errors.page_not_found"
+handler500 = "config.errors.server_error"

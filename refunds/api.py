@@ -1,30 +1,16 @@
 from django.http import Http404
-from drf_spectacular.utils import (
-    OpenApiParameter,
-    OpenApiResponse,
-    extend_schema,
-    inline_serializer,
-)
-from rest_framework import generics, serializers
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import generics
 from rest_framework.exceptions import ValidationError
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from config.errors import RejectsNulBytes, error_responses
 from config.permissions import IsReviewer
 from refunds import selectors, services
 from refunds.models import RefundRequest
 from refunds.serializers import ApproveSerializer, RefundSerializer, RejectSerializer
-
-ERROR = inline_serializer("Error", {
-    "message": serializers.CharField(),
-    "code": serializers.CharField(),
-    "extra": serializers.DictField(),
-})
-
-
-def _error(description: str) -> OpenApiResponse:
-    return OpenApiResponse(ERROR, description=description)
 
 
 def _get_refund(request_id: str) -> RefundRequest:
@@ -34,12 +20,18 @@ def _get_refund(request_id: str) -> RefundRequest:
         raise Http404(f"No refund request {request_id}") from None
 
 
-@extend_schema(parameters=[
-    OpenApiParameter("status", str, enum=RefundRequest.Status.values),
-    OpenApiParameter("reason", str, enum=RefundRequest.Reason.values),
-    OpenApiParameter("q", str, description="search request id, order id, customer, ticket"),
-])
-class RefundListApi(generics.ListAPIView):
+@extend_schema(
+    parameters=[
+        OpenApiParameter("status", str, enum=["", *RefundRequest.Status.values],
+                         description="empty means any"),
+        OpenApiParameter("reason", str, enum=["", *RefundRequest.Reason.values],
+                         description="empty means any"),
+        OpenApiParameter("q", str, description="search request id, order id, customer, ticket"),
+    ],
+    responses={200: RefundSerializer(many=True),
+               **error_responses(400, 401, 403, 404, e404="No such page.")},
+)
+class RefundListApi(RejectsNulBytes, generics.ListAPIView):
     serializer_class = RefundSerializer
 
     def get_queryset(self):
@@ -55,29 +47,29 @@ class RefundListApi(generics.ListAPIView):
         return selectors.refund_list(status=status, reason=reason, query=params.get("q", ""))
 
 
-class RefundDetailApi(APIView):
-    @extend_schema(responses={200: RefundSerializer, 404: _error("No such refund request.")})
+class RefundDetailApi(RejectsNulBytes, APIView):
+    @extend_schema(responses={200: RefundSerializer, **error_responses(
+        401, 403, 404, e404="No such refund request.")})
     def get(self, request, request_id: str):
         return Response(RefundSerializer(_get_refund(request_id)).data)
 
 
-class RefundApproveApi(APIView):
+class RefundApproveApi(RejectsNulBytes, APIView):
     """Approve exactly the version and fingerprint you reviewed; execution follows."""
 
     permission_classes = [IsAuthenticated, IsReviewer]
 
     @extend_schema(
         request=ApproveSerializer,
-        responses={
-            200: RefundSerializer,
-            400: _error("The body is not valid."),
-            403: _error("Not a reviewer, or your own request."),
-            404: _error("No such refund request."),
-            409: _error("The version is not current, pending and unexpired, or the "
-                        "fingerprint does not match."),
-            422: _error("Refused by the policy or by the order's refundable balance; "
-                        "extra.failing_clauses names the clauses."),
-        },
+        responses={200: RefundSerializer, **error_responses(
+            400, 401, 403, 404, 409, 422,
+            e403="Not a reviewer, or your own request.",
+            e404="No such refund request.",
+            e409="The version is not current, pending and unexpired, or the fingerprint "
+                 "does not match.",
+            e422="Refused by the policy or by the order's refundable balance; "
+                 "extra.failing_clauses names the clauses.",
+        )},
     )
     def post(self, request, request_id: str):
         refund = _get_refund(request_id)
@@ -87,20 +79,19 @@ class RefundApproveApi(APIView):
         return Response(RefundSerializer(_get_refund(request_id)).data)
 
 
-class RefundRejectApi(APIView):
+class RefundRejectApi(RejectsNulBytes, APIView):
     """Reject the version you reviewed; the request ends as rejected."""
 
     permission_classes = [IsAuthenticated, IsReviewer]
 
     @extend_schema(
         request=RejectSerializer,
-        responses={
-            200: RefundSerializer,
-            400: _error("The body is not valid."),
-            403: _error("Not a reviewer, or your own request."),
-            404: _error("No such refund request."),
-            409: _error("The version is not current, pending and unexpired."),
-        },
+        responses={200: RefundSerializer, **error_responses(
+            400, 401, 403, 404, 409,
+            e403="Not a reviewer, or your own request.",
+            e404="No such refund request.",
+            e409="The version is not current, pending and unexpired.",
+        )},
     )
     def post(self, request, request_id: str):
         refund = _get_refund(request_id)

@@ -4,7 +4,8 @@ from refunds.models import RefundConfirmation, RefundRequest
 
 
 class RefundConfirmationSerializer(serializers.ModelSerializer):
-    decided_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    decided_by = serializers.SlugRelatedField(slug_field="username", read_only=True,
+                                              allow_null=True)
 
     class Meta:
         model = RefundConfirmation
@@ -19,7 +20,8 @@ class PolicyVerdictSerializer(serializers.Serializer):
 
 
 class RefundSerializer(serializers.ModelSerializer):
-    ticket = serializers.SlugRelatedField(slug_field="reference", read_only=True)
+    ticket = serializers.SlugRelatedField(slug_field="reference", read_only=True,
+                                          allow_null=True)
     order_id = serializers.CharField(source="order.order_id", read_only=True)
     customer = serializers.CharField(source="order.customer.name", read_only=True)
     requested_by = serializers.SlugRelatedField(slug_field="username", read_only=True)

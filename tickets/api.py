@@ -2,8 +2,10 @@ from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import generics, serializers
 from rest_framework.authtoken.views import ObtainAuthToken
+from rest_framework.exceptions import ValidationError
 from rest_framework.permissions import AllowAny
 
+from config.errors import RejectsNulBytes, error_responses
 from tickets import selectors
 from tickets.models import Ticket
 from tickets.serializers import TicketSerializer
@@ -18,29 +20,40 @@ class ObtainTokenView(ObtainAuthToken):
     @extend_schema(
         request=inline_serializer("TokenRequest", {"username": serializers.CharField(),
                                                    "password": serializers.CharField()}),
-        responses={200: inline_serializer("TokenResponse", {"token": serializers.CharField()})},
+        responses={200: inline_serializer("TokenResponse", {"token": serializers.CharField()}),
+                   **error_responses(400, e400="Missing fields or wrong credentials.")},
     )
     def post(self, request, *args, **kwargs):
         return super().post(request, *args, **kwargs)
 
 
-@extend_schema(parameters=[
-    OpenApiParameter("status", str, enum=Ticket.Status.values),
-    OpenApiParameter("assignee", str, description='a username, or "none" for unassigned'),
-    OpenApiParameter("q", str, description="search reference, subject, customer, order id"),
-])
-class TicketListApi(generics.ListAPIView):
+@extend_schema(
+    parameters=[
+        OpenApiParameter("status", str, enum=["", *Ticket.Status.values],
+                         description="empty means any"),
+        OpenApiParameter("assignee", str, description='a username, or "none" for unassigned'),
+        OpenApiParameter("q", str, description="search reference, subject, customer, order id"),
+    ],
+    responses={200: TicketSerializer(many=True),
+               **error_responses(400, 401, 403, 404, e404="No such page.")},
+)
+class TicketListApi(RejectsNulBytes, generics.ListAPIView):
     serializer_class = TicketSerializer
 
     def get_queryset(self):
         params = self.request.query_params
+        status = params.get("status", "")
+        if status and status not in Ticket.Status.values:
+            raise ValidationError(
+                {"status": [f"Must be one of: {', '.join(Ticket.Status.values)}."]})
         return selectors.ticket_list(
-            status=params.get("status", ""), assignee=params.get("assignee", ""),
+            status=status, assignee=params.get("assignee", ""),
             query=params.get("q", ""),
         ).prefetch_related("messages__author")
 
 
-class TicketDetailApi(generics.RetrieveAPIView):
+@extend_schema(responses={200: TicketSerializer, **error_responses(401, 403, 404)})
+class TicketDetailApi(RejectsNulBytes, generics.RetrieveAPIView):
     serializer_class = TicketSerializer
 
     def get_object(self):

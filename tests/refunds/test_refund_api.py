@@ -284,6 +284,6 @@ def test_the_schema_documents_the_refund_endpoints(agent_user):
     approve = paths["/api/refunds/{request_id}/approve/"]["post"]
     assert approve["requestBody"]["content"]["application/json"]["schema"]["$ref"].endswith(
         "/ApproveRequest")
-    assert set(approve["responses"]) == {"200", "400", "403", "404", "409", "422"}
+    assert set(approve["responses"]) == {"200", "400", "401", "403", "404", "409", "422"}
     assert "/api/refunds/{request_id}/reject/" in paths
     assert "confirmations" in response.json()["components"]["schemas"]["Refund"]["properties"]

@@ -1,0 +1,171 @@
+"""Every endpoint of DESIGN §9 and every page, for every role: the status, and a refused call
+changes nothing."""
+
+import pytest
+from django.test import Client
+
+from agent.models import AgentRun
+from refunds.models import RefundRequest
+from tests.api.conftest import PASSWORD, desk_state, token_header
+from tests.factories import UserFactory
+
+pytestmark = pytest.mark.django_db
+
+ROLES = ["intern", "agent", "supervisor", "reviewer", "outsider", "anonymous"]
+STAFF = {"intern": 200, "agent": 200, "supervisor": 200, "reviewer": 200, "outsider": 403,
+         "anonymous": 401}
+RUNNERS = {"intern": 202, "agent": 202, "supervisor": 202, "reviewer": 403, "outsider": 403,
+           "anonymous": 401}
+# The run is started by `agent`.
+CANCELLERS = {"intern": 403, "agent": 200, "supervisor": 200, "reviewer": 403, "outsider": 403,
+              "anonymous": 401}
+# The refund is requested by `reviewer2`; `reviewer` is another reviewer.
+DECIDERS = {"intern": 403, "agent": 403, "supervisor": 403, "reviewer": 200, "outsider": 403,
+            "anonymous": 401}
+
+API = [
+    ("GET", "/api/tickets/", STAFF),
+    ("GET", "/api/tickets/TCK-1001/", STAFF),
+    ("POST", "/api/tickets/TCK-1001/runs/", RUNNERS),
+    ("GET", "/api/runs/{run}/", STAFF),
+    ("GET", "/api/runs/{run}/events/", STAFF),
+    ("GET", "/api/runs/{finished_run}/events/stream/", STAFF),
+    ("GET", "/api/runs/{run}/tool-calls/", STAFF),
+    ("POST", "/api/runs/{run}/cancel/", CANCELLERS),
+    ("GET", "/api/refunds/", STAFF),
+    ("GET", "/api/refunds/{refund}/", STAFF),
+    ("POST", "/api/refunds/{refund}/approve/", DECIDERS),
+    ("POST", "/api/refunds/{refund}/reject/", DECIDERS),
+]
+
+
+def username_for(role: str) -> str | None:
+    if role == "anonymous":
+        return None
+    if role == "outsider":
+        UserFactory(username="outsider", password=PASSWORD)
+    return role
+
+
+def fill(path: str, desk) -> str:
+    return path.format(run=desk.run.pk, finished_run=desk.finished_run.pk,
+                       refund=desk.refund.request_id)
+
+
+def body_for(path: str, desk) -> dict:
+    if path.endswith("/runs/"):
+        return {"message": "What did the mug cost?"}
+    if path.endswith("/approve/"):
+        return {"version": 1, "fingerprint": desk.fingerprint, "note": "ok"}
+    if path.endswith("/reject/"):
+        return {"version": 1, "note": "no"}
+    return {}
+
+
+def call(method: str, path: str, body: dict, username: str | None):
+    headers = {"HTTP_AUTHORIZATION": token_header(username)} if username else {}
+    client = Client()
+    if method == "GET":
+        return client.get(path, **headers)
+    return client.post(path, body, content_type="application/json", **headers)
+
+
+@pytest.mark.parametrize("role", ROLES)
+@pytest.mark.parametrize(("method", "path", "expected"), API,
+                         ids=[f"{m} {p}" for m, p, _ in API])
+def test_the_api_answers_each_role_as_designed(desk, method, path, expected, role):
+    username = username_for(role)
+    url = fill(path, desk)
+    body = body_for(path, desk)
+    if username:
+        token_header(username)
+    before = desk_state()
+
+    response = call(method, url, body, username)
+
+    assert response.status_code == expected[role], response.content
+    if response.status_code >= 400:
+        assert set(response.json()) == {"message", "code", "extra"}
+    if method == "GET" or response.status_code >= 400:
+        assert desk_state() == before
+    elif path.endswith("/runs/"):
+        run = AgentRun.objects.exclude(pk__in=[desk.run.pk, desk.finished_run.pk]).get()
+        assert (run.started_by.username, run.status) == (username, "queued")
+    elif path.endswith("/cancel/"):
+        desk.run.refresh_from_db()
+        assert (desk.run.status, desk.run.cancel_requested) == ("cancelled", True)
+    else:
+        desk.refund.refresh_from_db()
+        confirmation = desk.refund.confirmations.get()
+        decided = "approved" if path.endswith("/approve/") else "rejected"
+        assert (desk.refund.status, confirmation.status, confirmation.decided_by.username) == (
+            decided, decided, "reviewer")
+
+
+@pytest.mark.parametrize("action", ["approve", "reject"])
+def test_the_requesting_reviewer_may_not_decide_their_own_refund(desk, action):
+    token_header("reviewer2")
+    before = desk_state()
+
+    response = call("POST", f"/api/refunds/{desk.refund.request_id}/{action}/",
+                    body_for(f"/{action}/", desk), "reviewer2")
+
+    assert response.status_code == 403
+    assert response.json()["code"] == "own_request"
+    assert desk_state() == before
+    assert RefundRequest.objects.get(pk=desk.refund.pk).status == "pending_approval"
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_anyone_gets_a_token_with_good_credentials_and_a_400_with_bad_ones(demo, role):
+    username = username_for(role)
+    client = Client()
+
+    if username is None:
+        response = client.post("/api/auth/token/", {"username": "agent", "password": "wrong"},
+                               content_type="application/json")
+        assert response.status_code == 400
+        assert response.json()["code"] == "authorization"
+        return
+    response = client.post("/api/auth/token/", {"username": username, "password": PASSWORD},
+                           content_type="application/json")
+    assert response.status_code == 200
+    assert response.json() == {"token": token_header(username).removeprefix("Token ")}
+
+
+STAFF_PAGE = {"intern": 200, "agent": 200, "supervisor": 200, "reviewer": 200,
+              "outsider": 403, "anonymous": 302}
+REVIEW_PAGE = {"intern": 403, "agent": 403, "supervisor": 403, "reviewer": 200,
+               "outsider": 403, "anonymous": 302}
+# Django admin lets in `is_staff` users (reviewers and the superuser); others go to its login.
+ADMIN_PAGE = {"intern": 302, "agent": 302, "supervisor": 302, "reviewer": 200,
+              "outsider": 302, "anonymous": 302, "admin": 200}
+
+PAGES = [
+    ("/tickets/", STAFF_PAGE, "/login/"),
+    ("/tickets/TCK-1001/", STAFF_PAGE, "/login/"),
+    ("/review/", REVIEW_PAGE, "/login/"),
+    ("/review/{refund}/", REVIEW_PAGE, "/login/"),
+    ("/admin/", ADMIN_PAGE, "/admin/login/"),
+]
+
+
+PAGE_CASES = [pytest.param(path, expected[role], login_url, role, id=f"{path}-{role}")
+              for path, expected, login_url in PAGES for role in expected]
+
+
+@pytest.mark.parametrize(("path", "expected", "login_url", "role"), PAGE_CASES)
+def test_the_pages_answer_each_role_as_designed(desk, path, expected, login_url, role):
+    username = username_for(role)
+    client = Client()
+    if username:
+        client.force_login(UserFactory._meta.model.objects.get(username=username))
+    url = fill(path, desk)
+    before = desk_state()
+
+    response = client.get(url)
+
+    assert response.status_code == expected
+    if response.status_code == 302:
+        assert response["Location"] == f"{login_url}?next={url}"
+    assert desk_state() == before
