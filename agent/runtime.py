@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
 from django.conf import settings
+from django.db import InterfaceError, OperationalError, close_old_connections
 from django.utils import timezone
 
 from agent import run_selectors, services
@@ -30,6 +31,11 @@ logger = logging.getLogger(__name__)
 # Model errors that may pass (timeout, 429, 5xx) are retried this many times, then the run fails.
 MODEL_RETRIES = 3
 RETRY_BACKOFF_S = (2, 5, 10)
+# A dropped database connection (failover, restart, an idle connection killed) is not the
+# run's fault: the step is retried on a new connection after this long, within the same
+# bounded retry budget as model errors.
+DATABASE_DISCONNECTS = (OperationalError, InterfaceError)
+DATABASE_RETRY_BACKOFF_S = (1, 3, 10)
 
 STEP_SKIPPED = "skipped"
 STEP_CONTINUE = "continue"
@@ -67,12 +73,34 @@ def advance(*, run_id, expected_version: int | None = None, attempt: int = 0,
     except LeaseLost:
         logger.warning("Run %s: lease lost mid-step; the newer step carries on", run_id)
         return StepOutcome(STEP_SKIPPED)
+    except DATABASE_DISCONNECTS as exc:
+        logger.warning("Run %s: database connection lost mid-step (%s); retrying the step",
+                       run_id, " ".join(str(exc).split())[:200])
+        return database_retry(run=run, owner=owner, attempt=attempt)
     except Exception:
         # A bug must not leave the run bouncing between workers forever.
         logger.exception("Run %s: step crashed", run_id)
         services.run_fail(run=run, owner=owner,
                           reason="The assistant hit an internal error and stopped.")
         return StepOutcome(STEP_FINISHED)
+
+
+def database_retry(*, run: AgentRun, owner: str, attempt: int) -> StepOutcome:
+    """Hand the lease back on a fresh connection and ask for the step to be retried.
+
+    Everything the step committed stays: the retry re-reads the transcript, never asks the
+    model again for tool calls it already saved, and the executor replays logged tool calls.
+    If the database is still unreachable the lease stays until it expires, and the retry (or
+    resume_stalled_runs) takes the run over then.
+    """
+    close_old_connections()
+    try:
+        version = services.run_release_lease(run=run, owner=owner)
+    except DATABASE_DISCONNECTS:
+        close_old_connections()
+        version = None
+    delay = DATABASE_RETRY_BACKOFF_S[min(attempt, len(DATABASE_RETRY_BACKOFF_S) - 1)]
+    return StepOutcome(STEP_RETRY, version=version, retry_in=delay)
 
 
 def pending_tool_calls(transcript: list[AgentMessage]) -> list[dict]:

@@ -15,6 +15,7 @@ from agent.llm import ModelReply
 from agent.models import AgentMessage, AgentRun, RunEvent
 from agent.prompts import PROMPT_VERSION
 from agent.tools import TOOLS_VERSION
+from config.celery import enqueue_on_commit
 from config.errors import ApplicationError, Conflict, Forbidden
 from config.roles import is_supervisor, support_role
 from tickets.models import Ticket, TicketMessage
@@ -77,8 +78,9 @@ def run_start(*, ticket: Ticket, user, message: str) -> AgentRun:
     run_event_append(run=run, type="run.started",
                      data={"ticket": ticket.reference, "actor": user.get_username(),
                            "role": role, "message": message, "model": model})
-    run_id, version = str(run.pk), run.version
-    transaction.on_commit(lambda: advance_run.delay(run_id, expected_version=version))
+    # The run stays queued if the broker is down right now: the publish failure is logged and
+    # resume_stalled_runs enqueues runs nobody picked up.
+    enqueue_on_commit(advance_run, str(run.pk), expected_version=run.version)
     return run
 
 

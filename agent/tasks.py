@@ -1,6 +1,7 @@
 """Celery tasks of the assistant: one task = one step of a run (DESIGN §7)."""
 
 from celery import shared_task
+from django.db import close_old_connections
 from django.utils import timezone
 
 from agent import run_selectors, runtime
@@ -10,8 +11,17 @@ from agent import run_selectors, runtime
 def advance_run(self, run_id: str, expected_version: int | None = None) -> str:
     """Run one step, then enqueue the next. A second delivery of the same step finds the lease
     taken or the version moved on, and does nothing."""
-    outcome = runtime.advance(run_id=run_id, expected_version=expected_version,
-                              attempt=self.request.retries or 0)
+    attempt = self.request.retries or 0
+    try:
+        outcome = runtime.advance(run_id=run_id, expected_version=expected_version,
+                                  attempt=attempt)
+    except runtime.DATABASE_DISCONNECTS as exc:
+        # The connection dropped before the step held the run (or while handing it back): the
+        # same delivery is retried on a new connection, with the same bounded budget.
+        close_old_connections()
+        delay = runtime.DATABASE_RETRY_BACKOFF_S[
+            min(attempt, len(runtime.DATABASE_RETRY_BACKOFF_S) - 1)]
+        raise self.retry(exc=exc, countdown=delay) from exc
     if outcome.kind == runtime.STEP_RETRY:
         raise self.retry(countdown=outcome.retry_in,
                           kwargs={"run_id": run_id, "expected_version": outcome.version},

@@ -97,11 +97,18 @@ LOGOUT_REDIRECT_URL = "login"
 
 # --- Cache and Celery -----------------------------------------------------
 REDIS_URL = env("REDIS_URL", default="")
+# Without socket timeouts a publish to a Redis that hangs, or vanished without closing the TCP
+# connection, waits forever, inside the web request that approved a refund. Reads block for
+# at most brpop_timeout (1s), so 3s never cuts a healthy consumer short.
+REDIS_BROKER_TRANSPORT_OPTIONS = {
+    "socket_connect_timeout": env.float("CELERY_BROKER_CONNECT_TIMEOUT_S", default=2.0),
+    "socket_timeout": env.float("CELERY_BROKER_SOCKET_TIMEOUT_S", default=3.0),
+}
 if REDIS_URL:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache",
                           "LOCATION": REDIS_URL}}
     CELERY_BROKER_URL = REDIS_URL
-    CELERY_BROKER_TRANSPORT_OPTIONS: dict = {}
+    CELERY_BROKER_TRANSPORT_OPTIONS: dict = REDIS_BROKER_TRANSPORT_OPTIONS
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
     CELERY_BROKER_URL = "filesystem://"
@@ -126,6 +133,13 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SOFT_TIME_LIMIT = env.int("CELERY_TASK_SOFT_TIME_LIMIT", default=240)
 CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=300)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# A publish happens inside web requests (approve, start a run): with the broker down it must
+# give up within seconds, not minutes. The work is saved first and the periodic sweeps pick up
+# whatever could not be enqueued, so a short bounded retry loses nothing.
+CELERY_BROKER_CONNECTION_TIMEOUT = env.float("CELERY_BROKER_CONNECTION_TIMEOUT", default=2.0)
+CELERY_TASK_PUBLISH_RETRY = True
+CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 1, "interval_start": 0,
+                                    "interval_step": 0.2, "interval_max": 0.5}
 CELERY_TIMEZONE = TIME_ZONE
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 # Periodic sweeps run by `celery worker -B` (also available as management commands).
@@ -181,6 +195,9 @@ REFUND_ADAPTER = env("REFUND_ADAPTER", default="simulated")
 STRIPE_API_KEY = env("STRIPE_API_KEY", default="")
 STRIPE_API_BASE = env("STRIPE_API_BASE", default="")
 REFUND_PROVIDER_TIMEOUT_S = env.float("REFUND_PROVIDER_TIMEOUT_S", default=10.0)
+# An approved request still `approved` after this long lost its execute task (the broker was
+# down at approval, or dropped the message): reconcile_refunds executes it.
+REFUND_APPROVED_GRACE_S = env.float("REFUND_APPROVED_GRACE_S", default=60.0)
 # The simulated provider's behaviour, for demos and fault tests: normal | timeout | fail | down.
 SIMULATED_PROVIDER_MODE = env("SIMULATED_PROVIDER_MODE", default="normal")
 SIMULATED_PROVIDER_LATENCY_S = env.float("SIMULATED_PROVIDER_LATENCY_S", default=0.0)

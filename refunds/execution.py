@@ -35,8 +35,9 @@ logger = logging.getLogger(__name__)
 S = RefundRequest.Status
 
 # An approved request still `approved` after this long lost its execute task (the broker
-# dropped it, or the worker was down when it was enqueued): the sweep executes it.
-APPROVED_GRACE = timedelta(minutes=1)
+# dropped it, was down at approval, or the worker was down when it was enqueued): the sweep
+# executes it. REFUND_APPROVED_GRACE_S, read once at startup like the Celery settings.
+APPROVED_GRACE = timedelta(seconds=settings.REFUND_APPROVED_GRACE_S)
 
 # What a reconciliation pass reports for a request it looked at but could not settle yet.
 UNRESOLVED = "unresolved"

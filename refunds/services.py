@@ -14,6 +14,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Max
 from django.utils import timezone
 
+from config.celery import enqueue_on_commit
 from config.errors import ApplicationError, Conflict
 from config.money import money_str, to_cents
 from config.roles import is_reviewer, support_role
@@ -255,8 +256,9 @@ def refund_approve(*, refund: RefundRequest, reviewer, version: int, fingerprint
     _post_to_ticket(locked, f"Refund of {money_str(locked.amount)} {locked.currency} for order "
                             f"{order.order_id} approved by {reviewer.get_username()}; "
                             f"executing.")
-    refund_pk = locked.pk
-    transaction.on_commit(lambda: execute_refund.delay(refund_pk))
+    # The approval stands even if the broker is down right now: the publish failure is logged
+    # and reconcile_refunds executes approved requests whose task never ran.
+    enqueue_on_commit(execute_refund, locked.pk)
     return locked
 
 
