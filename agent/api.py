@@ -20,7 +20,7 @@ from agent.serializers import (
     RunStartSerializer,
     ToolCallSerializer,
 )
-from config.errors import RejectsNulBytes, error_responses
+from config.errors import error_responses
 from config.permissions import CanRunAssistant
 from tickets.models import Ticket
 
@@ -54,7 +54,7 @@ def _seq(value, *, field: str = "after") -> int:
         raise ValidationError({field: ["A whole number is required."]}) from None
 
 
-class RunStartApi(RejectsNulBytes, APIView):
+class RunStartApi(APIView):
     permission_classes = [CanRunAssistant]
 
     @extend_schema(request=RunStartSerializer,

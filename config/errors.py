@@ -72,20 +72,6 @@ def error_responses(*codes: int, **descriptions: str) -> dict[int, OpenApiRespon
         f"e{code}", ERROR_DESCRIPTIONS[code])) for code in codes}
 
 
-class RejectsNulBytes:
-    """API view mixin. PostgreSQL text cannot hold a NUL byte, so a lookup with one fails in
-    the driver (a 500): a NUL in a path parameter means no such object (404), one in the
-    query string is a 400, both answered before any query runs."""
-
-    def initial(self, request, *args, **kwargs):
-        super().initial(request, *args, **kwargs)
-        if any("\x00" in str(value) for value in kwargs.values()):
-            raise Http404
-        for name, values in request.query_params.lists():
-            if any("\x00" in value for value in values):
-                raise exceptions.ValidationError({name: ["Null characters are not allowed."]})
-
-
 def api_exception_handler(exc, context):
     """Map every exception an API view raises to the error shape; never leak a traceback."""
     if isinstance(exc, ApplicationError):
@@ -130,7 +116,7 @@ def api_exception_handler(exc, context):
 API_PREFIX = "/api/"
 
 
-def _is_api(request) -> bool:
+def is_api(request) -> bool:
     return request.path.startswith(API_PREFIX)
 
 
@@ -152,14 +138,14 @@ def api_not_found(request, *args, **kwargs):
 
 
 def page_not_found(request, exception):
-    if _is_api(request):
+    if is_api(request):
         return JsonResponse(error_body("Not found.", "not_found"),
                             status=status.HTTP_404_NOT_FOUND)
     return defaults.page_not_found(request, exception)
 
 
 def server_error(request):
-    if _is_api(request):
+    if is_api(request):
         return JsonResponse(error_body("Something went wrong on our side.", "server_error"),
                             status=status.HTTP_500_INTERNAL_SERVER_ERROR)
     return defaults.server_error(request)

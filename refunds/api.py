@@ -6,7 +6,7 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.errors import RejectsNulBytes, error_responses
+from config.errors import error_responses
 from config.permissions import IsReviewer
 from refunds import selectors, services
 from refunds.models import RefundRequest
@@ -31,7 +31,7 @@ def _get_refund(request_id: str) -> RefundRequest:
     responses={200: RefundSerializer(many=True),
                **error_responses(400, 401, 403, 404, e404="No such page.")},
 )
-class RefundListApi(RejectsNulBytes, generics.ListAPIView):
+class RefundListApi(generics.ListAPIView):
     serializer_class = RefundSerializer
 
     def get_queryset(self):
@@ -47,14 +47,14 @@ class RefundListApi(RejectsNulBytes, generics.ListAPIView):
         return selectors.refund_list(status=status, reason=reason, query=params.get("q", ""))
 
 
-class RefundDetailApi(RejectsNulBytes, APIView):
+class RefundDetailApi(APIView):
     @extend_schema(responses={200: RefundSerializer, **error_responses(
         401, 403, 404, e404="No such refund request.")})
     def get(self, request, request_id: str):
         return Response(RefundSerializer(_get_refund(request_id)).data)
 
 
-class RefundApproveApi(RejectsNulBytes, APIView):
+class RefundApproveApi(APIView):
     """Approve exactly the version and fingerprint you reviewed; execution follows."""
 
     permission_classes = [IsAuthenticated, IsReviewer]
@@ -79,7 +79,7 @@ class RefundApproveApi(RejectsNulBytes, APIView):
         return Response(RefundSerializer(_get_refund(request_id)).data)
 
 
-class RefundRejectApi(RejectsNulBytes, APIView):
+class RefundRejectApi(APIView):
     """Reject the version you reviewed; the request ends as rejected."""
 
     permission_classes = [IsAuthenticated, IsReviewer]

@@ -5,7 +5,7 @@ from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.exceptions import ValidationError
 from rest_framework.permissions import AllowAny
 
-from config.errors import RejectsNulBytes, error_responses
+from config.errors import error_responses
 from tickets import selectors
 from tickets.models import Ticket
 from tickets.serializers import TicketSerializer
@@ -37,7 +37,7 @@ class ObtainTokenView(ObtainAuthToken):
     responses={200: TicketSerializer(many=True),
                **error_responses(400, 401, 403, 404, e404="No such page.")},
 )
-class TicketListApi(RejectsNulBytes, generics.ListAPIView):
+class TicketListApi(generics.ListAPIView):
     serializer_class = TicketSerializer
 
     def get_queryset(self):
@@ -53,7 +53,7 @@ class TicketListApi(RejectsNulBytes, generics.ListAPIView):
 
 
 @extend_schema(responses={200: TicketSerializer, **error_responses(401, 403, 404)})
-class TicketDetailApi(RejectsNulBytes, generics.RetrieveAPIView):
+class TicketDetailApi(generics.RetrieveAPIView):
     serializer_class = TicketSerializer
 
     def get_object(self):
