@@ -101,7 +101,7 @@ def test_it_sends_a_system_prompt_with_scope_rules_and_wrapped_customer_text(
     assert messages[2] == {"role": "user", "content": "Summarise the ticket."}
     # and the injection in the customer's message raised the run's warning flag
     assert run.untrusted_instructions is True
-    assert run.prompt_version == "desk-2026.11-2"
+    assert run.prompt_version == "desk-2026.11-3"
 
 
 def test_a_harmless_ticket_does_not_raise_the_untrusted_flag(demo, fake_openai):

@@ -245,11 +245,6 @@ def test_a_clean_run_shows_no_warning(demo, fake_openai, enqueued, client):
     assert WARNING_TEXT not in page
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "Laundering: the assistant's final answer is posted on the ticket and the next run's "
-    "context shows it outside any untrusted block, unscanned by the instruction detector, "
-    "so text a customer wrote reaches the model as the desk's own words and the reviewer "
-    "sees no warning."))
 def test_an_instruction_echoed_by_the_assistant_stays_untrusted_in_the_next_run(
         demo, obedient, enqueued):
     # Given an obedient run that read an injected order note and echoed it in its answer,
