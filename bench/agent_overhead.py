@@ -43,6 +43,7 @@ def measure() -> dict:
     from django.db import connection
 
     from agent import runtime, services
+    from agent import tasks as agent_tasks
     from tests.fakes.openai_server import FakeOpenAI, text_reply, tool_call, tool_reply
     from tickets.demo import seed_demo
     from tickets.models import Ticket
@@ -62,6 +63,8 @@ def measure() -> dict:
             tool_call("search_policies", {"query": f"refund window damaged item {step}"}))
 
     fake.respond_with(reply)
+    # This script delivers every step itself: nothing may reach a broker from here.
+    agent_tasks.advance_run.delay = lambda *args, **kwargs: None
     try:
         seed_demo()
         ticket = Ticket.objects.get(reference="TCK-1001")
