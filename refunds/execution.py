@@ -258,11 +258,8 @@ def refund_reconcile_unknown(*, refund_pk: int, now: datetime | None = None) -> 
               .filter(pk=refund_pk, status=S.OUTCOME_UNKNOWN).first())
     if refund is None:
         return None
-    try:
-        found = get_adapter().find_refund(idempotency_key=refund.request_id,
-                                          payment_reference=refund.order.payment_reference)
-    except ProviderUnknownOutcome as exc:
-        logger.info("Refund %s: provider lookup failed (%s); next pass", refund.request_id, exc)
+    found = _look_up(refund)
+    if found is UNRESOLVED:
         return UNRESOLVED
     if found is not None:
         return _settle_from_provider(refund=refund, found=found, source="reconcile")
@@ -272,6 +269,17 @@ def refund_reconcile_unknown(*, refund_pk: int, now: datetime | None = None) -> 
     return _settle(refund=refund, to_status=S.FAILED, detail={
         "error": "the provider has no refund under this idempotency key",
         "source": "reconcile", "provider_called": True})
+
+
+def _look_up(refund: RefundRequest) -> ProviderRefund | str | None:
+    """What the provider holds under the request's key: its refund, None, or UNRESOLVED when
+    the provider could not be asked this time."""
+    try:
+        return get_adapter().find_refund(idempotency_key=refund.request_id,
+                                         payment_reference=refund.order.payment_reference)
+    except ProviderUnknownOutcome as exc:
+        logger.info("Refund %s: provider lookup failed (%s); next pass", refund.request_id, exc)
+        return UNRESOLVED
 
 
 def refund_reconcile_stale_executing(*, refund_pk: int,
@@ -285,11 +293,8 @@ def refund_reconcile_stale_executing(*, refund_pk: int,
     if not taken:
         return None
     refund = RefundRequest.objects.select_related("order", "ticket").get(pk=refund_pk)
-    try:
-        found = get_adapter().find_refund(idempotency_key=refund.request_id,
-                                          payment_reference=refund.order.payment_reference)
-    except ProviderUnknownOutcome as exc:
-        logger.info("Refund %s: provider lookup failed (%s); next pass", refund.request_id, exc)
+    found = _look_up(refund)
+    if found is UNRESOLVED:
         return UNRESOLVED
     if found is not None:
         return _settle_from_provider(refund=refund, found=found, source="reconcile")

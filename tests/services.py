@@ -109,3 +109,17 @@ class WorkerProcess:
                 self.kill()
         if getattr(self, "_log", None):
             self._log.close()
+
+
+def wait_for(predicate, *, timeout: float = 30.0, what: str = "condition",
+             worker: WorkerProcess | None = None):
+    """Poll `predicate` until it returns something truthy (and return that), or fail after
+    `timeout` seconds naming `what`, with the worker's log when one is given."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.2)
+    log = f"\nworker log:\n{worker.log()[-4000:]}" if worker else ""
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}{log}")

@@ -8,7 +8,6 @@ start per test. A module may set `WORKER_ENV` (extra environment for its worker)
 """
 
 import re
-import time
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -17,7 +16,7 @@ from rest_framework.test import APIClient
 from agent.models import AgentRun
 from tests.conftest import TEST_QUEUE
 from tests.fakes.openai_server import FakeOpenAI
-from tests.services import WorkerProcess
+from tests.services import WorkerProcess, wait_for
 
 # The worker reads its settings from the environment, not from the test's `settings`.
 PAYMENTS_ENV = {"REFUND_ADAPTER": "simulated", "SIMULATED_PROVIDER_MODE": "normal",
@@ -107,17 +106,6 @@ def post_run(message: str, *, reference: str = "TCK-1001", username: str = "agen
     assert response.json()["status"] == "queued"
     return response.json()["id"]
 
-
-def wait_for(predicate, *, timeout: float = 30.0, what: str = "condition",
-             worker: WorkerProcess | None = None):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.2)
-    log = f"\nworker log:\n{worker.log()[-4000:]}" if worker else ""
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}{log}")
 
 
 def wait_for_run(run_id: str, worker: WorkerProcess, *, timeout: float = 30.0) -> AgentRun:

@@ -1,7 +1,6 @@
 """Runs driven by real worker processes over the real broker (Redis in CI, the filesystem
 transport on a laptop), talking to the fake OpenAI server over HTTP."""
 
-import time
 
 import pytest
 from celery import current_app
@@ -13,19 +12,10 @@ from agent.models import AgentRun, ToolCallLog
 from agent.tasks import resume_stalled_runs
 from tests.agent.runs import start_run
 from tests.fakes.openai_server import text_reply, tool_call, tool_reply
-from tests.services import WorkerProcess
+from tests.services import WorkerProcess, wait_for
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
 
-
-def wait_for(predicate, timeout: float = 45.0, what: str = "condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def run_status(run_id) -> str:

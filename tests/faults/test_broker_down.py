@@ -22,7 +22,7 @@ from refunds.tasks import reconcile_refunds
 from tests.conftest import TEST_QUEUE
 from tests.factories import RefundProposalFactory
 from tests.fakes.openai_server import text_reply
-from tests.services import WorkerProcess
+from tests.services import WorkerProcess, wait_for
 from tickets.models import TicketMessage
 from tickets.tasks import post_system_message
 
@@ -31,14 +31,6 @@ pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
 # A refused connection fails at once; this bounds the publish retries of config/settings.py.
 PUBLISH_GIVES_UP_WITHIN_S = 10
 
-
-def wait_for(predicate, timeout: float = 45.0, what: str = "condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def warm_up_publisher() -> None:

@@ -6,7 +6,6 @@ retried on a new connection (not fail the run) and the transcript must come out 
 contiguous seqs, one tool message and one ToolCallLog per call id, no repeated model call.
 """
 
-import time
 import uuid
 
 import pytest
@@ -16,19 +15,10 @@ from django.db import connection
 from agent.models import AgentMessage, AgentRun, RunEvent, ToolCallLog
 from tests.agent.runs import start_run
 from tests.fakes.openai_server import text_reply, tool_call, tool_reply
-from tests.services import WorkerProcess, database_url_for_subprocess
+from tests.services import WorkerProcess, database_url_for_subprocess, wait_for
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
 
-
-def wait_for(predicate, timeout: float = 45.0, what: str = "condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def terminate_backends(application_name: str) -> int:

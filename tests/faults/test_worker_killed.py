@@ -5,7 +5,6 @@ re-sends under the same key). This is the other half: the provider made the refu
 worker died waiting for the answer; the sweep must adopt that refund, never make a second.
 """
 
-import time
 
 import pytest
 
@@ -14,20 +13,12 @@ from refunds.models import RefundEvent, RefundRequest
 from refunds.tasks import execute_refund
 from tests.conftest import TEST_QUEUE
 from tests.refunds.test_reconciliation import later
-from tests.services import WorkerProcess
+from tests.services import WorkerProcess, wait_for
 
 S = RefundRequest.Status
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
 
-
-def wait_for(predicate, timeout: float = 30.0, what: str = "condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def test_a_worker_killed_after_the_provider_refunded_is_settled_with_that_refund(

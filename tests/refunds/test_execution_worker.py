@@ -1,4 +1,3 @@
-import time
 import uuid
 
 import pytest
@@ -8,20 +7,12 @@ from refunds.models import RefundEvent, RefundRequest, SimulatedRefund
 from refunds.tasks import execute_refund
 from tests.conftest import TEST_QUEUE
 from tests.refunds.test_reconciliation import later
-from tests.services import WorkerProcess
+from tests.services import WorkerProcess, wait_for
 from tickets.models import TicketMessage
 from tickets.tasks import post_system_message
 
 S = RefundRequest.Status
 
-
-def wait_for(condition, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return
-        time.sleep(0.2)
-    raise AssertionError(f"condition not met after {timeout}s")
 
 
 @pytest.mark.services
