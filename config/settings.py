@@ -119,6 +119,9 @@ else:
         "data_folder_out": str(_broker_dir / "out"),
         "processed_folder": str(_broker_dir / "processed"),
         "control_folder": str(_broker_dir / "control"),
+        # The transport polls its folder; the default second would add up to a second to
+        # every agent step.
+        "polling_interval": 0.1,
         "store_processed": False,
     }
 

@@ -57,6 +57,15 @@ def database_url_for_subprocess() -> str:
     return f"postgres://{user}{password}@{host}:{port}/{db['NAME']}"
 
 
+def purge_queue(queue: str) -> int:
+    """Drop what earlier tests left in `queue`: tasks for rows their flush already deleted,
+    which a new worker would otherwise work through first."""
+    from config.celery import app
+
+    with app.connection_for_write() as connection:
+        return connection.default_channel.queue_purge(queue) or 0
+
+
 class WorkerProcess:
     """A real `celery worker` subprocess consuming this test session's private queue."""
 
@@ -70,6 +79,7 @@ class WorkerProcess:
         self.process: subprocess.Popen | None = None
 
     def start(self, timeout: float = 30.0) -> "WorkerProcess":
+        purge_queue(self.queue)
         env = {**os.environ, "DATABASE_URL": database_url_for_subprocess(), **self.extra_env}
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         self._log = self.log_path.open("w")
