@@ -25,6 +25,14 @@ TEST_QUEUE = f"test-{uuid.uuid4().hex[:10]}"
 celery_app.conf.task_default_queue = TEST_QUEUE
 
 
+@pytest.fixture(scope="session", autouse=True)
+def empty_test_queue_at_the_end():
+    """Tests that start runs without a worker leave tasks behind; don't leave them in the
+    broker (on the filesystem transport they would pile up in var/broker/)."""
+    yield
+    services.purge_queue(TEST_QUEUE)
+
+
 # Data that migrations put in every database (roles, their permissions, the published refund
 # policy). Transactional tests end with a flush that deletes it, so it is put back before each.
 REFERENCE_DATA_MIGRATIONS = [
