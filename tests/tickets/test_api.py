@@ -93,3 +93,17 @@ def test_the_schema_and_docs_are_served(api, demo):
     docs = api.get("/api/docs/")
     assert docs.status_code == 200
     assert b"cdn" not in docs.content.lower()
+
+
+@pytest.mark.parametrize("page", ["", "0", "-1", "two", "1.5"])
+def test_a_page_that_is_not_a_whole_number_from_1_is_a_400(api, demo, page):
+    api.credentials(HTTP_AUTHORIZATION=f"Token {token_for(api, 'agent')}")
+    response = api.get("/api/tickets/", {"page": page})
+    assert response.status_code == 400
+    assert response.json()["extra"]["fields"]["page"] == [
+        "A page number is a whole number from 1."]
+
+
+def test_a_page_past_the_end_is_a_404(api, demo):
+    api.credentials(HTTP_AUTHORIZATION=f"Token {token_for(api, 'agent')}")
+    assert api.get("/api/tickets/", {"page": "2"}).status_code == 404
