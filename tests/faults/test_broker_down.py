@@ -45,6 +45,18 @@ def publish_failures(caplog) -> list[str]:
             if r.name == "config.celery" and r.levelno == logging.ERROR]
 
 
+def approve_through_the_api(refund, confirmation, reviewer, caplog):
+    """The reviewer's approval over HTTP; returns the response and how long it took."""
+    api = APIClient()
+    api.force_authenticate(reviewer)
+    started = time.monotonic()
+    with caplog.at_level(logging.ERROR, logger="config.celery"):
+        response = api.post(f"/api/refunds/{refund.request_id}/approve/",
+                            {"version": 1, "fingerprint": confirmation.fingerprint},
+                            format="json")
+    return response, time.monotonic() - started
+
+
 def test_an_approval_while_redis_is_down_is_saved_and_executed_once_redis_is_back(
         private_redis, simulated_provider, agent_user, reviewer, caplog):
     # Given a pending proposal and a broker that goes away
@@ -52,16 +64,9 @@ def test_an_approval_while_redis_is_down_is_saved_and_executed_once_redis_is_bac
     confirmation = refund.confirmations.get()
     warm_up_publisher()
     private_redis.stop()
-    api = APIClient()
-    api.force_authenticate(reviewer)
 
     # When the reviewer approves
-    started = time.monotonic()
-    with caplog.at_level(logging.ERROR, logger="config.celery"):
-        response = api.post(f"/api/refunds/{refund.request_id}/approve/",
-                            {"version": 1, "fingerprint": confirmation.fingerprint},
-                            format="json")
-    elapsed = time.monotonic() - started
+    response, elapsed = approve_through_the_api(refund, confirmation, reviewer, caplog)
 
     # Then the approval answers 200, is saved with its event, and nothing reached the provider
     assert response.status_code == 200, response.content
@@ -116,16 +121,9 @@ def test_an_approval_while_redis_hangs_gives_up_publishing_within_seconds(
     confirmation = refund.confirmations.get()
     warm_up_publisher()
     private_redis.hang()
-    api = APIClient()
-    api.force_authenticate(reviewer)
 
     # When the reviewer approves
-    started = time.monotonic()
-    with caplog.at_level(logging.ERROR, logger="config.celery"):
-        response = api.post(f"/api/refunds/{refund.request_id}/approve/",
-                            {"version": 1, "fingerprint": confirmation.fingerprint},
-                            format="json")
-    elapsed = time.monotonic() - started
+    response, elapsed = approve_through_the_api(refund, confirmation, reviewer, caplog)
 
     # Then the socket timeouts and the bounded publish retries end the wait: the approval is
     # saved and answered, the publish failure logged, nothing sent to the provider
