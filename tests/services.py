@@ -7,13 +7,14 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from pathlib import Path
 
 import pytest
 from django.conf import settings
-from django.db import connection
+from django.db import connection, connections
 
 BASE_DIR = Path(settings.BASE_DIR)
 CHROMIUM = "/usr/bin/chromium"
@@ -133,3 +134,26 @@ def wait_for(predicate, *, timeout: float = 30.0, what: str = "condition",
         time.sleep(0.2)
     log = f"\nworker log:\n{worker.log()[-4000:]}" if worker else ""
     raise AssertionError(f"timed out after {timeout}s waiting for {what}{log}")
+
+
+def run_in_threads(count: int, work) -> list:
+    """Start `count` threads at once (released together by a barrier); return what each
+    `work(index)` returned or raised. Each thread closes its own database connections."""
+    barrier = threading.Barrier(count)
+    outcomes: list = [None] * count
+
+    def target(index: int) -> None:
+        try:
+            barrier.wait(timeout=10)
+            outcomes[index] = work(index)
+        except Exception as error:  # the outcome is what the test inspects
+            outcomes[index] = error
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=target, args=(i,)) for i in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    return outcomes

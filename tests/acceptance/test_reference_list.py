@@ -3,7 +3,6 @@ user, a scripted model, the run executed by a real Celery worker process, paymen
 simulated provider (its ledger is the SimulatedRefund table the worker writes to)."""
 
 import json
-import threading
 import time
 
 import pytest
@@ -23,6 +22,7 @@ from tests.acceptance.conftest import (
     wait_for_run,
 )
 from tests.fakes.openai_server import text_reply, tool_call, tool_reply
+from tests.services import run_in_threads
 from tickets.models import TicketMessage
 from tickets.tasks import post_system_message
 
@@ -323,28 +323,13 @@ def propose_then_answer(request: dict) -> dict:
 def start_runs_at_once(count: int, message: str) -> list:
     """`count` API calls released together from threads; each returns a run id or an error."""
     user = get_user_model().objects.get(username="agent")
-    barrier = threading.Barrier(count)
-    outcomes: list = [None] * count
 
-    def start(index: int) -> None:
-        from django.db import connection
-
+    def start(_index: int):
         client = APIClient()
         client.force_authenticate(user)
-        try:
-            barrier.wait(timeout=10)
-            outcomes[index] = post_run(message, client=client)
-        except Exception as error:  # the outcome is what the test inspects
-            outcomes[index] = error
-        finally:
-            connection.close()
+        return post_run(message, client=client)
 
-    threads = [threading.Thread(target=start, args=(i,)) for i in range(count)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
-    return outcomes
+    return run_in_threads(count, start)
 
 
 def test_ten_concurrent_identical_proposals_make_one_request_and_one_provider_refund(

@@ -1,9 +1,8 @@
-import threading
 from decimal import Decimal
 
 import pytest
 from django.core.exceptions import ImproperlyConfigured
-from django.db import IntegrityError, connections
+from django.db import IntegrityError
 
 from refunds.adapters import (
     ProviderRefund,
@@ -13,6 +12,7 @@ from refunds.adapters import (
     get_adapter,
 )
 from refunds.models import SimulatedRefund
+from tests.services import run_in_threads
 
 
 def create(adapter, key="rf_key_1", amount="129.00", reference="pi_1"):
@@ -95,21 +95,7 @@ def test_the_ledger_holds_one_refund_per_key(db):
 def test_the_simulated_provider_makes_one_refund_for_racing_calls_with_one_key(
         postgres, simulated_provider):
     callers = 6
-    barrier = threading.Barrier(callers)
-    results = []
-
-    def call():
-        try:
-            barrier.wait()
-            results.append(create(get_adapter()))
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=call) for _ in range(callers)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    results = run_in_threads(callers, lambda _: create(get_adapter()))
 
     row = SimulatedRefund.objects.get()
     assert {result.id for result in results} == {row.provider_refund_id}

@@ -9,6 +9,7 @@ from refunds.adapters import SimulatedAdapter
 from refunds.models import RefundEvent, RefundRequest, SimulatedRefund
 from refunds.tasks import execute_refund
 from tests.factories import OrderFactory
+from tests.services import run_in_threads
 from tickets.models import TicketMessage
 
 S = RefundRequest.Status
@@ -243,22 +244,9 @@ def test_it_sends_one_refund_when_deliveries_race(postgres, settings, simulated_
     settings.SIMULATED_PROVIDER_LATENCY_S = 0.3
     refund = make_refund()
     workers = 6
-    barrier = threading.Barrier(workers)
-    outcomes = []
-
-    def deliver():
-        try:
-            barrier.wait()
-            outcomes.append(execute_refund(refund.pk))
-        finally:
-            connections.close_all()
 
     # When the same task is delivered to six workers at once
-    threads = [threading.Thread(target=deliver) for _ in range(workers)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    outcomes = run_in_threads(workers, lambda _: execute_refund(refund.pk))
 
     # Then exactly one reached the provider and the others did nothing
     refund.refresh_from_db()

@@ -1,16 +1,15 @@
-import threading
 from datetime import timedelta
 from decimal import Decimal
 from io import StringIO
 
 import pytest
 from django.core.management import call_command
-from django.db import connections
 from django.utils import timezone
 
 from refunds.execution import APPROVED_GRACE, in_flight_window, refunds_reconcile
 from refunds.models import RefundConfirmation, RefundEvent, RefundRequest, SimulatedRefund
 from refunds.tasks import execute_refund, expire_confirmations, reconcile_refunds
+from tests.services import run_in_threads
 from tickets.models import TicketMessage
 
 S = RefundRequest.Status
@@ -227,24 +226,14 @@ def test_it_settles_each_request_once_when_sweeps_race(postgres, settings, simul
     age(lost, APPROVED_GRACE + timedelta(seconds=1))
     simulated_provider.reset()
     sweeps = 4
-    barrier = threading.Barrier(sweeps)
     now = later()
 
-    def sweep():
-        try:
-            barrier.wait()
-            refunds_reconcile(now=now)
-        finally:
-            connections.close_all()
-
     # When four sweeps run at the same moment
-    threads = [threading.Thread(target=sweep) for _ in range(sweeps)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    reports = run_in_threads(sweeps, lambda _: refunds_reconcile(now=now))
 
-    # Then every request is settled exactly once, with one refund each at the provider
+    # Then no sweep crashed,
+    assert not [report for report in reports if isinstance(report, Exception)]
+    # and every request is settled exactly once, with one refund each at the provider
     for refund in (unknown, stale, lost):
         refund.refresh_from_db()
         assert refund.status == S.SUCCEEDED

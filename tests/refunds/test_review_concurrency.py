@@ -1,40 +1,17 @@
 """Concurrency claims, tested concurrently: real threads against PostgreSQL."""
 
-import threading
 from decimal import Decimal
 
 import pytest
-from django.db import connection
 
 from config.errors import ApplicationError
 from refunds import tasks
 from refunds.models import RefundConfirmation, RefundEvent, RefundRequest
 from refunds.services import refund_approve, refund_propose
 from tests.factories import RefundProposalFactory, TicketFactory
+from tests.services import run_in_threads
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
-
-
-def run_in_threads(count: int, work) -> list:
-    """Start `count` threads at once; return what each returned or raised."""
-    barrier = threading.Barrier(count)
-    outcomes: list = [None] * count
-
-    def target(index: int) -> None:
-        try:
-            barrier.wait(timeout=10)
-            outcomes[index] = work(index)
-        except Exception as error:  # the outcome is what the test inspects
-            outcomes[index] = error
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=target, args=(i,)) for i in range(count)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
-    return outcomes
 
 
 @pytest.fixture
