@@ -9,7 +9,8 @@ from orders.models import Order, OrderLine
 
 # Refund statuses whose money has left, or may have left, the shop: they count against
 # what can still be refunded. Kept here as strings so orders never imports refunds.
-REFUND_COMMITTED_STATUSES = ("approved", "executing", "succeeded", "outcome_unknown")
+REFUND_COMMITTED_STATUSES = ("approved", "executing", "provider_pending", "succeeded",
+                             "outcome_unknown")
 
 
 def refunded_total(order: Order) -> Decimal:
@@ -18,6 +19,15 @@ def refunded_total(order: Order) -> Decimal:
         total=Sum("amount")
     )["total"]
     return total or Decimal("0.00")
+
+
+# Approved refunds not settled yet: the provider is, or is about to be, moving this money.
+REFUND_IN_FLIGHT_STATUSES = ("approved", "executing", "provider_pending",
+                             "outcome_unknown")
+
+
+def refund_in_flight(order: Order) -> bool:
+    return order.refund_requests.filter(status__in=REFUND_IN_FLIGHT_STATUSES).exists()
 
 
 def refundable_balance(order: Order) -> Decimal:

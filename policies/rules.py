@@ -39,6 +39,9 @@ class RefundFacts:
     now: datetime
     requester_id: int | None = None
     reviewer_id: int | None = None  # given at approval time; R-6 fails when == requester_id
+    # What the requester has already proposed or had refunded on this order, apart from this
+    # request: R-5 limits their total, so splitting a refund never gets past a role limit.
+    requester_other_amount: Decimal = Decimal("0.00")
 
 
 @dataclass(frozen=True)
@@ -134,25 +137,32 @@ def _check_authority(facts: RefundFacts, rules: dict, currency: str) -> dict:
     role_limits = rules["role_limits"]
     role = facts.actor_role
     limit = _limit_of(role_limits, role)
-    amount = money_str(facts.amount)
+    total = facts.amount + facts.requester_other_amount
+    if facts.requester_other_amount:
+        requested = (f"requested {money_str(facts.amount)} {currency} plus "
+                     f"{money_str(facts.requester_other_amount)} {currency} already proposed "
+                     f"or refunded by the same requester on this order makes "
+                     f"{money_str(total)} {currency}, which")
+    else:
+        requested = f"requested {money_str(facts.amount)} {currency}"
     if limit is None or limit <= 0:
         if role == "intern":
             detail = "interns may not propose refunds; ask an agent or a supervisor"
         else:
             detail = f"the {role or 'current'} role may not propose refunds"
         return _verdict("R-5", False, detail)
-    if facts.amount <= limit:
-        return _verdict("R-5", True, f"requested {amount} {currency} is within the {role} "
-                                     f"limit of {money_str(limit)} {currency}")
+    if total <= limit:
+        return _verdict("R-5", True, f"{requested} is within the {role} limit of "
+                                     f"{money_str(limit)} {currency}")
     stronger = sorted(
         (other_limit, other)
         for other in role_limits
         if (other_limit := _limit_of(role_limits, other)) is not None
-        and other_limit >= facts.amount
+        and other_limit >= total
     )
     escalation = (f"escalate to a {stronger[0][1]}" if stronger
                   else "above every desk limit; escalate beyond the desk")
-    return _verdict("R-5", False, f"requested {amount} {currency} exceeds the {role} limit of "
+    return _verdict("R-5", False, f"{requested} exceeds the {role} limit of "
                                   f"{money_str(limit)} {currency}; {escalation}")
 
 

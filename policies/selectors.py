@@ -23,11 +23,13 @@ def published_version(slug: str = REFUNDS_SLUG) -> PolicyVersion:
 
 def evaluate_refund_for_order(*, order: Order, amount: Decimal, reason: str, actor_role: str,
                               requester_id: int | None = None, reviewer_id: int | None = None,
+                              requester_other_amount: Decimal = Decimal("0.00"),
                               now: datetime | None = None) -> Evaluation:
     """The published refund policy applied to a refund of `amount` from `order`.
 
     Refunded-so-far counts committed refunds only, so a request still pending approval does
-    not count against itself.
+    not count against itself. `requester_other_amount` is what the requester proposed or had
+    refunded on the order in other requests; R-5 limits the total.
     """
     version = published_version(REFUNDS_SLUG)
     categories = tuple(dict.fromkeys(order.lines.values_list("category", flat=True)))
@@ -43,6 +45,7 @@ def evaluate_refund_for_order(*, order: Order, amount: Decimal, reason: str, act
         now=now or timezone.now(),
         requester_id=requester_id,
         reviewer_id=reviewer_id,
+        requester_other_amount=requester_other_amount,
     )
     return evaluate_refund(facts, version.rules, policy_version_id=version.pk)
 

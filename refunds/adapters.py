@@ -36,6 +36,9 @@ logger = logging.getLogger(__name__)
 
 # Provider refund statuses that mean the money did not (and will not) move.
 FAILED_STATUSES = frozenset({"failed", "canceled"})
+# The one provider status that means the money has moved. Anything else the provider says
+# (pending, requires_action, ...) is accepted but not settled yet.
+SUCCEEDED_STATUS = "succeeded"
 
 
 @dataclass(frozen=True)
@@ -48,6 +51,10 @@ class ProviderRefund:
     @property
     def failed(self) -> bool:
         return self.status in FAILED_STATUSES
+
+    @property
+    def succeeded(self) -> bool:
+        return self.status == SUCCEEDED_STATUS
 
 
 class ProviderError(Exception):
@@ -97,8 +104,11 @@ class SimulatedMode:
     FAIL = "fail"
     # The provider answers 5xx before doing anything: nothing recorded, outcome unknown to us.
     DOWN = "down"
+    # The provider accepts the refund but settles it later: the ledger row stays `pending`
+    # until its status is changed (by a test, or by hand in a demo).
+    PENDING = "pending"
 
-    ALL = (NORMAL, TIMEOUT, FAIL, DOWN)
+    ALL = (NORMAL, TIMEOUT, FAIL, DOWN, PENDING)
 
 
 @dataclass(frozen=True)
@@ -178,8 +188,8 @@ class SimulatedAdapter:
         simulated_calls.record(SimulatedCall("find", idempotency_key, self.mode))
         if self._wait() or self.mode == SimulatedMode.DOWN:
             raise ProviderUnknownOutcome("simulated provider unavailable", code="http_503")
-        row = SimulatedRefund.objects.filter(idempotency_key=idempotency_key,
-                                             payment_reference=payment_reference).first()
+        # Like a real provider, the key alone names the refund.
+        row = SimulatedRefund.objects.filter(idempotency_key=idempotency_key).first()
         return _from_ledger(row) if row else None
 
     def _record(self, *, idempotency_key: str, amount: Decimal, currency: str,
@@ -191,6 +201,7 @@ class SimulatedAdapter:
                     provider_refund_id=f"sim_re_{uuid.uuid4().hex[:20]}",
                     idempotency_key=idempotency_key, payment_reference=payment_reference,
                     amount=amount, currency=currency, metadata=metadata,
+                    status="pending" if self.mode == SimulatedMode.PENDING else "succeeded",
                 )
         except IntegrityError:
             row = SimulatedRefund.objects.get(idempotency_key=idempotency_key)

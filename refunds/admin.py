@@ -12,6 +12,7 @@ from config.admin_tools import ReadOnlyMixin
 from config.errors import ApplicationError
 from config.roles import is_reviewer
 from refunds import selectors, services
+from refunds.forms import AdminDecisionForm
 from refunds.models import RefundConfirmation, RefundEvent, RefundRequest
 
 PAST_TENSE = {"approve": "approved", "reject": "rejected"}
@@ -21,8 +22,8 @@ class RefundConfirmationInline(ReadOnlyMixin, admin.TabularInline):
     model = RefundConfirmation
     extra = 0
     can_delete = False
-    fields = ["version", "status", "fingerprint", "expires_at", "decided_by", "decided_at",
-              "decision_note", "created_at"]
+    fields = ["version", "status", "fingerprint", "proposed_by", "expires_at", "decided_by",
+              "decided_at", "decision_note", "created_at"]
     readonly_fields = fields
 
 
@@ -70,22 +71,28 @@ class RefundRequestAdmin(ReadOnlyMixin, admin.ModelAdmin):
                        .prefetch_related("confirmations"))
         if request.POST.get("confirm") != "yes":
             return self._confirmation_page(request, refunds, decision)
-        note = request.POST.get("note", "")
         done = PAST_TENSE[decision]
+        form = AdminDecisionForm(request.POST, refunds=refunds,
+                                 with_fingerprint=decision == "approve")
+        if not form.is_valid():
+            # A field can fail two validators with one message; say it once.
+            for error in dict.fromkeys(e for errors in form.errors.values() for e in errors):
+                self.message_user(request, f"Nothing was {done}: {error}", messages.ERROR)
+            return None
+        note = form.cleaned_data["note"]
         for refund in refunds:
-            version = request.POST.get(f"version_{refund.pk}", "")
+            version = form.version_of(refund)
             try:
-                if not version.isdigit():
+                if version is None:
                     raise ApplicationError("The version to decide was not confirmed.")
                 if decision == "approve":
                     services.refund_approve(
-                        refund=refund, reviewer=request.user, version=int(version),
-                        fingerprint=request.POST.get(f"fingerprint_{refund.pk}", ""),
-                        note=note,
+                        refund=refund, reviewer=request.user, version=version,
+                        fingerprint=form.fingerprint_of(refund), note=note,
                     )
                 else:
                     services.refund_reject(refund=refund, reviewer=request.user,
-                                           version=int(version), note=note)
+                                           version=version, note=note)
             except ApplicationError as refusal:
                 self.message_user(request, f"Refund {refund.request_id} not {done}: "
                                            f"{refusal.message}", messages.ERROR)
@@ -109,11 +116,11 @@ class RefundRequestAdmin(ReadOnlyMixin, admin.ModelAdmin):
 
 @admin.register(RefundConfirmation)
 class RefundConfirmationAdmin(ReadOnlyMixin, admin.ModelAdmin):
-    list_display = ["refund_request", "version", "status", "expires_at", "decided_by",
-                    "decided_at"]
+    list_display = ["refund_request", "version", "status", "proposed_by", "expires_at",
+                    "decided_by", "decided_at"]
     list_filter = ["status"]
     search_fields = ["refund_request__request_id", "fingerprint"]
-    list_select_related = ["refund_request", "decided_by"]
+    list_select_related = ["refund_request", "proposed_by", "decided_by"]
 
 
 @admin.register(RefundEvent)

@@ -2,7 +2,10 @@
 
 The provider is only ever asked to refund under the request's own `request_id` as the
 idempotency key, so however often a task is redelivered, a worker dies or a sweep retries,
-the provider holds at most one refund per request.
+the provider holds at most one refund per request. Every call to the provider, lookups
+included, uses the parameters the approval bound (the approved confirmation's params), never
+the order row as it is now: an order edited after approval cannot redirect a lookup and so
+make a paid refund look absent.
 
 Provider calls happen outside any database transaction: `executing` is committed first, so a
 worker that dies mid-call leaves a visible `executing` row for reconciliation to settle.
@@ -12,6 +15,7 @@ import logging
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from decimal import Decimal
 
 from django.conf import settings
 from django.db import transaction
@@ -88,6 +92,7 @@ def _claim_for_execution(*, refund_pk: int, skip_locked: bool) -> RefundRequest 
     if problem is not None:
         _refuse(refund=refund, problem=problem)
         return refund
+    assert confirmation is not None  # approval_problem refuses a missing one
     moved = refund_transition(refund=refund, to_status=S.EXECUTING, detail={
         "idempotency_key": refund.request_id,
         "confirmation_version": confirmation.version,
@@ -133,12 +138,25 @@ def _refuse(*, refund: RefundRequest, problem: dict) -> None:
                          f"{problem['error']} (its approval no longer covers it).")
 
 
+def bound_params(refund: RefundRequest) -> dict:
+    """The parameters the approval bound: what the provider is asked to refund and where.
+
+    Precondition: the request was approved (it is executing or past it).
+    """
+    approved = (refund.confirmations.filter(status=RefundConfirmation.Status.APPROVED)
+                .order_by("-version").first())
+    if approved is None:
+        raise RuntimeError(f"refund {refund.request_id} has no approved confirmation")
+    return approved.params
+
+
 def _submit(*, refund: RefundRequest, source: str) -> str | None:
     """Call the provider for an `executing` request and settle it on the answer."""
+    params = bound_params(refund)
     try:
         found = get_adapter().create_refund(
-            idempotency_key=refund.request_id, amount=refund.amount, currency=refund.currency,
-            payment_reference=refund.order.payment_reference,
+            idempotency_key=refund.request_id, amount=Decimal(params["amount"]),
+            currency=params["currency"], payment_reference=params["payment_reference"],
             metadata={"request_id": refund.request_id},
         )
     except ProviderTerminalError as exc:
@@ -161,7 +179,12 @@ def _settle_from_provider(*, refund: RefundRequest, found: ProviderRefund,
     if found.failed:
         detail["error"] = f"provider refund {found.id} is {found.status}"
         return _settle(refund=refund, to_status=S.FAILED, detail=detail)
-    return _settle(refund=refund, to_status=S.SUCCEEDED, detail=detail,
+    if found.succeeded:
+        return _settle(refund=refund, to_status=S.SUCCEEDED, detail=detail,
+                       provider_refund_id=found.id)
+    if refund.status == S.PROVIDER_PENDING:
+        return UNRESOLVED  # still not settled at the provider; the next pass asks again
+    return _settle(refund=refund, to_status=S.PROVIDER_PENDING, detail=detail,
                    provider_refund_id=found.id)
 
 
@@ -183,6 +206,10 @@ def _settled_message(refund: RefundRequest, detail: dict) -> str:
                 f"{by_reconciliation}.")
     if refund.status == S.FAILED:
         return f"{_label(refund)} failed: {detail['error']}{by_reconciliation}."
+    if refund.status == S.PROVIDER_PENDING:
+        return (f"{_label(refund)} was accepted by the payment provider (provider id "
+                f"{refund.provider_refund_id}, status {detail['provider_status']}) but is not "
+                f"settled yet; not refunded until the provider confirms it.")
     return f"{_label(refund)}: outcome unknown ({detail['error']}), reconciling with the provider."
 
 
@@ -203,6 +230,7 @@ class ReconcileReport:
     """What one pass did, per kind of request: outcome -> count."""
 
     unknown: Counter = field(default_factory=Counter)
+    provider_pending: Counter = field(default_factory=Counter)
     stale_executing: Counter = field(default_factory=Counter)
     approved: Counter = field(default_factory=Counter)
 
@@ -212,6 +240,7 @@ class ReconcileReport:
             return f"{name}: {inner}"
 
         return "; ".join([part("outcome_unknown", self.unknown),
+                          part("provider_pending", self.provider_pending),
                           part("stale executing", self.stale_executing),
                           part("approved, never executed", self.approved)])
 
@@ -221,6 +250,7 @@ def refunds_reconcile(*, now: datetime | None = None) -> ReconcileReport:
 
     (a) `outcome_unknown`: look the key up at the provider; a refund found settles it;
         none found settles `failed`, but only once the original call can no longer land.
+    (a') `provider_pending`: ask the provider again; only its answer settles the request.
     (b) `executing` for longer than in_flight_window(): a worker died around its provider
         call. Look the key up; if the provider has nothing, re-submit with the SAME key —
         the attempt may never have left us, and the provider deduplicates by key anyway.
@@ -234,6 +264,9 @@ def refunds_reconcile(*, now: datetime | None = None) -> ReconcileReport:
     cutoff = now - in_flight_window()
     for pk in _pks(status=S.OUTCOME_UNKNOWN):
         report.unknown[_outcome(refund_reconcile_unknown(refund_pk=pk, now=now))] += 1
+    for pk in _pks(status=S.PROVIDER_PENDING):
+        outcome = refund_reconcile_provider_pending(refund_pk=pk)
+        report.provider_pending[_outcome(outcome)] += 1
     for pk in _pks(status=S.EXECUTING, updated_at__lt=cutoff):
         outcome = refund_reconcile_stale_executing(refund_pk=pk, now=now)
         report.stale_executing[_outcome(outcome)] += 1
@@ -266,17 +299,38 @@ def refund_reconcile_unknown(*, refund_pk: int, now: datetime | None = None) -> 
     if refund.updated_at > now - in_flight_window():
         # A slow provider may still be processing the call we gave up on.
         return UNRESOLVED
+    # The provider itself answered, for this key and the bound payment, that it holds no
+    # refund: the only ground on which a request that reached it may be called failed.
     return _settle(refund=refund, to_status=S.FAILED, detail={
         "error": "the provider has no refund under this idempotency key",
         "source": "reconcile", "provider_called": True})
+
+
+def refund_reconcile_provider_pending(*, refund_pk: int) -> str | None:
+    """Ask the provider about a refund it accepted but had not settled."""
+    refund = (RefundRequest.objects.select_related("order", "ticket")
+              .filter(pk=refund_pk, status=S.PROVIDER_PENDING).first())
+    if refund is None:
+        return None
+    found = _look_up(refund)
+    if found is UNRESOLVED:
+        return UNRESOLVED
+    if found is None:
+        # It accepted the refund under this key: an empty answer now is the provider's
+        # inconsistency, not a failure. Keep asking and let a person look.
+        logger.error("Refund %s: the provider no longer reports its accepted refund %s",
+                     refund.request_id, refund.provider_refund_id)
+        return UNRESOLVED
+    return _settle_from_provider(refund=refund, found=found, source="reconcile")
 
 
 def _look_up(refund: RefundRequest) -> ProviderRefund | str | None:
     """What the provider holds under the request's key: its refund, None, or UNRESOLVED when
     the provider could not be asked this time."""
     try:
-        return get_adapter().find_refund(idempotency_key=refund.request_id,
-                                         payment_reference=refund.order.payment_reference)
+        return get_adapter().find_refund(
+            idempotency_key=refund.request_id,
+            payment_reference=bound_params(refund)["payment_reference"])
     except ProviderUnknownOutcome as exc:
         logger.info("Refund %s: provider lookup failed (%s); next pass", refund.request_id, exc)
         return UNRESOLVED
@@ -298,10 +352,12 @@ def refund_reconcile_stale_executing(*, refund_pk: int,
         return UNRESOLVED
     if found is not None:
         return _settle_from_provider(refund=refund, found=found, source="reconcile")
-    # Re-sending is an execution: the approval must still cover the row as it is now.
+    # `executing` was committed, so the call may have reached the provider: settling `failed`
+    # here could hide a refund that exists. Re-send exactly what the approval bound under the
+    # same key; the provider deduplicates, and its answer settles the request.
     problem = approval_problem(refund=refund,
                                confirmation=refund.confirmations.order_by("-version").first())
     if problem is not None:
-        return _settle(refund=refund, to_status=S.FAILED,
-                       detail={**problem, "source": "reconcile", "provider_called": False})
+        logger.error("Refund %s changed after approval (%s); re-sending the approved "
+                     "parameters, not the row", refund.request_id, problem["error"])
     return _submit(refund=refund, source="reconcile-resubmit")

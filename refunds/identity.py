@@ -4,9 +4,13 @@ import hashlib
 import json
 
 
-def derive_request_id(*, ticket_reference: str, order_id: str, reason: str) -> str:
-    """One logical intent = (ticket, order, reason). Derived by the server, never by the model."""
-    digest = hashlib.sha256(f"{ticket_reference}|{order_id}|{reason}".encode()).hexdigest()
+def derive_request_id(*, ticket_reference: str, order_id: str, n: int) -> str:
+    """The id of the n-th intent of a ticket on an order, n counting its settled intents.
+
+    Derived by the server, never by the model: retries and concurrent identical proposals
+    compute the same id, and the unique `request_id` makes them one request.
+    """
+    digest = hashlib.sha256(f"{ticket_reference}|{order_id}|{n}".encode()).hexdigest()
     return "rf_" + digest[:24]
 
 

@@ -4,17 +4,27 @@ from django.db.models import Q
 
 
 class RefundRequest(models.Model):
-    """One logical refund intent: (ticket, order, reason). At most one refund at the provider."""
+    """One logical refund intent: the n-th on (ticket, order). At most one provider refund.
+
+    Amount, reason and explanation are parameters of the intent: changing them makes a new
+    confirmation version, never a second intent (DESIGN §1, invariant 6).
+    """
 
     class Status(models.TextChoices):
         PENDING_APPROVAL = "pending_approval", "Pending approval"
         APPROVED = "approved", "Approved"
         EXECUTING = "executing", "Executing"
+        # The provider accepted the refund but has not settled it: money is on its way, but
+        # nobody may be told "refunded" until the provider says so.
+        PROVIDER_PENDING = "provider_pending", "Pending at the provider"
         SUCCEEDED = "succeeded", "Succeeded"
         FAILED = "failed", "Failed"
         OUTCOME_UNKNOWN = "outcome_unknown", "Outcome unknown"
         REJECTED = "rejected", "Rejected"
         EXPIRED = "expired", "Expired"
+
+    # An intent ends in one of these; every other status is an open intent.
+    SETTLED_STATUSES = (Status.SUCCEEDED, Status.FAILED, Status.REJECTED)
 
     class Reason(models.TextChoices):
         DAMAGED = "damaged", "Damaged"
@@ -51,6 +61,13 @@ class RefundRequest(models.Model):
         ordering = ["created_at"]
         constraints = [
             models.CheckConstraint(condition=Q(amount__gt=0), name="refund_amount_gt_0"),
+            # Invariant 6: a correction is a new version of the open intent, never a parallel
+            # one. Rows without a ticket (the shop's history) are not desk intents.
+            models.UniqueConstraint(
+                fields=["ticket", "order"],
+                condition=~Q(status__in=["succeeded", "failed", "rejected"]),
+                name="refund_one_open_intent_per_ticket_order",
+            ),
         ]
         indexes = [models.Index(fields=["status", "updated_at"], name="refund_status_idx")]
 
@@ -79,6 +96,9 @@ class RefundConfirmation(models.Model):
                                    on_delete=models.PROTECT, related_name="+")
     decided_at = models.DateTimeField(null=True, blank=True)
     decision_note = models.TextField(blank=True)
+    # Who proposed these parameters. Nobody who proposed any version may decide the request.
+    proposed_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
+                                    on_delete=models.PROTECT, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

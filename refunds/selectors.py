@@ -17,7 +17,8 @@ def refund_list(*, status: str = "", reason: str = "", query: str = "") -> Query
         "order__customer", "ticket", "requested_by", "run"
     ).prefetch_related(
         Prefetch("confirmations",
-                 queryset=RefundConfirmation.objects.select_related("decided_by"))
+                 queryset=RefundConfirmation.objects.select_related("decided_by",
+                                                                    "proposed_by"))
     )
     if status:
         refunds = refunds.filter(status=status)

@@ -11,7 +11,7 @@ from decimal import Decimal
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Max
+from django.db.models import Max, Sum
 from django.utils import timezone
 
 from config.celery import enqueue_on_commit
@@ -31,9 +31,12 @@ from tickets.services import ticket_post_message
 S = RefundRequest.Status
 C = RefundConfirmation.Status
 
-# A rejection is a reviewer's decision: re-proposing the same intent cannot reopen it.
-DECIDED_STATUSES = (S.APPROVED, S.EXECUTING, S.SUCCEEDED, S.FAILED, S.OUTCOME_UNKNOWN,
-                    S.REJECTED)
+# Statuses past the reviewer's decision while the intent is still open: its parameters can no
+# longer change, and a further refund on the order waits until it settles.
+IN_FLIGHT_STATUSES = (S.APPROVED, S.EXECUTING, S.PROVIDER_PENDING, S.OUTCOME_UNKNOWN)
+# Requests that do not count toward the requester's total under R-5: no money moved and none
+# can move without the request being proposed (and so evaluated) again.
+NOT_COUNTED_FOR_LIMIT = (S.FAILED, S.REJECTED, S.EXPIRED)
 
 
 class RefundAlreadyDecided(Conflict):
@@ -44,8 +47,9 @@ class RefundAlreadyDecided(Conflict):
 class Proposal:
     refund: RefundRequest
     confirmation: RefundConfirmation
-    # created: a new intent; unchanged: the same parameters again; new_version: the amount or
-    # explanation changed; renewed: the previous version lapsed and this one replaces it.
+    # created: a new intent; unchanged: the same parameters again; new_version: the amount,
+    # reason or explanation changed; renewed: the previous version lapsed and this one
+    # replaces it.
     outcome: str
 
 
@@ -71,8 +75,29 @@ def _create_confirmation(*, refund: RefundRequest, version: int,
     params = fingerprint_params(refund)
     return RefundConfirmation.objects.create(
         refund_request=refund, version=version, fingerprint=fingerprint(params), params=params,
-        status=C.PENDING,
+        status=C.PENDING, proposed_by_id=refund.requested_by_id,
         expires_at=now + timedelta(minutes=settings.CONFIRMATION_TTL_MINUTES),
+    )
+
+
+def _requester_other_amount(*, order: Order, requester_id: int,
+                            excluding: RefundRequest | None = None) -> Decimal:
+    """What `requester_id` proposed or had refunded on `order` in requests other than
+    `excluding`: R-5 limits the total, so a refund split into parts meets the same limit."""
+    requests = (RefundRequest.objects.filter(order=order, requested_by_id=requester_id)
+                .exclude(status__in=NOT_COUNTED_FOR_LIMIT))
+    if excluding is not None:
+        requests = requests.exclude(pk=excluding.pk)
+    return requests.aggregate(total=Sum("amount"))["total"] or Decimal("0.00")
+
+
+def _evaluate(*, order: Order, amount: Decimal, reason: str, role: str | None, requester_id: int,
+              excluding: RefundRequest | None, now: datetime, reviewer_id: int | None = None):
+    return evaluate_refund_for_order(
+        order=order, amount=amount, reason=reason, actor_role=role or "",
+        requester_id=requester_id, reviewer_id=reviewer_id, now=now,
+        requester_other_amount=_requester_other_amount(order=order, requester_id=requester_id,
+                                                       excluding=excluding),
     )
 
 
@@ -93,79 +118,91 @@ def _proposed_message(refund: RefundRequest, version: int) -> str:
 def refund_propose(*, ticket: Ticket, order: Order, amount: Decimal, reason: str,
                    explanation: str, requested_by, role: str, run=None,
                    now: datetime | None = None) -> Proposal:
-    """Create or update the proposal for the intent (ticket, order, reason). Never executes.
+    """Create the ticket's open intent on `order`, or make these parameters its next version.
 
-    The caller has scoped `order` to the ticket's customer. Concurrent identical calls end
-    with one request: its `request_id` is unique and the loser of the insert race re-reads
-    the winner's row under a lock.
+    Never executes. The caller has scoped `order` to the ticket's customer. Proposals and
+    approvals on one order are serialised by the order's row lock; the partial unique
+    constraint on open intents and the unique `request_id` hold where locks do not.
     """
     now = now or timezone.now()
     amount = to_cents(amount)
     if amount <= 0:
         raise ApplicationError("A refund must be more than 0.00.", code="invalid_amount")
-    request_id = derive_request_id(ticket_reference=ticket.reference, order_id=order.order_id,
-                                   reason=reason)
-    refund = _lock_request(request_id)
+    order = Order.objects.select_for_update().get(pk=order.pk)
+    refund = _lock_open_intent(ticket=ticket, order=order)
     if refund is None:
-        evaluation = evaluate_refund_for_order(order=order, amount=amount, reason=reason,
-                                               actor_role=role, requester_id=requested_by.pk,
-                                               now=now)
-        _refuse_unless_allowed(evaluation, "The policy refuses this refund.")
         try:
             with transaction.atomic():
-                refund = RefundRequest.objects.create(
-                    request_id=request_id, ticket=ticket, order=order, amount=amount,
-                    currency=order.currency, reason=reason, explanation=explanation,
-                    status=S.PENDING_APPROVAL, requested_by=requested_by, run=run,
-                    policy_version_id=evaluation.policy_version_id,
-                    policy_evaluation=evaluation.verdicts,
-                )
+                return _create_intent(ticket=ticket, order=order, amount=amount, reason=reason,
+                                      explanation=explanation, requested_by=requested_by,
+                                      role=role, run=run, now=now)
         except IntegrityError:
-            # Another call created the same intent first and has committed: continue as a
-            # repeat of it.
-            refund = _lock_request(request_id)
+            # Another proposal created the intent first and has committed: this one is a
+            # repeat or a correction of it.
+            refund = _lock_open_intent(ticket=ticket, order=order)
             if refund is None:
                 raise
-        else:
-            confirmation = _create_confirmation(refund=refund, version=1, now=now)
-            RefundEvent.objects.create(refund_request=refund, from_status="",
-                                       to_status=S.PENDING_APPROVAL, actor=requested_by,
-                                       detail={"version": 1})
-            _post_to_ticket(refund, _proposed_message(refund, 1))
-            return Proposal(refund=refund, confirmation=confirmation, outcome="created")
-    return _repropose(refund=refund, amount=amount, explanation=explanation,
+    return _repropose(refund=refund, amount=amount, reason=reason, explanation=explanation,
                       requested_by=requested_by, role=role, run=run, now=now)
 
 
-def _lock_request(request_id: str) -> RefundRequest | None:
+def _lock_open_intent(*, ticket: Ticket, order: Order) -> RefundRequest | None:
     return (RefundRequest.objects.select_for_update(of=("self",))
-            .select_related("order", "ticket", "run").filter(request_id=request_id).first())
+            .select_related("order", "ticket", "run")
+            .filter(ticket=ticket, order=order)
+            .exclude(status__in=RefundRequest.SETTLED_STATUSES).first())
 
 
-def _repropose(*, refund: RefundRequest, amount: Decimal, explanation: str, requested_by,
-               role: str, run, now: datetime) -> Proposal:
-    """The same intent proposed again. Caller holds SELECT FOR UPDATE on `refund`."""
-    if refund.status in DECIDED_STATUSES:
+def _create_intent(*, ticket: Ticket, order: Order, amount: Decimal, reason: str,
+                   explanation: str, requested_by, role: str, run,
+                   now: datetime) -> Proposal:
+    settled = (RefundRequest.objects.filter(ticket=ticket, order=order,
+                                            status__in=RefundRequest.SETTLED_STATUSES).count())
+    evaluation = _evaluate(order=order, amount=amount, reason=reason, role=role,
+                           requester_id=requested_by.pk, excluding=None, now=now)
+    _refuse_unless_allowed(evaluation, "The policy refuses this refund.")
+    refund = RefundRequest.objects.create(
+        request_id=derive_request_id(ticket_reference=ticket.reference,
+                                     order_id=order.order_id, n=settled),
+        ticket=ticket, order=order, amount=amount, currency=order.currency, reason=reason,
+        explanation=explanation, status=S.PENDING_APPROVAL, requested_by=requested_by,
+        run=run, policy_version_id=evaluation.policy_version_id,
+        policy_evaluation=evaluation.verdicts,
+    )
+    confirmation = _create_confirmation(refund=refund, version=1, now=now)
+    RefundEvent.objects.create(refund_request=refund, from_status="",
+                               to_status=S.PENDING_APPROVAL, actor=requested_by,
+                               detail={"version": 1})
+    _post_to_ticket(refund, _proposed_message(refund, 1))
+    return Proposal(refund=refund, confirmation=confirmation, outcome="created")
+
+
+def _repropose(*, refund: RefundRequest, amount: Decimal, reason: str, explanation: str,
+               requested_by, role: str, run, now: datetime) -> Proposal:
+    """The open intent proposed again. Caller holds SELECT FOR UPDATE on its order and on
+    `refund`."""
+    if refund.status in IN_FLIGHT_STATUSES:
         raise RefundAlreadyDecided(
             f"Refund {refund.request_id} is already {refund.get_status_display().lower()}; "
-            f"it cannot be proposed again.",
+            f"it cannot be changed. A further refund on this order can be proposed once it "
+            f"has settled.",
             extra={"request_id": refund.request_id, "status": refund.status},
         )
     pending = refund.confirmations.filter(status=C.PENDING).first()
     lapsed = pending is not None and pending.expires_at <= now
-    unchanged = refund.amount == amount and refund.explanation == explanation
+    unchanged = (refund.amount, refund.reason, refund.explanation) == (amount, reason,
+                                                                       explanation)
     if pending is not None and not lapsed and unchanged:
         return Proposal(refund=refund, confirmation=pending, outcome="unchanged")
 
-    evaluation = evaluate_refund_for_order(order=refund.order, amount=amount,
-                                           reason=refund.reason, actor_role=role,
-                                           requester_id=requested_by.pk, now=now)
+    evaluation = _evaluate(order=refund.order, amount=amount, reason=reason, role=role,
+                           requester_id=requested_by.pk, excluding=refund, now=now)
     _refuse_unless_allowed(evaluation, "The policy refuses this refund.")
     if pending is not None:
         RefundConfirmation.objects.filter(pk=pending.pk, status=C.PENDING).update(
             status=C.EXPIRED if lapsed else C.SUPERSEDED)
-    fields = {"amount": amount, "explanation": explanation, "requested_by": requested_by,
-              "policy_version_id": evaluation.policy_version_id,
+    fields = {"amount": amount, "reason": reason, "explanation": explanation,
+              "requested_by": requested_by, "policy_version_id": evaluation.policy_version_id,
               "policy_evaluation": evaluation.verdicts}
     if run is not None:
         fields["run"] = run
@@ -185,11 +222,18 @@ def _repropose(*, refund: RefundRequest, amount: Decimal, explanation: str, requ
 
 
 def _check_reviewer(*, refund: RefundRequest, reviewer) -> None:
+    """Four eyes: whoever proposed any version of the request may not decide it."""
     if not is_reviewer(reviewer):
         raise ReviewForbidden("Only refund reviewers may decide refunds.")
-    if refund.requested_by_id == reviewer.pk:
+    if reviewer.pk in proposers_of(refund):
         raise ReviewForbidden("You proposed this refund; another reviewer must decide it.",
                               code="own_request")
+
+
+def proposers_of(refund: RefundRequest) -> set[int]:
+    proposed = refund.confirmations.exclude(proposed_by=None).values_list("proposed_by_id",
+                                                                          flat=True)
+    return {refund.requested_by_id, *proposed}
 
 
 def _current_pending(*, refund: RefundRequest, version: int,
@@ -239,13 +283,11 @@ def refund_approve(*, refund: RefundRequest, reviewer, version: int, fingerprint
             "The refund parameters changed since you looked; reload and review them again.",
             code="fingerprint_mismatch", extra={"current_version": confirmation.version},
         )
-    evaluation = evaluate_refund_for_order(
-        order=order, amount=locked.amount, reason=locked.reason,
-        actor_role=_requester_role(locked), requester_id=locked.requested_by_id,
-        reviewer_id=reviewer.pk, now=now,
-    )
-    # R-2 (amount <= paid - refunded) is evaluated here, under the order lock: the refunds
-    # it counts include any approval that held the lock before us.
+    # R-2 (amount <= paid - refunded) and the requester's R-5 total are evaluated here, under
+    # the order lock: what they count includes any approval that held the lock before us.
+    evaluation = _evaluate(order=order, amount=locked.amount, reason=locked.reason,
+                           role=_requester_role(locked), requester_id=locked.requested_by_id,
+                           excluding=locked, reviewer_id=reviewer.pk, now=now)
     _refuse_unless_allowed(evaluation, "The policy refuses this refund now.")
     RefundConfirmation.objects.filter(pk=confirmation.pk, status=C.PENDING).update(
         status=C.APPROVED, decided_by=reviewer, decided_at=now, decision_note=note)

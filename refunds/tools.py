@@ -11,6 +11,7 @@ from config.money import money_str
 from orders.models import Order
 from refunds import services
 from refunds.errors import RefundRefused
+from refunds.models import RefundRequest
 
 AUTHORITY_CLAUSE = "R-5"
 
@@ -62,6 +63,18 @@ def create_refund(ctx: RunContext, args: dict) -> dict:
         "expires_at": confirmation.expires_at.isoformat(),
         "message": f"{message} — waiting for a reviewer. Not refunded yet.",
     }
+
+
+def link_proposing_call(row) -> None:
+    """Point a new request at the tool call that proposed it (its ToolCallLog row).
+
+    Runs in the transaction that writes the row; a later call that only re-proposes or
+    corrects the intent leaves the first link alone (every call stays in the run's trail).
+    """
+    request_id = row.result.get("request_id")
+    if request_id:
+        RefundRequest.objects.filter(request_id=request_id, tool_call=None,
+                                     run_id=row.run_id).update(tool_call=row)
 
 
 def _policy_error(refusal: RefundRefused) -> ToolError:

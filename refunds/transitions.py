@@ -10,9 +10,11 @@ S = RefundRequest.Status
 ALLOWED = {
     S.PENDING_APPROVAL: {S.APPROVED, S.REJECTED, S.EXPIRED},
     S.APPROVED: {S.EXECUTING},
-    S.EXECUTING: {S.SUCCEEDED, S.FAILED, S.OUTCOME_UNKNOWN},
+    S.EXECUTING: {S.SUCCEEDED, S.FAILED, S.OUTCOME_UNKNOWN, S.PROVIDER_PENDING},
     # Only reconciliation settles an unknown outcome.
-    S.OUTCOME_UNKNOWN: {S.SUCCEEDED, S.FAILED},
+    S.OUTCOME_UNKNOWN: {S.SUCCEEDED, S.FAILED, S.PROVIDER_PENDING},
+    # Only the provider's own answer, polled by reconciliation, settles an accepted refund.
+    S.PROVIDER_PENDING: {S.SUCCEEDED, S.FAILED},
     # Re-proposing an intent whose confirmation lapsed renews it as a new version.
     S.EXPIRED: {S.PENDING_APPROVAL},
 }

@@ -127,9 +127,10 @@ class RefundRequestFactory(factory.django.DjangoModelFactory):
     reason = "damaged"
     explanation = "Arrived broken."
     requested_by = factory.SubFactory(UserFactory)
-    request_id = factory.LazyAttribute(lambda r: derive_request_id(
+    # A distinct n per row: a test may settle one intent and open the next on the same order.
+    request_id = factory.LazyAttributeSequence(lambda r, n: derive_request_id(
         ticket_reference=r.ticket.reference if r.ticket else "", order_id=r.order.order_id,
-        reason=r.reason))
+        n=n))
 
 
 class RefundConfirmationFactory(factory.django.DjangoModelFactory):
@@ -141,5 +142,6 @@ class RefundConfirmationFactory(factory.django.DjangoModelFactory):
     refund_request = factory.SubFactory(RefundRequestFactory)
     version = 1
     params = factory.LazyAttribute(lambda c: fingerprint_params(c.refund_request))
+    proposed_by = factory.SelfAttribute("refund_request.requested_by")
     fingerprint = factory.LazyAttribute(lambda c: fingerprint(c.params))
     expires_at = factory.LazyFunction(lambda: timezone.now() + timedelta(days=1))

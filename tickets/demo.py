@@ -150,10 +150,10 @@ def _ensure_tickets(customers: dict, orders: dict, users: dict) -> None:
 def _ensure_blender_refund(orders: dict, users: dict) -> None:
     """A refund from the shop's history, before the desk: no ticket, already succeeded."""
     order_id, amount, reason, explanation = BLENDER_REFUND
-    request_id = derive_request_id(ticket_reference="", order_id=order_id, reason=reason)
-    if RefundRequest.objects.filter(request_id=request_id).exists():
-        return
     order = orders[order_id]
+    if RefundRequest.objects.filter(order=order, ticket=None).exists():
+        return
+    request_id = derive_request_id(ticket_reference="", order_id=order_id, n=0)
     refund = RefundRequest.objects.create(
         request_id=request_id, ticket=None, order=order, amount=Decimal(amount),
         currency=order.currency, reason=reason, explanation=explanation,
@@ -165,6 +165,7 @@ def _ensure_blender_refund(orders: dict, users: dict) -> None:
     RefundConfirmation.objects.create(
         refund_request=refund, version=1, fingerprint=fingerprint(params), params=params,
         status=RefundConfirmation.Status.APPROVED, expires_at=decided_at + timedelta(days=1),
+        proposed_by=users["supervisor"],
         decided_by=users["reviewer2"], decided_at=decided_at,
         decision_note="Photo of the cracked lid on file.",
     )

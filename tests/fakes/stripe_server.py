@@ -43,6 +43,9 @@ class FakeStripe:
     captured: dict = field(default_factory=dict)
     default_captured: int = 1_000_000
     currency: str = "cny"
+    # What a new refund's status is: "pending" makes Stripe accept it and settle it later
+    # (a test then changes the stored refund's status).
+    new_refund_status: str = "succeeded"
 
     def __post_init__(self) -> None:
         self.lock = threading.Lock()
@@ -141,7 +144,8 @@ class FakeStripe:
         metadata = {k[len("metadata["):-1]: v for k, v in params.items()
                     if k.startswith("metadata[")}
         refund = {"id": f"re_{uuid.uuid4().hex[:24]}", "object": "refund", "amount": amount,
-                  "currency": self.currency, "status": "succeeded", "payment_intent": intent,
+                  "currency": self.currency, "status": self.new_refund_status,
+                  "payment_intent": intent,
                   "metadata": metadata, "created": int(time.time()), "reason": None}
         self.refunds[refund["id"]] = refund
         return 200, refund

@@ -142,3 +142,75 @@ def test_a_superuser_without_the_reviewer_role_gets_no_review_actions(refund):
     assert response.status_code == 200
     assert b"approve_refunds" not in response.content
     assert b"reject_refunds" not in response.content
+
+
+def confirm_post(refund, *, action: str, version: str, note: str = "",
+                 fingerprint: str | None = None) -> dict:
+    """What the confirmation page posts back, with `version` and `note` as given."""
+    data = {"action": action, ACTION_CHECKBOX_NAME: [refund.pk], "confirm": "yes",
+            f"version_{refund.pk}": version, "note": note}
+    if action == "approve_refunds":
+        data[f"fingerprint_{refund.pk}"] = (
+            refund.confirmations.get().fingerprint if fingerprint is None else fingerprint)
+    return data
+
+
+# "²" passes str.isdigit() but not int(); "٣" and the fullwidth three pass both and read as 3.
+@pytest.mark.parametrize("version", ["²", "٣", "\uff13", "1.0", "-1", "1\x00", "1" * 10])
+@pytest.mark.parametrize("action", ["approve_refunds", "reject_refunds"])
+def test_it_refuses_a_version_that_is_not_ascii_digits(
+        refund, reviewer, django_capture_on_commit_callbacks, action, version):
+    client = logged_in(reviewer)
+    client.raise_request_exception = False
+    before = state(refund)
+
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        response = client.post(CHANGELIST, confirm_post(refund, action=action, version=version),
+                               follow=True)
+
+    assert response.status_code == 200
+    done = "approved" if action == "approve_refunds" else "rejected"
+    assert response.content.decode().count("Nothing was") == 1
+    assert (f"Nothing was {done}: the version of refund {refund.request_id} was not the one "
+            f"shown. Reload and try again.") in response.content.decode()
+    assert state(refund) == before
+    assert callbacks == []
+
+
+@pytest.mark.parametrize("action", ["approve_refunds", "reject_refunds"])
+def test_it_refuses_a_note_with_a_nul_byte(
+        refund, reviewer, django_capture_on_commit_callbacks, action):
+    client = logged_in(reviewer)
+    client.raise_request_exception = False
+    before = state(refund)
+
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        response = client.post(CHANGELIST, confirm_post(refund, action=action, version="1",
+                                                        note="fine\x00print"), follow=True)
+
+    assert response.status_code == 200
+    done = "approved" if action == "approve_refunds" else "rejected"
+    assert response.content.decode().count("Nothing was") == 1
+    assert (f"Nothing was {done}: the note may not contain NUL characters."
+            in response.content.decode())
+    assert state(refund) == before
+    assert callbacks == []
+
+
+@pytest.mark.parametrize("fingerprint", ["a" * 63 + "\x00", "A" * 64, "a" * 65])
+def test_it_refuses_a_fingerprint_that_is_not_one_it_could_have_shown(
+        refund, reviewer, django_capture_on_commit_callbacks, fingerprint):
+    client = logged_in(reviewer)
+    client.raise_request_exception = False
+    before = state(refund)
+
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        response = client.post(CHANGELIST, confirm_post(
+            refund, action="approve_refunds", version="1", fingerprint=fingerprint), follow=True)
+
+    assert response.status_code == 200
+    assert response.content.decode().count("Nothing was") == 1
+    assert (f"Nothing was approved: the fingerprint of refund {refund.request_id} was not the "
+            f"one shown. Reload and try again.") in response.content.decode()
+    assert state(refund) == before
+    assert callbacks == []

@@ -42,8 +42,7 @@ def test_it_proposes_a_refund_and_executes_nothing(ctx, ticket, agent_user,
 
     assert callbacks == []
     refund = RefundRequest.objects.get()
-    expected_id = derive_request_id(ticket_reference="TCK-7001", order_id="202610110087",
-                                    reason="damaged")
+    expected_id = derive_request_id(ticket_reference="TCK-7001", order_id="202610110087", n=0)
     assert refund.request_id == expected_id
     assert (refund.status, refund.amount, refund.currency) == ("pending_approval",
                                                                Decimal("129.00"), "CNY")
@@ -195,17 +194,19 @@ def test_the_model_cannot_approve_calling_again_after_approval_is_refused(ctx, r
     assert (refund.status, refund.amount) == ("approved", Decimal("129.00"))
 
 
-def test_a_rejected_intent_stays_rejected(ctx, reviewer):
+def test_a_rejected_intent_stays_rejected_and_a_new_proposal_is_the_next_intent(ctx, reviewer):
     create_refund(ctx, args())
-    refund = RefundRequest.objects.get()
-    refund_reject(refund=refund, reviewer=reviewer, version=1, note="No photo.")
+    rejected = RefundRequest.objects.get()
+    refund_reject(refund=rejected, reviewer=reviewer, version=1, note="No photo.")
 
-    with pytest.raises(ToolError) as refusal:
-        create_refund(ctx, args())
+    result = create_refund(ctx, args())
 
-    assert refusal.value.code == "REFUND_ALREADY_DECIDED"
-    assert refusal.value.extra["status"] == "rejected"
-    assert list(refund.confirmations.values_list("version", "status")) == [(1, "rejected")]
+    assert result["request_id"] == derive_request_id(ticket_reference="TCK-7001",
+                                                     order_id="202610110087", n=1)
+    assert (result["status"], result["version"]) == ("pending_approval", 1)
+    rejected.refresh_from_db()
+    assert rejected.status == "rejected"
+    assert list(rejected.confirmations.values_list("version", "status")) == [(1, "rejected")]
 
 
 def test_an_expired_intent_is_renewed_as_the_next_version(ctx, agent_user):
@@ -240,10 +241,39 @@ def test_a_lapsed_version_not_yet_swept_is_replaced(ctx):
         (1, "expired"), (2, "pending")]
 
 
-def test_a_different_reason_is_a_different_intent(ctx):
+def test_a_different_reason_is_the_next_version_of_the_same_intent(ctx):
     first = create_refund(ctx, args(amount=Decimal("100.00")))
     second = create_refund(ctx, args(reason="wrong_item", amount=Decimal("100.00")))
 
-    assert first["request_id"] != second["request_id"]
+    assert second["request_id"] == first["request_id"]
+    assert second["version"] == 2
+    refund = RefundRequest.objects.get()
+    assert refund.reason == "wrong_item"
+    assert list(refund.confirmations.values_list("version", "status")) == [
+        (1, "superseded"), (2, "pending")]
+    assert refund.confirmations.get(version=2).params["reason"] == "wrong_item"
+
+
+def test_a_smaller_correction_replaces_the_proposal_instead_of_adding_one(ctx):
+    create_refund(ctx, args())
+
+    result = create_refund(ctx, args(amount=Decimal("100.00"), explanation="Only the lid."))
+
+    assert result["version"] == 2
+    refund = RefundRequest.objects.get()
+    assert (refund.amount, refund.explanation) == (Decimal("100.00"), "Only the lid.")
+    assert RefundConfirmation.objects.filter(status="pending").count() == 1
+
+
+def test_a_further_refund_after_a_settled_one_is_a_new_intent(ctx, reviewer):
+    create_refund(ctx, args(amount=Decimal("50.00")))
+    first = RefundRequest.objects.get()
+    refund_approve(refund=first, reviewer=reviewer, version=1,
+                   fingerprint=first.confirmations.get().fingerprint)
+    RefundRequest.objects.filter(pk=first.pk).update(status="succeeded")
+
+    result = create_refund(ctx, args(amount=Decimal("79.00")))
+
+    assert result["request_id"] == derive_request_id(ticket_reference="TCK-7001",
+                                                     order_id="202610110087", n=1)
     assert RefundRequest.objects.count() == 2
-    assert RefundConfirmation.objects.filter(status="pending").count() == 2

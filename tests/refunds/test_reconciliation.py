@@ -144,7 +144,7 @@ def test_it_resubmits_a_stale_executing_refund_with_the_same_key(simulated_provi
         "reconcile-resubmit")
 
 
-def test_it_does_not_resubmit_a_stale_executing_refund_edited_since_approval(
+def test_it_resubmits_only_the_approved_parameters_of_a_row_edited_while_executing(
         simulated_provider, make_refund):
     refund = make_refund()
     left_executing(refund)
@@ -154,12 +154,13 @@ def test_it_does_not_resubmit_a_stale_executing_refund_edited_since_approval(
     report = refunds_reconcile()
 
     refund.refresh_from_db()
-    assert dict(report.stale_executing) == {"failed": 1}
-    assert refund.status == S.FAILED
-    assert simulated_provider.calls("create") == []
-    assert SimulatedRefund.objects.count() == 0
-    assert RefundEvent.objects.filter(refund_request=refund).last().detail["error"] == (
-        "fingerprint mismatch")
+    assert dict(report.stale_executing) == {"succeeded": 1}
+    assert [call.idempotency_key for call in simulated_provider.calls("create")] == [
+        refund.request_id]
+    assert list(SimulatedRefund.objects.values_list("amount", flat=True)) == [
+        Decimal("129.00")]
+    assert RefundEvent.objects.filter(refund_request=refund).last().detail[
+        "amount_mismatch"] is True
 
 
 def test_it_leaves_a_refund_that_is_still_executing_alone(simulated_provider, make_refund):
@@ -256,7 +257,8 @@ def test_the_command_reports_what_it_settled(settings, simulated_provider, make_
     call_command("reconcile_refunds", stdout=out)
 
     assert out.getvalue() == (
-        "Reconciled refunds. outcome_unknown: 1 succeeded; stale executing: 1 succeeded; "
+        "Reconciled refunds. outcome_unknown: 1 succeeded; provider_pending: none; "
+        "stale executing: 1 succeeded; "
         "approved, never executed: none.\n")
     assert RefundRequest.objects.filter(status=S.SUCCEEDED).count() == 2
 
@@ -271,7 +273,8 @@ def test_the_periodic_task_reconciles(settings, simulated_provider, make_refund)
 
     refund.refresh_from_db()
     assert refund.status == S.SUCCEEDED
-    assert summary == ("outcome_unknown: 1 succeeded; stale executing: none; "
+    assert summary == ("outcome_unknown: 1 succeeded; provider_pending: none; "
+                       "stale executing: none; "
                        "approved, never executed: none")
 
 

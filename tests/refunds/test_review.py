@@ -179,9 +179,10 @@ def test_a_policy_failure_at_approval_is_refused_with_its_clauses(
 def test_two_intents_on_one_order_cannot_together_exceed_what_was_paid(
         agent_user, reviewer, django_capture_on_commit_callbacks):
     ticket = TicketFactory()
+    second_ticket = TicketFactory(customer=ticket.customer, order=ticket.order)
     damaged = RefundProposalFactory(ticket=ticket, amount=Decimal("100.00"), reason="damaged",
                                     requested_by=agent_user)
-    wrong = RefundProposalFactory(ticket=ticket, amount=Decimal("100.00"),
+    wrong = RefundProposalFactory(ticket=second_ticket, amount=Decimal("100.00"),
                                   reason="wrong_item", requested_by=agent_user)
     refund_approve(refund=damaged, reviewer=reviewer, version=1,
                    fingerprint=pending(damaged).fingerprint)

@@ -58,9 +58,10 @@ def test_concurrent_approvals_of_one_version_approve_once(postgres, agent_user, 
 def test_concurrent_approvals_of_two_intents_never_exceed_the_amount_paid(
         postgres, agent_user, reviewer, reviewer2, enqueued):
     ticket = TicketFactory()  # its order paid 129.00
+    second_ticket = TicketFactory(customer=ticket.customer, order=ticket.order)
     damaged = RefundProposalFactory(ticket=ticket, amount=Decimal("100.00"), reason="damaged",
                                     requested_by=agent_user)
-    wrong = RefundProposalFactory(ticket=ticket, amount=Decimal("100.00"),
+    wrong = RefundProposalFactory(ticket=second_ticket, amount=Decimal("100.00"),
                                   reason="wrong_item", requested_by=agent_user)
     decisions = [(damaged, reviewer), (wrong, reviewer2)]
 
