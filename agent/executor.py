@@ -1,8 +1,9 @@
 """Runs one tool call the model asked for and logs it (DESIGN §1 invariants 2, 3, 10; §6).
 
-Pipeline, first failure wins: cancelled run → unknown tool → role → JSON → schema → repeated
-call → handler (scope and business rules) under a timeout → result cap. Every outcome,
-success or not, is returned as data and written as exactly one ToolCallLog row.
+Pipeline, first failure wins: cancelled run → past the reply's call limit → unknown tool →
+role → argument size → JSON → schema → repeated call → handler (scope and business rules)
+under a timeout → result cap. Every outcome, success or not, is returned as data and written
+as exactly one ToolCallLog row.
 """
 
 import difflib
@@ -41,6 +42,9 @@ MAX_RESULT_CHARS = 8000
 MAX_IDENTICAL_CALLS = 2
 TEXT_LIMIT = 100  # tool_name and tool_call_id columns
 MAX_ARGUMENT_DEPTH = 20
+# The largest schema (create_refund, with a 1,000-character explanation) needs a fraction of
+# this; longer arguments are refused before anything parses them.
+MAX_ARGUMENTS_CHARS = 16_000
 
 
 @dataclass
@@ -61,8 +65,11 @@ def _failure(code: str, message: str, *, retryable: bool = False,
 
 
 def execute_tool_call(ctx: RunContext, *, tool_call_id: str, name: str,
-                      arguments_raw: str) -> dict:
+                      arguments_raw: str, position_in_reply: int = 0) -> dict:
     """Run one tool call of `ctx.run` and return the result to send back to the model.
+
+    `position_in_reply` is the call's index among the tool calls of its model reply: calls
+    from AGENT_MAX_TOOL_CALLS_PER_STEP on are answered TOO_MANY_CALLS and not run.
 
     Precondition: no transaction is open. The handler runs on another thread with its own
     database connection, so it could not see uncommitted rows, and the log row must commit
@@ -71,25 +78,33 @@ def execute_tool_call(ctx: RunContext, *, tool_call_id: str, name: str,
     """
     if connection.in_atomic_block:
         raise RuntimeError("execute_tool_call must be called outside a transaction")
-    tool_call_id = _clean_text(tool_call_id or "")[:TEXT_LIMIT]
+    tool_call_id = clean_text(tool_call_id or "")[:TEXT_LIMIT]
     logged = _logged_result(ctx.run, tool_call_id)
     if logged is not None:
         return logged
     started = time.monotonic()
     arguments_raw = arguments_raw or ""
-    outcome = _decide(ctx, name=name or "", arguments_raw=arguments_raw)
+    outcome = _decide(ctx, name=name or "", arguments_raw=arguments_raw,
+                      position_in_reply=position_in_reply)
     return _record(ctx, tool_call_id=tool_call_id, name=name or "",
                    arguments_raw=arguments_raw, outcome=outcome, started=started)
 
 
-def _decide(ctx: RunContext, *, name: str, arguments_raw: str) -> Outcome:
+def _decide(ctx: RunContext, *, name: str, arguments_raw: str,
+            position_in_reply: int) -> Outcome:
     if _cancelled(ctx.run):
         return _failure(ErrorCode.CANCELLED, "The run was cancelled; no tool was executed.")
+    limit = settings.AGENT_MAX_TOOL_CALLS_PER_STEP
+    if position_in_reply >= limit:
+        return _failure(ErrorCode.TOO_MANY_CALLS,
+                        f"One reply may make at most {limit} tool calls; only the first "
+                        f"{limit} were run. Make this call again in your next reply if you "
+                        "still need it.", retryable=True)
 
     tool = get_tool(name)
     if tool is None:
         similar = difflib.get_close_matches(name, tool_names(ctx.role), n=3, cutoff=0.6)
-        shown = _clean_text(name)[:TEXT_LIMIT]
+        shown = clean_text(name)[:TEXT_LIMIT]
         hint = f" Did you mean: {', '.join(similar)}?" if similar else ""
         return _failure(ErrorCode.UNKNOWN_TOOL, f"There is no tool named {shown!r}.{hint}",
                         next_actions=similar, similar=similar,
@@ -98,6 +113,12 @@ def _decide(ctx: RunContext, *, name: str, arguments_raw: str) -> Outcome:
         return _failure(ErrorCode.PERMISSION_DENIED,
                         f"The {ctx.role} role may not use {tool.name}. Tell the user that a "
                         "support agent or supervisor has to do this.")
+
+    if len(arguments_raw) > MAX_ARGUMENTS_CHARS:
+        return _failure(ErrorCode.ARGUMENTS_TOO_LARGE,
+                        f"The arguments are {len(arguments_raw)} characters long; at most "
+                        f"{MAX_ARGUMENTS_CHARS} are read. Send only the fields of the "
+                        f"{tool.name} schema.", next_actions=[tool.name])
 
     parsed, problem = _parse(arguments_raw)
     if problem:
@@ -185,7 +206,7 @@ def _nested_deeper_than(value, limit: int) -> bool:
     return any(_nested_deeper_than(child, limit - 1) for child in children)
 
 
-def _clean_text(text: str) -> str:
+def clean_text(text: str) -> str:
     """Text as PostgreSQL and the model can take it: no NUL, no lone surrogates."""
     return text.encode("utf-8", "replace").decode("utf-8").replace("\x00", "\ufffd")
 
@@ -194,18 +215,18 @@ def _jsonable(value):
     """A JSON-safe, storable copy: Decimal as its string (money never becomes float), text
     cleaned for PostgreSQL, anything else JSON cannot hold as its string."""
     if isinstance(value, dict):
-        return {_clean_text(str(key)): _jsonable(item) for key, item in value.items()}
+        return {clean_text(str(key)): _jsonable(item) for key, item in value.items()}
     if isinstance(value, list | tuple):
         return [_jsonable(item) for item in value]
     if isinstance(value, str):
-        return _clean_text(value)
+        return clean_text(value)
     if value is None or isinstance(value, bool | int):
         return value
     if isinstance(value, float) and math.isfinite(value):
         return value
     if isinstance(value, datetime | date):
         return value.isoformat()
-    return _clean_text(str(value))
+    return clean_text(str(value))
 
 
 def _digest(arguments) -> str:
@@ -318,15 +339,18 @@ def _record(ctx: RunContext, *, tool_call_id: str, name: str, arguments_raw: str
             outcome: Outcome, started: float) -> dict:
     row = ToolCallLog(
         run=ctx.run, ticket=ctx.ticket, tool_call_id=tool_call_id,
-        tool_name=_clean_text(name)[:TEXT_LIMIT], arguments=outcome.arguments,
-        arguments_raw=_clean_text(arguments_raw), args_digest=outcome.args_digest,
+        tool_name=clean_text(name)[:TEXT_LIMIT], arguments=outcome.arguments,
+        arguments_raw=clean_text(arguments_raw), args_digest=outcome.args_digest,
         ok=outcome.result["ok"], result=outcome.result, error_code=outcome.error_code,
         retryable=outcome.retryable, actor=ctx.actor, actor_role=ctx.role,
         elapsed_ms=round((time.monotonic() - started) * 1000),
     )
+    tool = get_tool(row.tool_name)
     try:
         with transaction.atomic():
             row.save()
+            if row.ok and tool is not None and tool.after_logged is not None:
+                tool.after_logged(row)
     except IntegrityError:
         # Another execution of the same tool call logged first: its answer is the answer.
         winner = _logged_result(ctx.run, tool_call_id)

@@ -1,5 +1,7 @@
 """Any OpenAI-compatible Chat Completions endpoint, through the official `openai` client."""
 
+import json
+
 import openai
 from django.conf import settings
 
@@ -80,6 +82,11 @@ def parse_completion(response) -> ModelReply:
         if not getattr(call, "id", None) or not isinstance(name, str):
             raise malformed("a tool call without an id or a function name")
         arguments = getattr(function, "arguments", None) or ""
+        if isinstance(arguments, dict):
+            # Some compatible servers send the arguments as an object instead of its JSON.
+            arguments = json.dumps(arguments, ensure_ascii=False)
+        if not isinstance(arguments, str):
+            raise malformed("tool call arguments that are neither text nor an object")
         tool_calls.append({"id": call.id, "type": "function",
                            "function": {"name": name, "arguments": arguments.strip() or "{}"}})
     content = getattr(message, "content", None)

@@ -26,6 +26,11 @@ class AgentRun(models.Model):
     ticket = models.ForeignKey("tickets.Ticket", on_delete=models.CASCADE, related_name="runs")
     started_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT,
                                    related_name="agent_runs")
+    # The ticket's customer when the run started: the scope of every step, whatever happens
+    # to the ticket afterwards (DESIGN §1, invariant 2). Null only on runs from before it was
+    # recorded.
+    customer = models.ForeignKey("orders.Customer", on_delete=models.PROTECT, null=True,
+                                 blank=True, related_name="agent_runs")
     actor_role = models.CharField(max_length=16, choices=Role.choices)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
     stop_reason = models.CharField(max_length=16, choices=StopReason.choices, blank=True)

@@ -7,9 +7,10 @@ What may steer it, and what may not:
   * intent, an explicit order id and an explicit amount come only from the latest message
     the support agent wrote (a `user` message, minus any untrusted block inside it);
   * the ticket's order comes from the system prompt's `Ticket order: <digits>` line;
-  * ticket messages, order notes and tool results are data. They are read for facts (status,
-    balances, clause refs) and scanned for injected instructions to warn about — never for
-    what to do, which order to touch or how much to refund.
+  * ticket messages, the customer's name and address, order notes, order line names and
+    tool results are data. They are read for facts (status, balances, clause refs) and
+    scanned for injected instructions to warn about — never for what to do, which order to
+    touch or how much to refund.
 """
 
 import hashlib
@@ -142,7 +143,7 @@ def _parse_arguments(raw) -> dict | None:
         return raw
     try:
         value = json.loads(raw or "{}")
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, RecursionError):
         return None
     return value if isinstance(value, dict) else None
 
@@ -487,11 +488,16 @@ def _status_lines(result: dict) -> list[str]:
 def _injection_warning(transcript: Transcript) -> str | None:
     texts = list(transcript.untrusted_texts)
     for call in transcript.calls:
-        note = (call.result or {}).get("note") if call.name == "get_order" else None
+        result = (call.result or {}) if call.name == "get_order" else {}
+        note = result.get("note")
         if isinstance(note, dict):
             note = note.get("untrusted_customer_text")
         if isinstance(note, str):
             texts.append(("the order note", note))
+        lines = result.get("lines")
+        texts += [("an order line name", line["name"]) for line in
+                  (lines if isinstance(lines, list) else [])
+                  if isinstance(line, dict) and isinstance(line.get("name"), str)]
     where, signals = [], []
     for label, text in texts:
         if looks_like_instructions(text):

@@ -12,7 +12,7 @@ from agent.models import AgentMessage
 from agent.untrusted import looks_like_instructions, wrap_untrusted
 from tickets.models import TicketMessage
 
-PROMPT_VERSION = "desk-2026.11-3"
+PROMPT_VERSION = "desk-2026.11-4"
 # Characters of transcript the model sees; older whole exchanges are dropped first.
 HISTORY_CHAR_BUDGET = 60_000
 
@@ -22,11 +22,11 @@ You are the Refund Desk assistant. You help a support agent work one customer ti
 Current time: {now} (UTC).
 You act for: {username}, role {role}. Your tools act with this user's authority, nothing more.
 Actor role: {role}
-Bound scope: ticket {reference} of customer {customer_name} (customer id {customer_id}).
+Bound scope: ticket {reference} of customer id {customer_id}.
 Ticket order: {order_id}
 Your tools only see this customer's orders; you cannot act for anyone else.
-Ticket subject (written by the customer):
-{subject}
+The customer's name, e-mail address and ticket subject, as the customer wrote them:
+{customer_fields}
 
 Rules:
 1. Facts about orders, payments, refunds and policy come only from tool results. If you have \
@@ -62,20 +62,28 @@ class Context:
     untrusted_instructions: bool
 
 
+def customer_fields(ctx: RunContext) -> list[tuple[str, str]]:
+    """(label, text) of what the customer wrote about themselves and the ticket (an inbound
+    e-mail sets all three): it reaches the model only inside untrusted blocks (DESIGN §1,
+    invariant 9)."""
+    return [("customer name", ctx.customer.name), ("customer email", ctx.customer.email),
+            ("ticket subject", ctx.ticket.subject)]
+
+
 def system_prompt(ctx: RunContext, *, now: datetime) -> str:
     return SYSTEM_PROMPT.format(
         now=now.strftime("%Y-%m-%d %H:%M"), username=ctx.actor.get_username(), role=ctx.role,
-        reference=ctx.ticket.reference, customer_name=ctx.customer.name,
-        customer_id=ctx.customer.pk,
-        order_id=ctx.ticket.order.order_id if ctx.ticket.order_id else "none",
-        subject=wrap_untrusted("ticket subject", ctx.ticket.subject),
+        reference=ctx.ticket.reference, customer_id=ctx.customer.pk,
+        order_id=ctx.ticket_order_id or "none",
+        customer_fields="\n".join(wrap_untrusted(label, text)
+                                  for label, text in customer_fields(ctx)),
     )
 
 
 def ticket_thread(ctx: RunContext) -> tuple[str, bool]:
     """The ticket's messages, customer text wrapped as untrusted; and whether any of it reads
     like instructions."""
-    parts, suspicious = [TICKET_THREAD_HEADER], looks_like_instructions(ctx.ticket.subject)
+    parts, suspicious = [TICKET_THREAD_HEADER], False
     for message in ctx.ticket.messages.order_by("created_at", "id"):
         stamp = message.created_at.strftime("%Y-%m-%d %H:%M")
         if message.author_kind in UNTRUSTED_AUTHORS:
@@ -89,8 +97,8 @@ def ticket_thread(ctx: RunContext) -> tuple[str, bool]:
 
 def as_chat_message(message: AgentMessage) -> dict:
     if message.role == AgentMessage.Role.TOOL:
-        # Tool results carry customer-written text (order notes, explanations): data, never
-        # instructions (DESIGN §1, invariant 9).
+        # Tool results carry customer-written text (order notes, line names, explanations):
+        # data, never instructions (DESIGN §1, invariant 9).
         return {"role": "tool", "tool_call_id": message.tool_call_id,
                 "content": wrap_untrusted("tool_result", message.content)}
     if message.role == AgentMessage.Role.ASSISTANT:
@@ -138,16 +146,36 @@ def trim_history(transcript: list[AgentMessage], *, budget: int = HISTORY_CHAR_B
     return [m for unit in [head, *kept] for m in unit], dropped
 
 
-def notes_in_result(value, *, inside_note: bool = False) -> list[str]:
-    """Customer-written order notes inside a tool result, wherever the tool put them."""
+def _strings(value) -> list[str]:
     if isinstance(value, str):
-        return [value] if inside_note else []
+        return [value]
     if isinstance(value, dict):
-        return [text for key, item in value.items()
-                for text in notes_in_result(item, inside_note=inside_note or key == "note")]
+        value = list(value.values())
     if isinstance(value, list):
-        return [text for item in value for text in notes_in_result(item, inside_note=inside_note)]
+        return [text for item in value for text in _strings(item)]
     return []
+
+
+def customer_text_in_result(value) -> list[str]:
+    """Customer-written text inside a tool result, wherever the tool put it: order notes
+    (`note`) and the names of an order's lines (`lines[].name` in get_order, `items` in
+    list_customer_orders)."""
+    if isinstance(value, list):
+        return [text for item in value for text in customer_text_in_result(item)]
+    if not isinstance(value, dict):
+        return []
+    found: list[str] = []
+    for key, item in value.items():
+        if key == "note":
+            found += _strings(item)
+        elif key == "lines" and isinstance(item, list):
+            found += [line["name"] for line in item
+                      if isinstance(line, dict) and isinstance(line.get("name"), str)]
+        elif key == "items" and isinstance(item, list):
+            found += [name for name in item if isinstance(name, str)]
+        else:
+            found += customer_text_in_result(item)
+    return found
 
 
 def tool_results_look_like_instructions(transcript: list[AgentMessage]) -> bool:
@@ -158,7 +186,7 @@ def tool_results_look_like_instructions(transcript: list[AgentMessage]) -> bool:
             result = json.loads(message.content)
         except ValueError:
             continue
-        if any(looks_like_instructions(note) for note in notes_in_result(result)):
+        if any(looks_like_instructions(text) for text in customer_text_in_result(result)):
             return True
     return False
 
@@ -166,6 +194,8 @@ def tool_results_look_like_instructions(transcript: list[AgentMessage]) -> bool:
 def build_context(ctx: RunContext, *, transcript: list[AgentMessage], now: datetime,
                   final: bool = False) -> Context:
     thread, suspicious = ticket_thread(ctx)
+    suspicious = suspicious or any(looks_like_instructions(text)
+                                   for _, text in customer_fields(ctx))
     kept, dropped = trim_history(transcript)
     messages = [{"role": "system", "content": system_prompt(ctx, now=now)},
                 {"role": "system", "content": thread}]

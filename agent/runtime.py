@@ -18,10 +18,11 @@ from django.utils import timezone
 
 from agent import run_selectors, services
 from agent.context import RunContext
-from agent.executor import execute_tool_call
+from agent.executor import MAX_ARGUMENTS_CHARS, execute_tool_call
 from agent.llm import ModelError, get_provider
 from agent.models import AgentMessage, AgentRun
-from agent.prompts import build_context, notes_in_result
+from agent.prompts import build_context, customer_text_in_result
+from agent.replies import safe_reply
 from agent.tools import tools_for_role
 from agent.untrusted import looks_like_instructions
 from config.money import money_str
@@ -103,21 +104,26 @@ def database_retry(*, run: AgentRun, owner: str, attempt: int) -> StepOutcome:
     return StepOutcome(STEP_RETRY, version=version, retry_in=delay)
 
 
-def pending_tool_calls(transcript: list[AgentMessage]) -> list[dict]:
-    """Tool calls of the last assistant message that have no tool result yet."""
+def pending_tool_calls(transcript: list[AgentMessage]) -> list[tuple[int, dict]]:
+    """Tool calls of the last assistant message that have no tool result yet, each with its
+    position among that message's calls."""
     for index in range(len(transcript) - 1, -1, -1):
         message = transcript[index]
         if message.role == AgentMessage.Role.ASSISTANT:
             answered = {m.tool_call_id for m in transcript[index + 1:]
                         if m.role == AgentMessage.Role.TOOL}
-            return [call for call in message.tool_calls or [] if call["id"] not in answered]
+            return [(position, call) for position, call in enumerate(message.tool_calls or [])
+                    if call["id"] not in answered]
     return []
 
 
 def _arguments(call: dict) -> dict:
+    raw = call["function"]["arguments"] or "{}"
+    if len(raw) > MAX_ARGUMENTS_CHARS:
+        return {}
     try:
-        parsed = json.loads(call["function"]["arguments"] or "{}")
-    except ValueError:
+        parsed = json.loads(raw)
+    except (ValueError, RecursionError):
         return {}
     return parsed if isinstance(parsed, dict) else {}
 
@@ -231,6 +237,7 @@ class Step:
                 tool_choice="none" if final else "auto")
         except ModelError as exc:
             return self.model_failed(exc, attempt=attempt)
+        reply = safe_reply(reply, run=self.run, transcript=transcript)
         # The last call may not start more work, whatever the model sent.
         tool_calls = [] if final else reply.tool_calls
         services.run_record_model_reply(run=self.run, reply=reply, tool_calls=tool_calls)
@@ -239,7 +246,7 @@ class Step:
                 self.run, "I reached the step limit for this request before finishing.")
             return self.complete(AgentRun.StopReason.MAX_STEPS, answer)
         if tool_calls:
-            return self.execute_tools(tool_calls)
+            return self.execute_tools(list(enumerate(tool_calls)))
         answer = reply.content.strip() or summary_from_tool_log(
             self.run, "The model ended without an answer.")
         return self.complete(AgentRun.StopReason.FINAL_ANSWER, answer)
@@ -257,11 +264,11 @@ class Step:
                           reason=f"The model call failed: {exc.message}{tries}.")
         return StepOutcome(STEP_FINISHED)
 
-    def execute_tools(self, calls: list[dict]) -> StepOutcome:
-        """Run every call, in order, one tool message per call id, each checked against the
-        cancel flag first."""
+    def execute_tools(self, calls: list[tuple[int, dict]]) -> StepOutcome:
+        """Run every (position in the reply, call), in order, one tool message per call id,
+        each checked against the cancel flag first."""
         cancelled = False
-        for call in calls:
+        for position, call in calls:
             if not cancelled and self.cancelled():
                 cancelled = True
             if not cancelled:
@@ -272,7 +279,8 @@ class Step:
             # On a cancelled run the executor logs the call as CANCELLED without running it.
             result = execute_tool_call(self.ctx, tool_call_id=call["id"],
                                        name=call["function"]["name"],
-                                       arguments_raw=call["function"]["arguments"])
+                                       arguments_raw=call["function"]["arguments"],
+                                       position_in_reply=position)
             services.run_message_append(
                 run=self.run, role=AgentMessage.Role.TOOL, tool_call_id=call["id"],
                 content=json.dumps(result, ensure_ascii=False, default=str))
@@ -295,9 +303,9 @@ class Step:
         approval = approval_details(result) if call["function"]["name"] == "create_refund" else None
         if approval:
             services.run_event_append(run=self.run, type="approval.required", data=approval)
-        order_note_suspicious = call["function"]["name"] == "get_order" and any(
-            looks_like_instructions(note) for note in notes_in_result(result))
-        if order_note_suspicious and not self.run.untrusted_instructions:
+        suspicious = any(looks_like_instructions(text)
+                         for text in customer_text_in_result(result))
+        if suspicious and not self.run.untrusted_instructions:
             services.run_flag_untrusted_instructions(run=self.run)
 
     def complete(self, stop_reason: str, answer: str) -> StepOutcome:

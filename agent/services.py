@@ -71,8 +71,9 @@ def run_start(*, ticket: Ticket, user, message: str) -> AgentRun:
         raise ApplicationError("Write a message for the assistant.", code="empty_message")
     model = settings.AGENT_MODEL if settings.LLM_PROVIDER == "openai" else "offline"
     run = AgentRun.objects.create(
-        ticket=ticket, started_by=user, actor_role=role, max_steps=settings.AGENT_MAX_STEPS,
-        model=model, prompt_version=PROMPT_VERSION, tools_version=TOOLS_VERSION,
+        ticket=ticket, customer_id=ticket.customer_id, started_by=user, actor_role=role,
+        max_steps=settings.AGENT_MAX_STEPS, model=model, prompt_version=PROMPT_VERSION,
+        tools_version=TOOLS_VERSION,
     )
     run_message_append(run=run, role=AgentMessage.Role.USER, content=message)
     run_event_append(run=run, type="run.started",

@@ -20,6 +20,7 @@ from decimal import Decimal, InvalidOperation
 from agent import selectors
 from agent.context import RunContext
 from agent.errors import ErrorCode, ToolError
+from agent.models import ToolCallLog
 from config.money import CENT, money_str
 from config.roles import Role
 from orders.models import Order
@@ -58,6 +59,9 @@ class Tool:
     # OpenAI's strict mode needs every property required and accepts only some keywords
     # (no maxLength, no default), so only the tools whose schemas fit it ask for it.
     strict: bool = False
+    # Called with the log row of a successful call, in the transaction that writes it: a
+    # handler runs before its row exists, so links to the row are made here.
+    after_logged: Callable[[ToolCallLog], None] | None = None
 
     def schema(self) -> dict:
         function = {"name": self.name, "description": self.description,
@@ -287,8 +291,10 @@ TOOLS: tuple[Tool, ...] = (
         handler=get_refund_status,
         description=(
             "Show the refund requests of one order of this ticket's customer: request id, "
-            "status (pending_approval, approved, executing, succeeded, failed, "
-            "outcome_unknown, rejected, expired), amount, reason, latest confirmation version "
+            "status (pending_approval, approved, executing, provider_pending, succeeded, "
+            "failed, outcome_unknown, rejected, expired; provider_pending means the payment "
+            "provider accepted it but has not paid it out yet, so it is not refunded yet), "
+            "amount, reason, latest confirmation version "
             "and provider refund id, plus the order's refunded total and refundable balance. "
             "Use it to answer 'where is my refund?' and always after create_refund timed out "
             "or its outcome is unknown, instead of calling create_refund again. Do not use it "
@@ -306,6 +312,7 @@ TOOLS: tuple[Tool, ...] = (
         kind=WRITE,
         roles=PROPOSER_ROLES,
         handler=create_refund,
+        after_logged=refund_tools.link_proposing_call,
         description=(
             "Propose a refund for one order of this ticket's customer. It never pays out: it "
             "creates (or updates the amount of) a proposal in `pending_approval` that a human "

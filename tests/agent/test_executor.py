@@ -152,7 +152,7 @@ def test_it_names_similar_tools_for_an_unknown_one(demo):
 @pytest.mark.parametrize("raw", ['{"order_id": ', "order 202610110087", "[1, 2]", '"text"',
                                  "null", '{"order_id": "1", "order_id": "202610110087"}',
                                  '{"x": ' + "[" * 500 + "]" * 500 + "}",
-                                 "[" * 100_000 + "]" * 100_000],
+                                 "[" * 7_000 + "]" * 7_000],
                          ids=["cut", "prose", "array", "string", "null", "duplicate key",
                               "deep", "deeper than the parser goes"])
 def test_it_refuses_arguments_that_are_not_one_json_object(demo, raw):
@@ -165,6 +165,41 @@ def test_it_refuses_arguments_that_are_not_one_json_object(demo, raw):
     assert result["error"]["next_actions"] == ["get_order"]
     row = ToolCallLog.objects.get()
     assert (row.error_code, row.arguments_raw) == ("BAD_JSON", raw)
+
+
+def test_it_refuses_arguments_over_the_size_cap_before_parsing_them(demo, refund_calls):
+    ctx = context_for("agent")
+    raw = "[" * 100_000 + "]" * 100_000
+
+    result = call(ctx, "create_refund", raw)
+
+    assert result["error"]["code"] == "ARGUMENTS_TOO_LARGE"
+    assert result["error"]["next_actions"] == ["create_refund"]
+    row = ToolCallLog.objects.get()
+    assert (row.error_code, row.arguments, row.args_digest, row.arguments_raw) == (
+        "ARGUMENTS_TOO_LARGE", None, "", raw)
+    assert refund_calls == []
+
+
+def test_it_answers_a_call_past_the_replys_limit_too_many_calls_without_running_it(
+        demo, settings, refund_calls):
+    settings.AGENT_MAX_TOOL_CALLS_PER_STEP = 2
+    ctx = context_for("agent")
+    arguments = json.dumps({"order_id": MUG, "amount": 10, "reason": "damaged",
+                            "explanation": "Broken."})
+
+    result = execute_tool_call(ctx, tool_call_id="call_third", name="create_refund",
+                               arguments_raw=arguments, position_in_reply=2)
+
+    assert result == {"ok": False, "error": {
+        "code": "TOO_MANY_CALLS",
+        "message": "One reply may make at most 2 tool calls; only the first 2 were run. Make "
+                   "this call again in your next reply if you still need it.",
+        "retryable": True, "next_actions": []}}
+    row = ToolCallLog.objects.get()
+    assert (row.tool_call_id, row.error_code, row.retryable) == (
+        "call_third", "TOO_MANY_CALLS", True)
+    assert refund_calls == []
 
 
 def test_it_reads_empty_arguments_as_an_empty_object(demo):
@@ -494,3 +529,17 @@ def test_it_stores_text_postgres_cannot_take_after_cleaning_it(demo):
     assert first.arguments_raw == "{\ufffd}"
     assert second.arguments == {"order_id": "\ufffd", "x\ufffd": "?"}
     assert "\x00" not in json.dumps([first.result, second.result], ensure_ascii=False)
+
+
+def test_it_links_a_new_refund_request_to_the_call_that_proposed_it(demo):
+    ctx = context_for("agent")
+    proposal = {"order_id": MUG, "amount": 129.00, "reason": "damaged",
+                "explanation": "Arrived broken."}
+
+    first = call(ctx, "create_refund", proposal, call_id="call_propose")
+    assert first["ok"] is True, first
+    call(ctx, "create_refund", {**proposal, "amount": 100}, call_id="call_correct")
+
+    refund = RefundRequest.objects.get(ticket__reference="TCK-1001")
+    assert refund.tool_call == ToolCallLog.objects.get(run=ctx.run, tool_call_id="call_propose")
+    assert refund.amount == Decimal("100.00")

@@ -13,7 +13,7 @@ from agent import runtime, services
 from agent.errors import ErrorCode
 from agent.models import AgentMessage, AgentRun, RunEvent, ToolCallLog
 from agent.prompts import FINAL_CALL_NOTE
-from agent.untrusted import untrusted_blocks
+from agent.untrusted import labelled_untrusted_blocks, untrusted_blocks
 from tests.agent.runs import drive, probe_tool, start_run
 from tests.fakes.openai_server import error_body, text_reply, tool_call, tool_reply
 from tickets.models import TicketMessage
@@ -89,7 +89,8 @@ def test_it_sends_a_system_prompt_with_scope_rules_and_wrapped_customer_text(
     messages = fake_openai.requests[0]["messages"]
     system = messages[0]["content"]
     assert messages[0]["role"] == "system"
-    assert "ticket TCK-1003 of customer Sam Carter" in system
+    assert "Bound scope: ticket TCK-1003 of customer id " in system
+    assert ("customer_name", "Sam Carter") in labelled_untrusted_blocks(system)
     assert "You act for: agent, role agent." in system
     assert "Actor role: agent\n" in system
     assert "Ticket order: 202610220314\n" in system
@@ -101,7 +102,7 @@ def test_it_sends_a_system_prompt_with_scope_rules_and_wrapped_customer_text(
     assert messages[2] == {"role": "user", "content": "Summarise the ticket."}
     # and the injection in the customer's message raised the run's warning flag
     assert run.untrusted_instructions is True
-    assert run.prompt_version == "desk-2026.11-3"
+    assert run.prompt_version == "desk-2026.11-4"
 
 
 def test_a_harmless_ticket_does_not_raise_the_untrusted_flag(demo, fake_openai):
@@ -297,7 +298,7 @@ def test_a_half_answered_step_runs_only_the_calls_without_a_result(demo, fake_op
         services.run_message_append(run=run, role="assistant", tool_calls=calls)
         # probe_a already ran and was answered before the worker died
         runtime.Step(run=services.run_acquire_lease(run_id=run.pk, owner="dead"),
-                     owner="dead").execute_tools(calls[:1])
+                     owner="dead").execute_tools([(0, calls[0])])
         AgentRun.objects.filter(pk=run.pk).update(lease_owner="", lease_expires_at=None)
         assert (len(a_calls), len(b_calls)) == (1, 0)
 

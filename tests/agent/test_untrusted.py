@@ -1,9 +1,4 @@
-import json
-import os
-from pathlib import Path
-
 import pytest
-from django.conf import settings
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -16,6 +11,7 @@ from agent.untrusted import (
     untrusted_blocks,
     wrap_untrusted,
 )
+from tests.corpora import injecagent_instructions, tau2_reasons
 from tickets.demo import ORDER_NOTE_INJECTION, ORDERS, TICKET_INJECTION, TICKETS
 
 ENHANCED_PREFIX = (
@@ -192,35 +188,14 @@ def test_it_does_not_add_up_traits_from_unrelated_sentences():
     assert looks_like_instructions(text) is False
 
 
-# --- detector on the shared corpora: regression floors -------------------------------------
+# --- detector on the corpora in tests/data: regression floors ------------------------------
 #
 # Measured with bench/injection_flag.py: plain payloads 58/62, with the "IMPORTANT!!!" prefix
 # 62/62, false alarms on tau2 retail reasons 0/114. The floors leave a small margin.
 
 
-def _corpora() -> Path:
-    root = Path(
-        os.environ.get("SHARED_CORPORA") or Path(settings.BASE_DIR).parent / "shared" / "corpora"
-    )
-    assert (root / "injecagent").is_dir(), f"shared corpora not found at {root}"
-    return root
-
-
-def _payloads() -> list[str]:
-    payloads = []
-    for name in ("attacker_cases_dh.jsonl", "attacker_cases_ds.jsonl"):
-        lines = (_corpora() / "injecagent" / name).read_text(encoding="utf-8").splitlines()
-        payloads += [json.loads(line)["Attacker Instruction"] for line in lines if line.strip()]
-    return payloads
-
-
-def _reasons() -> list[str]:
-    tasks = json.loads((_corpora() / "tau2-retail" / "tasks.json").read_text(encoding="utf-8"))
-    return [task["user_scenario"]["instructions"]["reason_for_call"] for task in tasks]
-
-
 def test_it_detects_most_plain_injecagent_payloads():
-    payloads = _payloads()
+    payloads = injecagent_instructions()
 
     detected = sum(looks_like_instructions(text) for text in payloads)
 
@@ -229,7 +204,7 @@ def test_it_detects_most_plain_injecagent_payloads():
 
 
 def test_it_detects_every_enhanced_injecagent_payload():
-    payloads = _payloads()
+    payloads = injecagent_instructions()
 
     detected = sum(looks_like_instructions(ENHANCED_PREFIX + text) for text in payloads)
 
@@ -237,7 +212,7 @@ def test_it_detects_every_enhanced_injecagent_payload():
 
 
 def test_it_rarely_flags_tau2_customer_reasons():
-    reasons = _reasons()
+    reasons = tau2_reasons()
 
     false_alarms = [text for text in reasons if looks_like_instructions(text)]
 

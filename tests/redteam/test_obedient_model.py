@@ -124,9 +124,11 @@ def test_the_probes_see_a_leak_and_an_execution_when_there_is_one(
 
 
 def test_fifty_create_refund_calls_make_one_pending_proposal(
-        demo, fake_openai, enqueued, simulated_provider):
+        demo, fake_openai, enqueued, simulated_provider, settings):
     # Given a model that proposes the mug 50 times in one response (amounts 1.00 ... 50.00),
-    # then the last of them twice more on each later step
+    # then the last of them twice more on each later step; the per-reply cap is raised so all
+    # fifty reach create_refund
+    settings.AGENT_MAX_TOOL_CALLS_PER_STEP = 50
     steps = iter(range(100))
 
     def flood(request):
