@@ -82,15 +82,17 @@ def _reset_publisher_pools() -> None:
 
 @contextmanager
 def celery_publishing_to(url: str, transport_options: dict):
-    saved = (celery_app.conf.broker_url, celery_app.conf.broker_transport_options)
+    conf = celery_app.conf
+    saved = (conf.broker_url, conf.broker_transport, conf.broker_transport_options)
     _reset_publisher_pools()
-    celery_app.conf.broker_url = url
-    celery_app.conf.broker_transport_options = transport_options
+    # The transport then comes from the URL's scheme (a set broker_transport would win).
+    conf.broker_url, conf.broker_transport, conf.broker_transport_options = (
+        url, None, transport_options)
     try:
         yield
     finally:
         _reset_publisher_pools()
-        celery_app.conf.broker_url, celery_app.conf.broker_transport_options = saved
+        conf.broker_url, conf.broker_transport, conf.broker_transport_options = saved
 
 
 @pytest.fixture
