@@ -6,7 +6,10 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
+
+import environ
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
@@ -31,22 +34,29 @@ def banner(url: str) -> str:
     ])
 
 
+def child_environment(environment: Mapping[str, str]) -> dict[str, str]:
+    """The environment of the web server and the worker: DEBUG on for the developer (static
+    files served, debug pages) unless DJANGO_DEBUG is already set."""
+    return {"DJANGO_DEBUG": "true", **environment}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", default="8000")
     args = parser.parse_args()
-    (BASE_DIR / "var" / "broker" / "out").mkdir(parents=True, exist_ok=True)
-    (BASE_DIR / "var" / "broker" / "processed").mkdir(parents=True, exist_ok=True)
+    # As the settings will: so a DJANGO_DEBUG in .env counts as set (and the banner is right).
+    environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
+    env = child_environment(os.environ)
     processes = [
         subprocess.Popen(
             [str(BIN / "celery"), "-A", "config", "worker", "-B", "--loglevel=INFO",
              "--concurrency=2", "--schedule", str(BASE_DIR / "var" / "celerybeat-schedule")],
-            cwd=BASE_DIR,
+            cwd=BASE_DIR, env=env,
         ),
         subprocess.Popen(
             [sys.executable, "manage.py", "runserver", f"{args.host}:{args.port}"],
-            cwd=BASE_DIR,
+            cwd=BASE_DIR, env=env,
         ),
     ]
     print(banner(f"http://{args.host}:{args.port}/"), flush=True)

@@ -1,9 +1,10 @@
+from django.conf import settings
 from django.core.exceptions import SuspiciousOperation
 from django.http import Http404, JsonResponse
 from django.views import defaults
 from rest_framework import status
 
-from config.errors import error_body, is_api, page_not_found
+from config.errors import error_body, is_api, page_not_found, server_error
 
 
 class RejectNulBytes:
@@ -30,3 +31,37 @@ class RejectNulBytes:
                     status=status.HTTP_400_BAD_REQUEST)
             return defaults.bad_request(request, SuspiciousOperation("NUL in query"))
         return self.get_response(request)
+
+
+class NoDebugErrorPages:
+    """With DEBUG on, Django answers an uncaught Http404 with its technical 404 page, which lists
+    every URL pattern, and a crash with its technical 500 page (traceback, local variables).
+    Both are made by the exception handling that wraps every middleware and the view, which
+    passes handler404 / handler500 by; a process_exception hook would not see a path that
+    matches no pattern (that Http404 is raised before any view), nor a crash in a middleware.
+    So this looks at the finished answer instead, from the outside:
+
+    * a 404 that is not JSON is Django's (no view here writes its own 404 page; they raise
+      Http404): answer what DEBUG off answers, the plain page (JSON under /api/);
+    * under /api/, a 500 that is not JSON is the debug page: answer the JSON error. The
+      traceback is already in the log (django.request). Pages keep the debug 500.
+
+    With DEBUG off Django already answers through handler404 / handler500.
+    """
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        response = self.get_response(request)
+        if not settings.DEBUG or _is_json(response):
+            return response
+        if response.status_code == status.HTTP_404_NOT_FOUND:
+            return page_not_found(request, Http404())
+        if response.status_code == status.HTTP_500_INTERNAL_SERVER_ERROR and is_api(request):
+            return server_error(request)
+        return response
+
+
+def _is_json(response) -> bool:
+    return response.get("Content-Type", "").startswith("application/json")

@@ -1,5 +1,6 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
+from django.contrib.auth.decorators import login_required
 from django.urls import include, path, re_path
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
@@ -7,13 +8,20 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 import agent.urls
 import refunds.urls
 import tickets.urls
-from config.errors import api_not_found
+from config.errors import JsonErrorsMixin, api_not_found
 from tickets.api import ObtainTokenView
+
+
+class SchemaView(JsonErrorsMixin, SpectacularAPIView):
+    """The OpenAPI schema, for anyone logged in (SPECTACULAR_SETTINGS["SERVE_PERMISSIONS"])."""
+
 
 api_urlpatterns = [
     path("auth/token/", ObtainTokenView.as_view(), name="api-token"),
-    path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("schema/", SchemaView.as_view(), name="api-schema"),
+    # A page for a browser: a visitor who is not logged in is sent to the login page.
+    path("docs/", login_required(SpectacularSwaggerView.as_view(url_name="api-schema")),
+         name="api-docs"),
     *tickets.urls.api_urlpatterns,
     *agent.urls.api_urlpatterns,
     *refunds.urls.api_urlpatterns,

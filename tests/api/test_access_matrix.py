@@ -19,11 +19,15 @@ RUNNERS = {"intern": 202, "agent": 202, "supervisor": 202, "reviewer": 403, "out
 # The run is started by `agent`.
 CANCELLERS = {"intern": 403, "agent": 200, "supervisor": 200, "reviewer": 403, "outsider": 403,
               "anonymous": 401}
+# The OpenAPI schema and its docs page: anyone logged in.
+LOGGED_IN = {"intern": 200, "agent": 200, "supervisor": 200, "reviewer": 200, "outsider": 200,
+             "anonymous": 401}
 # The refund is requested by `reviewer2`; `reviewer` is another reviewer.
 DECIDERS = {"intern": 403, "agent": 403, "supervisor": 403, "reviewer": 200, "outsider": 403,
             "anonymous": 401}
 
 API = [
+    ("GET", "/api/schema/", LOGGED_IN),
     ("GET", "/api/tickets/", STAFF),
     ("GET", "/api/tickets/TCK-1001/", STAFF),
     ("POST", "/api/tickets/TCK-1001/runs/", RUNNERS),
@@ -140,6 +144,8 @@ REVIEW_PAGE = {"intern": 403, "agent": 403, "supervisor": 403, "reviewer": 200,
 # Django admin lets in `is_staff` users (reviewers and the superuser); others go to its login.
 ADMIN_PAGE = {"intern": 302, "agent": 302, "supervisor": 302, "reviewer": 200,
               "outsider": 302, "anonymous": 302, "admin": 200}
+LOGGED_IN_PAGE = {"intern": 200, "agent": 200, "supervisor": 200, "reviewer": 200,
+                  "outsider": 200, "anonymous": 302}
 
 PAGES = [
     ("/tickets/", STAFF_PAGE, "/login/"),
@@ -147,6 +153,7 @@ PAGES = [
     ("/review/", REVIEW_PAGE, "/login/"),
     ("/review/{refund}/", REVIEW_PAGE, "/login/"),
     ("/admin/", ADMIN_PAGE, "/admin/login/"),
+    ("/api/docs/", LOGGED_IN_PAGE, "/login/"),
 ]
 
 
@@ -169,3 +176,17 @@ def test_the_pages_answer_each_role_as_designed(desk, path, expected, login_url,
     if response.status_code == 302:
         assert response["Location"] == f"{login_url}?next={url}"
     assert desk_state() == before
+
+
+@pytest.mark.parametrize("accept", [None, "*/*", "application/vnd.oai.openapi",
+                                    "application/yaml", "application/vnd.oai.openapi+json",
+                                    "application/json"])
+def test_it_refuses_the_schema_to_an_anonymous_caller_with_a_json_401(client, accept):
+    headers = {"HTTP_ACCEPT": accept} if accept else {}
+
+    response = client.get("/api/schema/", **headers)
+
+    assert (response.status_code, response["Content-Type"]) == (401, "application/json")
+    assert response.json() == {"message": "Authentication credentials were not provided.",
+                               "code": "not_authenticated", "extra": {}}
+    assert response["WWW-Authenticate"] == "Token"

@@ -8,6 +8,7 @@ from django.db import connection
 from django.test import Client
 
 from tests.api.conftest import desk_state, token_header, user
+from tests.api.crashing import CRASH_MESSAGE
 
 pytestmark = pytest.mark.django_db
 
@@ -248,3 +249,56 @@ def test_a_nul_byte_in_a_token_is_a_401(demo):
     response = client.get("/api/tickets/", HTTP_AUTHORIZATION="Token abc\x00def")
 
     assert_error_shape(response, 401)
+
+
+@pytest.mark.urls("tests.api.crashing")
+@pytest.mark.parametrize("path", ["/api/crash/", "/api/crash-in-middleware/"])
+@pytest.mark.parametrize("accept", ["text/html", "application/json", "*/*"])
+def test_it_answers_a_crash_under_the_api_with_the_json_500_whatever_debug_says(
+        secrets, caplog, path, accept):
+    secrets.MIDDLEWARE = [*secrets.MIDDLEWARE, "tests.api.crashing.CrashUnderApi"]
+    client = Client(raise_request_exception=False)
+
+    response = client.get(path, HTTP_ACCEPT=accept)
+
+    body = assert_error_shape(response, 500)
+    assert body == {"message": "Something went wrong on our side.", "code": "server_error",
+                    "extra": {}}
+    for marker in [*LEAK_MARKERS, CRASH_MESSAGE, "boom"]:
+        assert marker not in response.content.decode()
+    [logged] = [record for record in caplog.records if record.exc_info]
+    assert logged.getMessage() == f"Internal Server Error: {path}"
+    assert str(logged.exc_info[1]) == CRASH_MESSAGE
+
+
+NOT_FOUND_PAGES = ["/no-such-page/", "/tickets/TCK-9999/", "/review/rf_000000000000000000000000/",
+                   "/admin/no-such-page/"]
+
+
+@pytest.mark.parametrize("path", NOT_FOUND_PAGES)
+def test_it_answers_a_missing_page_with_the_plain_404_even_with_debug_on(desk, settings, path):
+    client = Client()
+    client.force_login(user("reviewer"))
+    settings.DEBUG = False
+    plain = client.get(path)
+
+    settings.DEBUG = True
+    response = client.get(path)
+
+    assert response.status_code == 404
+    assert response["Content-Type"] == "text/html; charset=utf-8"
+    assert response.content == plain.content
+    body = response.content.decode()
+    for pattern in ["Using the URLconf", "api/", "admin/", "tickets/", "review/", "login/",
+                    "Raised by"]:
+        assert pattern not in body
+
+
+def test_it_still_adds_the_missing_slash_to_a_page_with_debug_on(desk, settings):
+    settings.DEBUG = True
+    client = Client()
+    client.force_login(user("reviewer"))
+
+    response = client.get("/tickets")
+
+    assert (response.status_code, response["Location"]) == (301, "/tickets/")
