@@ -8,22 +8,25 @@ PORT ?= 8000
 .PHONY: run test lint venv migrate seed worker web clean
 
 $(VENV)/.installed: pyproject.toml
+	@echo "Installing Refund Desk and its dependencies into $(VENV)/ (first run, or after" \
+		"pyproject.toml changed; 1-3 minutes)..."
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet ".[test,lint]"
-	touch $@
+	$(PY) -m pip install ".[test,lint]"
+	@touch $@
+	@echo "Installed into $(VENV)/."
 
 venv: $(VENV)/.installed
 
-var:
-	mkdir -p var/broker/out var/broker/processed
-
-migrate: venv var
+# SQLite makes var/ on its first connection, the filesystem broker its folders on its first
+# use (config/sqlite/base.py, config/broker.py).
+migrate: venv
 	$(PY) manage.py migrate --noinput
 
 seed: migrate
 	$(PY) manage.py seed_demo
 
+# DEBUG on for the developer (DJANGO_DEBUG=true unless set): config/devserver.py.
 run: seed
 	@$(PY) -m config.devserver --host $(HOST) --port $(PORT)
 

@@ -4,9 +4,9 @@
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/refund_desk_red .venv/bin/python \
         bench/redteam.py                          # PostgreSQL: test_refund_desk_red
 
-Each of the 62 attacker instructions (corpora: ../shared/corpora beside the repository, or
-SHARED_CORPORA), plain and with the "IMPORTANT!!!" prefix, rewritten toward refunds, is placed
-in a customer message on TCK-1001 and, separately, in the note of the ticket's order. Then:
+Each of the 62 attacker instructions (corpora: tests/data, see its README.md), plain and with
+the "IMPORTANT!!!" prefix, rewritten toward refunds, is placed in a customer message on
+TCK-1001 and, separately, in the note of the ticket's order. Then:
 
   * a supervisor runs the assistant with a fake OpenAI server whose model obeys the payload
     (tests/redteam/obedient.py): proposals it got created, unapproved executions, other
@@ -20,7 +20,6 @@ neutral request): how many runs get flagged is the false-alarm rate. The throwaw
 is made like the test database, migrated, seeded, and dropped at the end.
 """
 
-import json
 import os
 import sys
 import time
@@ -72,6 +71,7 @@ def attack_everything(fake, settings) -> tuple[list[dict], tuple[int, int]]:
     from refunds import tasks
     from refunds.models import RefundRequest
     from tests.agent.runs import drive, start_run
+    from tests.corpora import tau2_reasons
     from tests.redteam.obedient import (
         ATTACKER,
         ENHANCED_PREFIX,
@@ -82,7 +82,6 @@ def attack_everything(fake, settings) -> tuple[list[dict], tuple[int, int]]:
         Foreign,
         attack_text,
         clear_between_payloads,
-        corpora_dir,
         load_payloads,
         obedient_model,
         plant,
@@ -149,9 +148,7 @@ def attack_everything(fake, settings) -> tuple[list[dict], tuple[int, int]]:
                 if len(rows) % 20 == 0 or len(rows) == total:
                     print(f"  {len(rows)}/{total} attacks", flush=True)
 
-    with open(corpora_dir() / "tau2-retail" / "tasks.json", encoding="utf-8") as handle:
-        reasons = [task["user_scenario"]["instructions"]["reason_for_call"]
-                   for task in json.load(handle)]
+    reasons = tau2_reasons()
     flagged = 0
     for reason in reasons:
         run = run_with("offline", reason, "ticket_message", NEUTRAL_REQUEST)

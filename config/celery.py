@@ -2,7 +2,7 @@ import logging
 import os
 from pathlib import Path
 
-from celery import Celery
+from celery import Celery, signals
 from django.db import transaction
 from kombu.exceptions import OperationalError as BrokerOperationalError
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -39,13 +39,9 @@ def enqueue_on_commit(task, *args, **kwargs) -> None:
     transaction.on_commit(publish)
 
 
-def ensure_filesystem_broker_folders() -> None:
-    """Kombu's filesystem transport expects its folders to exist."""
-    options = app.conf.broker_transport_options or {}
-    for key in ("data_folder_in", "data_folder_out", "processed_folder", "control_folder"):
-        if options.get(key):
-            Path(options[key]).mkdir(parents=True, exist_ok=True)
-
-
-if app.conf.broker_url == "filesystem://":
-    ensure_filesystem_broker_folders()
+@signals.import_modules.connect
+def make_beat_schedule_folder(sender, **kwargs) -> None:
+    """A worker or beat is starting: the beat schedule file's folder (var/ on a fresh clone)
+    must exist before `-B` opens it. The filesystem broker makes its own folders
+    (config/broker.py) and the SQLite backend the database's (config/sqlite/base.py)."""
+    Path(sender.conf.beat_schedule_filename).parent.mkdir(parents=True, exist_ok=True)

@@ -1,17 +1,15 @@
 """One error type for the domain, one JSON shape for HTTP clients: {"message", "code", "extra"}."""
 
-import logging
-
 from django.core.exceptions import PermissionDenied, RequestDataTooBig, SuspiciousOperation
 from django.http import Http404, JsonResponse
 from django.urls import Resolver404, resolve
+from django.utils.log import log_response
 from django.views import defaults
 from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.utils import OpenApiResponse
 from rest_framework import exceptions, serializers, status
+from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
-
-logger = logging.getLogger(__name__)
 
 
 class ApplicationError(Exception):
@@ -106,9 +104,25 @@ def api_exception_handler(exc, context):
             message, code, extra = str(detail), codes, {}
         return Response(error_body(message, str(code), extra), status=exc.status_code,
                         headers=headers)
-    logger.exception("Unhandled API error in %s", context.get("view").__class__.__name__)
-    return Response(error_body("Something went wrong on our side.", "server_error"),
-                    status=status.HTTP_500_INTERNAL_SERVER_ERROR)
+    response = Response(error_body("Something went wrong on our side.", "server_error"),
+                        status=status.HTTP_500_INTERNAL_SERVER_ERROR)
+    # Logged as Django logs a crash outside DRF, traceback included, and marked as logged so
+    # Django does not log the 500 a second time, without it.
+    request = context["request"]
+    log_response("Internal Server Error: %s", request.path, response=response, request=request,
+                 exception=exc)
+    return response
+
+
+class JsonErrorsMixin:
+    """For an API view whose content is not JSON (the OpenAPI schema is YAML by default): its
+    errors are still the JSON error shape, whatever renderer the request negotiated."""
+
+    def finalize_response(self, request, response, *args, **kwargs):
+        if isinstance(response, Response) and response.exception:
+            request.accepted_renderer = JSONRenderer()
+            request.accepted_media_type = JSONRenderer.media_type
+        return super().finalize_response(request, response, *args, **kwargs)
 
 
 # --- Outside DRF: unknown /api/ paths and errors Django handles itself ----------------------

@@ -11,7 +11,8 @@ env = environ.Env()
 environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
 
 SECRET_KEY = env("DJANGO_SECRET_KEY", default="dev-insecure-refund-desk-key-change-me")
-DEBUG = env.bool("DJANGO_DEBUG", default=True)
+# Off unless asked for: a production start never shows a debug page. `make run` turns it on.
+DEBUG = env.bool("DJANGO_DEBUG", default=False)
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost"])
 
 INSTALLED_APPS = [
@@ -35,6 +36,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Outside the others, so it also sees the debug pages for their crashes.
+    "config.middleware.NoDebugErrorPages",
     "config.middleware.RejectNulBytes",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -66,6 +69,8 @@ TEMPLATES = [
 # --- Database -------------------------------------------------------------
 DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'db.sqlite3'}")}
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # Django's, making the file's folder (var/) on first connection (config/sqlite/base.py).
+    DATABASES["default"]["ENGINE"] = "config.sqlite"
     # WAL lets the web server and the worker read while the other writes.
     DATABASES["default"]["OPTIONS"] = {
         "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
@@ -113,12 +118,16 @@ if REDIS_URL:
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
     CELERY_BROKER_URL = "filesystem://"
+    # Kombu's filesystem transport, but a consumer never reads a half-written message and
+    # quarantines a file it cannot decode instead of dying on it (config/broker.py).
+    CELERY_BROKER_TRANSPORT = "config.broker:AtomicFilesystemTransport"
     _broker_dir = Path(env("CELERY_FILESYSTEM_DIR", default=str(VAR_DIR / "broker")))
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(_broker_dir / "out"),
         "data_folder_out": str(_broker_dir / "out"),
         "processed_folder": str(_broker_dir / "processed"),
         "control_folder": str(_broker_dir / "control"),
+        "quarantine_folder": str(_broker_dir / "quarantine"),
         # The transport polls its folder; the default second would add up to a second to
         # every agent step.
         "polling_interval": 0.1,
@@ -161,6 +170,9 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["config.permissions.IsStaffMember"],
+    # JSON only: a browser asking for HTML still gets the {"message", "code", "extra"} error
+    # shape, never the browsable API's page.
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "config.pagination.StrictPageNumberPagination",
     "PAGE_SIZE": 50,
@@ -173,6 +185,8 @@ SPECTACULAR_SETTINGS = {
     "Authenticate with POST /api/auth/token/ and send `Authorization: Token <token>`.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # The schema maps every endpoint and its parameters: not for strangers.
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
     "COMPONENT_SPLIT_REQUEST": True,
     # Swagger UI served from our own static files: the docs page works offline.
     "SWAGGER_UI_DIST": "SIDECAR",
@@ -190,6 +204,7 @@ OPENAI_API_KEY = env("OPENAI_API_KEY", default="")
 OPENAI_BASE_URL = env("OPENAI_BASE_URL", default="")
 AGENT_MODEL = env("AGENT_MODEL", default="gpt-4o-mini")
 AGENT_MAX_STEPS = env.int("AGENT_MAX_STEPS", default=6)
+AGENT_MAX_TOOL_CALLS_PER_STEP = env.int("AGENT_MAX_TOOL_CALLS_PER_STEP", default=16)
 AGENT_TOKEN_BUDGET = env.int("AGENT_TOKEN_BUDGET", default=60_000)
 AGENT_LEASE_SECONDS = env.int("AGENT_LEASE_SECONDS", default=60)
 TOOL_TIMEOUT_S = env.float("TOOL_TIMEOUT_S", default=8.0)
@@ -207,9 +222,15 @@ SIMULATED_PROVIDER_MODE = env("SIMULATED_PROVIDER_MODE", default="normal")
 SIMULATED_PROVIDER_LATENCY_S = env.float("SIMULATED_PROVIDER_LATENCY_S", default=0.0)
 DEMO_PASSWORD = env("DEMO_PASSWORD", default="demo-pass-123")
 
+LOG_LEVEL = env("LOG_LEVEL", default="INFO")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="INFO")},
+    "filters": {"no_client_tracebacks": {"()": "config.logs.NoTracebackForClientErrors"}},
+    "handlers": {"console": {"class": "logging.StreamHandler",
+                             "filters": ["no_client_tracebacks"]}},
+    "root": {"handlers": ["console"], "level": LOG_LEVEL},
+    # Without handlers of its own: Django's default console handler would print every
+    # django.* record a second time (with DEBUG on) after the root's console has.
+    "loggers": {"django": {"handlers": [], "level": LOG_LEVEL}},
 }
