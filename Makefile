@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test lint venv migrate seed worker web clean
+.PHONY: run test test-pg lint venv migrate seed worker web clean
 
 $(VENV)/.installed: pyproject.toml
 	@echo "Installing Refund Desk and its dependencies into $(VENV)/ (first run, or after" \
@@ -42,6 +42,17 @@ lint: venv
 
 test: lint
 	$(VENV)/bin/pytest $(PYTEST_ARGS)
+
+# The claims only PostgreSQL can test (real threads racing on row locks, a dropped connection)
+# together with the suites around them (refunds, runs, policies), against the server in
+# DATABASE_URL; its tests run in a database named test_<name>. Starts nothing: the server must
+# be up. REQUIRE_SERVICES=1 makes a PostgreSQL test fail rather than skip.
+PG_DATABASE_URL := $(or $(DATABASE_URL),postgres://postgres@127.0.0.1:5432/refund_desk)
+PG_TESTS ?= tests/test_services_present.py::test_postgres_is_the_database tests/refunds \
+	tests/agent tests/policies tests/faults/test_database_dropped.py
+
+test-pg: venv
+	DATABASE_URL=$(PG_DATABASE_URL) REQUIRE_SERVICES=1 $(VENV)/bin/pytest $(PG_TESTS) $(PYTEST_ARGS)
 
 clean:
 	rm -rf var/db.sqlite3* var/test_db.sqlite3* var/broker var/celerybeat-schedule*

@@ -20,7 +20,7 @@ from agent.serializers import (
     RunStartSerializer,
     ToolCallSerializer,
 )
-from config.errors import error_responses
+from config.api_errors import error_responses
 from config.permissions import CanRunAssistant
 from tickets.models import Ticket
 

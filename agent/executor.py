@@ -25,14 +25,14 @@ from agent.context import RunContext
 from agent.errors import ErrorCode, ToolError
 from agent.models import AgentRun, ToolCallLog
 from agent.tools import (
-    WRITE,
     Tool,
-    canonical_json,
+    ToolKind,
     get_tool,
     json_type_name,
     tool_names,
     validate_arguments,
 )
+from config.canonical import canonical_json
 
 logger = logging.getLogger(__name__)
 
@@ -251,7 +251,7 @@ def _dumps(value) -> str:
 # --- Running the handler ----------------------------------------------------------------------
 
 def _internal_error(tool: Tool) -> Outcome:
-    if tool.kind == WRITE:
+    if tool.kind == ToolKind.WRITE:
         return _failure(ErrorCode.INTERNAL_ERROR,
                         "The tool failed on our side. Whether anything was recorded is not "
                         "known; check with get_refund_status before doing anything else.",
@@ -284,7 +284,7 @@ def _run_handler(ctx: RunContext, tool: Tool, arguments: dict) -> Outcome:
     if not finished.wait(settings.TOOL_TIMEOUT_S):
         logger.warning("Tool %s timed out after %ss (run %s)", tool.name,
                        settings.TOOL_TIMEOUT_S, ctx.run.pk)
-        if tool.kind == WRITE:
+        if tool.kind == ToolKind.WRITE:
             return _failure(ErrorCode.TOOL_TIMEOUT,
                             f"{tool.name} did not answer in time. Its outcome is unknown: it "
                             "may or may not have been recorded. Call get_refund_status; do "

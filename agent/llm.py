@@ -1,9 +1,11 @@
-"""The model behind the assistant. Providers speak Chat Completions message shapes."""
+"""What a model provider is: Chat Completions message shapes in, a ModelReply out.
+
+The implementations (agent/llm_openai.py, agent/offline.py) import this module; the one a
+run uses is chosen in agent/providers.py.
+"""
 
 from dataclasses import dataclass, field
 from typing import Protocol
-
-from django.conf import settings
 
 
 @dataclass
@@ -35,13 +37,3 @@ class Provider(Protocol):
 
     def complete(self, *, messages: list[dict], tools: list[dict],
                  tool_choice: str = "auto") -> ModelReply: ...
-
-
-def get_provider() -> Provider:
-    if settings.LLM_PROVIDER == "offline":
-        from agent.offline import OfflinePlanner
-
-        return OfflinePlanner()
-    from agent.llm_openai import OpenAIProvider
-
-    return OpenAIProvider()

@@ -266,8 +266,9 @@ def read_intent(request: str) -> Intent:
 
 
 @dataclass
-class Step:
-    """Either one tool call (`tool`, `arguments`) or a final answer (`tool` is None)."""
+class Move:
+    """The planner's next move: one tool call (`tool`, `arguments`) or the final answer
+    (`tool` is None)."""
 
     tool: str | None = None
     arguments: dict = field(default_factory=dict)
@@ -284,13 +285,13 @@ class OfflinePlanner:
         transcript = read_transcript(messages)
         offered = _tool_names(tools)
         may_call = tool_choice != "none" and bool(offered)
-        step = plan(transcript, offered) if may_call else Step()
+        move = plan(transcript, offered) if may_call else Move()
         tokens_in = transcript.chars_in // 4 + 1
-        if step.tool is not None:
-            arguments = _arguments_json(step.arguments)
+        if move.tool is not None:
+            arguments = _arguments_json(move.arguments)
             call_id = _call_id(messages, transcript.total_tool_calls + 1)
             tool_call = {"id": call_id, "type": "function",
-                         "function": {"name": step.tool, "arguments": arguments}}
+                         "function": {"name": move.tool, "arguments": arguments}}
             return ModelReply(content="", tool_calls=[tool_call], finish_reason="tool_calls",
                               tokens_in=tokens_in, tokens_out=len(arguments) // 4 + 1)
         answer = compose_answer(transcript, offered)
@@ -336,32 +337,32 @@ def _order_for(transcript: Transcript, intent: Intent) -> str | None:
     return transcript.ticket_order
 
 
-def plan(transcript: Transcript, offered: set[str]) -> Step:
+def plan(transcript: Transcript, offered: set[str]) -> Move:
     """The next step of the fixed plan: look up, read policy, propose, answer."""
     if not transcript.request or len(transcript.calls) >= MAX_CALLS_PER_TURN:
-        return Step()
+        return Move()
     intent = read_intent(transcript.request)
     order_id = _order_for(transcript, intent)
 
     if order_id is None:
         if transcript.ticket_order_conflict:
-            return Step()
+            return Move()
         if "list_customer_orders" in offered and not _attempted(transcript, "list_customer_orders"):
-            return Step(tool="list_customer_orders", arguments={"limit": 20})
-        return Step()
+            return Move(tool="list_customer_orders", arguments={"limit": 20})
+        return Move()
 
     if "get_order" in offered and not _attempted(transcript, "get_order", order_id):
-        return Step(tool="get_order", arguments={"order_id": order_id})
+        return Move(tool="get_order", arguments={"order_id": order_id})
     order_call = _attempted(transcript, "get_order", order_id)
     order = order_call.result if order_call and order_call.ok else None
     if order is not None and str(order.get("order_id", order_id)) != order_id:
         order = None
     if order_call is not None and order is None:
-        return Step()
+        return Move()
 
     if (intent.policy_topic and "search_policies" in offered
             and not _attempted(transcript, "search_policies")):
-        return Step(tool="search_policies", arguments={"query": _REASON_QUERY[intent.reason]})
+        return Move(tool="search_policies", arguments={"query": _REASON_QUERY[intent.reason]})
 
     if intent.wants_refund and "create_refund" in offered and order is not None:
         refund_call = _attempted(transcript, "create_refund", order_id)
@@ -370,13 +371,13 @@ def plan(transcript: Transcript, offered: set[str]) -> Step:
             balance = _money(order.get("refundable_balance"))
             if (amount and amount > 0 and balance and balance > 0
                     and not intent.partial_without_amount):
-                return Step(tool="create_refund", arguments={
+                return Move(tool="create_refund", arguments={
                     "order_id": order_id, "amount": amount, "reason": intent.reason,
                     "explanation": _explanation(transcript.request)})
         elif (_outcome_unknown(refund_call) and "get_refund_status" in offered
               and not _attempted(transcript, "get_refund_status", order_id)):
-            return Step(tool="get_refund_status", arguments={"order_id": order_id})
-    return Step()
+            return Move(tool="get_refund_status", arguments={"order_id": order_id})
+    return Move()
 
 
 def _explanation(request: str) -> str:

@@ -1,20 +1,16 @@
-"""Reads about assistant runs: the run, its transcript, its events, its tool calls."""
+"""Reads about assistant runs: their transcripts, events and tool calls, and stalled runs."""
 
 from datetime import datetime, timedelta
 
 from django.db.models import Q, QuerySet
 
 from agent.models import AgentMessage, AgentRun, RunEvent, ToolCallLog
+from agent.transitions import ACTIVE_STATUSES, END_EVENTS
 
-ACTIVE_STATUSES = (AgentRun.Status.QUEUED, AgentRun.Status.RUNNING)
-TERMINAL_EVENT_TYPES = ("run.completed", "run.failed", "run.cancelled")
+TERMINAL_EVENT_TYPES = tuple(END_EVENTS.values())
 # A run that sits unleased for this long has lost its next step (a message the broker dropped,
 # a worker that died between steps): the sweep re-enqueues it.
 UNLEASED_GRACE = timedelta(seconds=30)
-
-
-def run_get(*, run_id) -> AgentRun:
-    return AgentRun.objects.select_related("ticket", "started_by").get(pk=run_id)
 
 
 def run_transcript(*, run: AgentRun) -> list[AgentMessage]:

@@ -11,6 +11,7 @@ import logging
 import uuid
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
+from enum import StrEnum
 
 from django.conf import settings
 from django.db import InterfaceError, OperationalError, close_old_connections
@@ -19,9 +20,10 @@ from django.utils import timezone
 from agent import run_selectors, services
 from agent.context import RunContext
 from agent.executor import MAX_ARGUMENTS_CHARS, execute_tool_call
-from agent.llm import ModelError, get_provider
+from agent.llm import ModelError
 from agent.models import AgentMessage, AgentRun
 from agent.prompts import build_context, customer_text_in_result
+from agent.providers import get_provider
 from agent.replies import safe_reply
 from agent.tools import tools_for_role
 from agent.untrusted import looks_like_instructions
@@ -38,16 +40,17 @@ RETRY_BACKOFF_S = (2, 5, 10)
 DATABASE_DISCONNECTS = (OperationalError, InterfaceError)
 DATABASE_RETRY_BACKOFF_S = (1, 3, 10)
 
-STEP_SKIPPED = "skipped"
-STEP_CONTINUE = "continue"
-STEP_RETRY = "retry"
-STEP_FINISHED = "finished"
+class StepKind(StrEnum):
+    SKIPPED = "skipped"  # another step holds the run, or it ended: nothing was done
+    CONTINUE = "continue"  # enqueue the next step
+    RETRY = "retry"  # run this step again after `retry_in` seconds
+    FINISHED = "finished"  # the run ended
 
 
 @dataclass(frozen=True)
 class StepOutcome:
-    kind: str
-    # For STEP_CONTINUE and STEP_RETRY: the version the next delivery must find.
+    kind: StepKind
+    # For CONTINUE and RETRY: the version the next delivery must find.
     version: int | None = None
     retry_in: float | None = None
 
@@ -67,13 +70,13 @@ def advance(*, run_id, expected_version: int | None = None, attempt: int = 0,
     run = services.run_acquire_lease(run_id=run_id, owner=owner,
                                      expected_version=expected_version)
     if run is None:
-        return StepOutcome(STEP_SKIPPED)
+        return StepOutcome(StepKind.SKIPPED)
     step = Step(run=run, owner=owner)
     try:
         return step.perform(attempt=attempt)
     except LeaseLost:
         logger.warning("Run %s: lease lost mid-step; the newer step carries on", run_id)
-        return StepOutcome(STEP_SKIPPED)
+        return StepOutcome(StepKind.SKIPPED)
     except DATABASE_DISCONNECTS as exc:
         logger.warning("Run %s: database connection lost mid-step (%s); retrying the step",
                        run_id, " ".join(str(exc).split())[:200])
@@ -81,9 +84,9 @@ def advance(*, run_id, expected_version: int | None = None, attempt: int = 0,
     except Exception:
         # A bug must not leave the run bouncing between workers forever.
         logger.exception("Run %s: step crashed", run_id)
-        services.run_fail(run=run, owner=owner,
-                          reason="The assistant hit an internal error and stopped.")
-        return StepOutcome(STEP_FINISHED)
+        services.run_finish(run=run, owner=owner, stop_reason=AgentRun.StopReason.ERROR,
+                            error="The assistant hit an internal error and stopped.")
+        return StepOutcome(StepKind.FINISHED)
 
 
 def database_retry(*, run: AgentRun, owner: str, attempt: int) -> StepOutcome:
@@ -101,7 +104,7 @@ def database_retry(*, run: AgentRun, owner: str, attempt: int) -> StepOutcome:
         close_old_connections()
         version = None
     delay = DATABASE_RETRY_BACKOFF_S[min(attempt, len(DATABASE_RETRY_BACKOFF_S) - 1)]
-    return StepOutcome(STEP_RETRY, version=version, retry_in=delay)
+    return StepOutcome(StepKind.RETRY, version=version, retry_in=delay)
 
 
 def pending_tool_calls(transcript: list[AgentMessage]) -> list[tuple[int, dict]]:
@@ -198,7 +201,7 @@ class Step:
 
     def perform(self, *, attempt: int) -> StepOutcome:
         if self.cancelled():
-            return StepOutcome(STEP_FINISHED)
+            return StepOutcome(StepKind.FINISHED)
         transcript = run_selectors.run_transcript(run=self.run)
         pending = pending_tool_calls(transcript)
         if pending:
@@ -214,7 +217,8 @@ class Step:
         """Check the cancel flag; if set, end the run here."""
         if not services.run_is_cancel_requested(run=self.run):
             return False
-        services.run_mark_cancelled(run=self.run, owner=self.owner)
+        services.run_finish(run=self.run, owner=self.owner,
+                            stop_reason=AgentRun.StopReason.CANCELLED)
         return True
 
     def renew(self, seconds: float) -> None:
@@ -228,7 +232,7 @@ class Step:
             services.run_flag_untrusted_instructions(run=self.run)
         self.renew(settings.LLM_TIMEOUT_S)
         if self.cancelled():
-            return StepOutcome(STEP_FINISHED)
+            return StepOutcome(StepKind.FINISHED)
         services.run_event_append(run=self.run, type="model.started",
                                   data={"step": self.run.step_count + 1, "final": final})
         try:
@@ -258,11 +262,13 @@ class Step:
             version = services.run_release_lease(run=self.run, owner=self.owner)
             if version is None:
                 raise LeaseLost
-            return StepOutcome(STEP_RETRY, version=version, retry_in=RETRY_BACKOFF_S[attempt])
+            return StepOutcome(StepKind.RETRY, version=version,
+                               retry_in=RETRY_BACKOFF_S[attempt])
         tries = f" (after {attempt + 1} attempts)" if exc.retryable else ""
-        services.run_fail(run=self.run, owner=self.owner,
-                          reason=f"The model call failed: {exc.message}{tries}.")
-        return StepOutcome(STEP_FINISHED)
+        services.run_finish(run=self.run, owner=self.owner,
+                            stop_reason=AgentRun.StopReason.ERROR,
+                            error=f"The model call failed: {exc.message}{tries}.")
+        return StepOutcome(StepKind.FINISHED)
 
     def execute_tools(self, calls: list[tuple[int, dict]]) -> StepOutcome:
         """Run every (position in the reply, call), in order, one tool message per call id,
@@ -288,11 +294,11 @@ class Step:
                 continue
             self.after_tool(call, result)
         if cancelled:
-            return StepOutcome(STEP_FINISHED)
+            return StepOutcome(StepKind.FINISHED)
         version = services.run_release_lease(run=self.run, owner=self.owner)
         if version is None:
             raise LeaseLost
-        return StepOutcome(STEP_CONTINUE, version=version)
+        return StepOutcome(StepKind.CONTINUE, version=version)
 
     def after_tool(self, call: dict, result: dict) -> None:
         services.run_event_append(run=self.run, type="tool_call.completed", data={
@@ -309,7 +315,7 @@ class Step:
             services.run_flag_untrusted_instructions(run=self.run)
 
     def complete(self, stop_reason: str, answer: str) -> StepOutcome:
-        if not services.run_complete(run=self.run, owner=self.owner, stop_reason=stop_reason,
-                                     final_answer=answer):
+        if not services.run_finish(run=self.run, owner=self.owner, stop_reason=stop_reason,
+                                   final_answer=answer):
             raise LeaseLost
-        return StepOutcome(STEP_FINISHED)
+        return StepOutcome(StepKind.FINISHED)

@@ -1,29 +1,31 @@
 """Writes about assistant runs: start, cancel, leases, transcript and event appends, finish.
 
-Every state change of an `AgentRun` is a compare-and-swap `UPDATE`: a step holds the run's
-lease (`lease_owner`), and a write that finds the lease gone changes nothing.
+Every status change of an `AgentRun` goes through its state machine (agent/transitions.py),
+a compare-and-swap `UPDATE`: a step holds the run's lease (`lease_owner`), and a write that
+finds the lease gone changes nothing.
 """
 
 from datetime import timedelta
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.db.models import F, Max, Q
 from django.utils import timezone
 
 from agent.llm import ModelReply
-from agent.models import AgentMessage, AgentRun, RunEvent
+from agent.models import AgentMessage, AgentRun
 from agent.prompts import PROMPT_VERSION
 from agent.tools import TOOLS_VERSION
+from agent.transitions import ACTIVE_STATUSES, run_event_append, run_transition
 from config.celery import enqueue_on_commit
 from config.errors import ApplicationError, Conflict, Forbidden
 from config.roles import is_supervisor, support_role
 from tickets.models import Ticket, TicketMessage
 from tickets.services import ticket_post_message
 
-ACTIVE_STATUSES = (AgentRun.Status.QUEUED, AgentRun.Status.RUNNING)
-# Appends race only with a cancel arriving from the API; a few retries settle it.
-APPEND_ATTEMPTS = 5
+# How a run ends follows from why it stopped: every other reason ends it with an answer.
+ENDED_BY = {AgentRun.StopReason.CANCELLED: AgentRun.Status.CANCELLED,
+            AgentRun.StopReason.ERROR: AgentRun.Status.FAILED}
 
 
 class RunForbidden(Forbidden):
@@ -38,18 +40,6 @@ def _next_seq(model, run: AgentRun) -> int:
     return (model.objects.filter(run=run).aggregate(top=Max("seq"))["top"] or 0) + 1
 
 
-def run_event_append(*, run: AgentRun, type: str, data: dict | None = None) -> RunEvent:
-    for attempt in range(APPEND_ATTEMPTS):
-        try:
-            with transaction.atomic():
-                return RunEvent.objects.create(run=run, seq=_next_seq(RunEvent, run), type=type,
-                                               data=data or {})
-        except IntegrityError:
-            if attempt == APPEND_ATTEMPTS - 1:
-                raise
-    raise AssertionError("unreachable")
-
-
 def run_message_append(*, run: AgentRun, role: str, content: str = "",
                        tool_calls: list | None = None, tool_call_id: str = "") -> AgentMessage:
     """Precondition: the caller holds the run's lease (or creates the run), so seq is free."""
@@ -61,8 +51,6 @@ def run_message_append(*, run: AgentRun, role: str, content: str = "",
 @transaction.atomic
 def run_start(*, ticket: Ticket, user, message: str) -> AgentRun:
     """Queue a run for `user` on `ticket`; the first step is enqueued when this commits."""
-    from agent.tasks import advance_run
-
     role = support_role(user)
     if role is None:
         raise RunForbidden("Only interns, agents and supervisors may run the assistant.")
@@ -81,7 +69,7 @@ def run_start(*, ticket: Ticket, user, message: str) -> AgentRun:
                            "role": role, "message": message, "model": model})
     # The run stays queued if the broker is down right now: the publish failure is logged and
     # resume_stalled_runs enqueues runs nobody picked up.
-    enqueue_on_commit(advance_run, str(run.pk), expected_version=run.version)
+    enqueue_on_commit("agent.tasks.advance_run", str(run.pk), expected_version=run.version)
     return run
 
 
@@ -99,16 +87,13 @@ def run_request_cancel(*, run: AgentRun, user) -> AgentRun:
             if run.status == AgentRun.Status.CANCELLED:
                 return run
             raise RunFinished(f"The run already ended ({run.status}).")
+        # A run in the middle of a step does not move here: that step sees the flag set above
+        # and ends the run itself.
         not_mid_step = Q(lease_owner="") | Q(lease_expires_at__lt=now)
-        cancelled = (
-            AgentRun.objects.filter(pk=run.pk, status__in=ACTIVE_STATUSES)
-            .filter(not_mid_step)
-            .update(status=AgentRun.Status.CANCELLED, stop_reason=AgentRun.StopReason.CANCELLED,
-                    lease_owner="", lease_expires_at=None, version=F("version") + 1,
-                    updated_at=now)
-        )
-        if cancelled:
-            run_event_append(run=run, type="run.cancelled", data={"by": user.get_username()})
+        run_transition(run_id=run.pk, to_status=AgentRun.Status.CANCELLED, when=not_mid_step,
+                       event_data={"by": user.get_username()},
+                       stop_reason=AgentRun.StopReason.CANCELLED, version=F("version") + 1,
+                       updated_at=now)
     run.refresh_from_db()
     return run
 
@@ -118,13 +103,13 @@ def run_acquire_lease(*, run_id, owner: str, expected_version: int | None = None
     """Take the run for one step, or return None when another step holds it, the run ended,
     or (with `expected_version`) this step was already taken by an earlier delivery."""
     now = timezone.now()
-    runs = AgentRun.objects.filter(pk=run_id, status__in=ACTIVE_STATUSES).filter(
-        Q(lease_owner="") | Q(lease_expires_at__lt=now))
+    free = Q(lease_owner="") | Q(lease_expires_at__lt=now)
     if expected_version is not None:
-        runs = runs.filter(version=expected_version)
-    taken = runs.update(
-        lease_owner=owner, lease_expires_at=now + timedelta(seconds=settings.AGENT_LEASE_SECONDS),
-        status=AgentRun.Status.RUNNING, version=F("version") + 1, updated_at=now,
+        free &= Q(version=expected_version)
+    taken = run_transition(
+        run_id=run_id, to_status=AgentRun.Status.RUNNING, when=free, lease_owner=owner,
+        lease_expires_at=now + timedelta(seconds=settings.AGENT_LEASE_SECONDS),
+        version=F("version") + 1, updated_at=now,
     )
     if not taken:
         return None
@@ -183,41 +168,24 @@ def run_record_model_reply(*, run: AgentRun, reply: ModelReply, tool_calls: list
 
 
 @transaction.atomic
-def run_complete(*, run: AgentRun, owner: str, stop_reason: str, final_answer: str) -> bool:
-    """Finish with an answer for the agent, also posted on the ticket as the assistant."""
-    done = AgentRun.objects.filter(pk=run.pk, lease_owner=owner, status__in=ACTIVE_STATUSES).update(
-        status=AgentRun.Status.COMPLETED, stop_reason=stop_reason, final_answer=final_answer,
-        lease_owner="", lease_expires_at=None, updated_at=timezone.now())
-    if not done:
+def run_finish(*, run: AgentRun, owner: str, stop_reason: str, final_answer: str = "",
+               error: str = "") -> bool:
+    """End the run from the step holding its lease, as `stop_reason` says (ENDED_BY): failed
+    with `error`, cancelled because the step saw the cancel flag (before another model or tool
+    call), or completed with `final_answer`, which is also posted on the ticket as the
+    assistant's. False: the lease was lost, and nothing changed."""
+    status = ENDED_BY.get(stop_reason, AgentRun.Status.COMPLETED)
+    event_data = {
+        AgentRun.Status.COMPLETED: {"stop_reason": stop_reason, "final_answer": final_answer},
+        AgentRun.Status.FAILED: {"reason": error},
+        AgentRun.Status.CANCELLED: {"by": "cancel request"},
+    }[status]
+    if not run_transition(run_id=run.pk, to_status=status, when=Q(lease_owner=owner),
+                          event_data=event_data, stop_reason=stop_reason,
+                          final_answer=final_answer, error=error):
         return False
-    ticket_post_message(ticket=run.ticket, author_kind=TicketMessage.AuthorKind.ASSISTANT,
-                        body=final_answer)
-    run_event_append(run=run, type="run.completed",
-                     data={"stop_reason": stop_reason, "final_answer": final_answer})
-    run.refresh_from_db()
-    return True
-
-
-@transaction.atomic
-def run_fail(*, run: AgentRun, owner: str, reason: str) -> bool:
-    done = AgentRun.objects.filter(pk=run.pk, lease_owner=owner, status__in=ACTIVE_STATUSES).update(
-        status=AgentRun.Status.FAILED, stop_reason=AgentRun.StopReason.ERROR, error=reason,
-        lease_owner="", lease_expires_at=None, updated_at=timezone.now())
-    if not done:
-        return False
-    run_event_append(run=run, type="run.failed", data={"reason": reason})
-    run.refresh_from_db()
-    return True
-
-
-@transaction.atomic
-def run_mark_cancelled(*, run: AgentRun, owner: str) -> bool:
-    """The step saw the cancel flag: the run ends here, before another model or tool call."""
-    done = AgentRun.objects.filter(pk=run.pk, lease_owner=owner, status__in=ACTIVE_STATUSES).update(
-        status=AgentRun.Status.CANCELLED, stop_reason=AgentRun.StopReason.CANCELLED,
-        lease_owner="", lease_expires_at=None, updated_at=timezone.now())
-    if not done:
-        return False
-    run_event_append(run=run, type="run.cancelled", data={"by": "cancel request"})
+    if status == AgentRun.Status.COMPLETED:
+        ticket_post_message(ticket=run.ticket, author_kind=TicketMessage.AuthorKind.ASSISTANT,
+                            body=final_answer)
     run.refresh_from_db()
     return True

@@ -22,15 +22,15 @@ def advance_run(self, run_id: str, expected_version: int | None = None) -> str:
         delay = runtime.DATABASE_RETRY_BACKOFF_S[
             min(attempt, len(runtime.DATABASE_RETRY_BACKOFF_S) - 1)]
         raise self.retry(exc=exc, countdown=delay) from exc
-    if outcome.kind == runtime.STEP_RETRY:
+    if outcome.kind == runtime.StepKind.RETRY:
         raise self.retry(countdown=outcome.retry_in,
                           kwargs={"run_id": run_id, "expected_version": outcome.version},
                           args=())
-    if outcome.kind == runtime.STEP_CONTINUE:
+    if outcome.kind == runtime.StepKind.CONTINUE:
         # The next step stays on the queue this one came from (as a retry does).
         queue = (self.request.delivery_info or {}).get("routing_key")
         advance_run.apply_async((run_id,), {"expected_version": outcome.version}, queue=queue)
-    return outcome.kind
+    return outcome.kind.value
 
 
 @shared_task

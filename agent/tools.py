@@ -9,27 +9,43 @@ import base64
 import binascii
 import contextlib
 import hashlib
-import json
 import math
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal, InvalidOperation
+from enum import StrEnum
 
-from agent import selectors
 from agent.context import RunContext
 from agent.errors import ErrorCode, ToolError
 from agent.models import ToolCallLog
+from config.canonical import canonical_json
+from config.errors import ApplicationError
 from config.money import CENT, money_str
 from config.roles import Role
 from orders.models import Order
-from orders.selectors import order_summary, refundable_balance, refunded_total
+from orders.selectors import (
+    customer_order,
+    customer_orders,
+    order_summary,
+    orders_after,
+    refundable_balance,
+    refunded_total,
+)
 from policies.selectors import search_clauses
-from refunds import tools as refund_tools
+from refunds import services as refund_services
+from refunds.errors import RefundRefused
+from refunds.models import RefundRequest
+from refunds.selectors import order_refund_requests
+from refunds.services import ProposalOutcome, RefundAlreadyDecided
 
-READ = "read"
-WRITE = "write"
+
+class ToolKind(StrEnum):
+    READ = "read"
+    # Changes something: never re-run after a timeout, whose outcome is then unknown.
+    WRITE = "write"
+
 
 SUPPORT_ROLES = frozenset({Role.INTERN.value, Role.AGENT.value, Role.SUPERVISOR.value})
 PROPOSER_ROLES = frozenset({Role.AGENT.value, Role.SUPERVISOR.value})
@@ -54,7 +70,7 @@ class Tool:
     description: str
     parameters: dict
     handler: Callable[[RunContext, dict], dict]
-    kind: str
+    kind: ToolKind
     roles: frozenset[str]
     # OpenAI's strict mode needs every property required and accepts only some keywords
     # (no maxLength, no default), so only the tools whose schemas fit it ask for it.
@@ -87,7 +103,7 @@ def order_not_found() -> ToolError:
 
 
 def _scoped_order(ctx: RunContext, order_id: str) -> Order:
-    order = selectors.customer_order(customer=ctx.customer, order_id=order_id)
+    order = customer_order(customer=ctx.customer, order_id=order_id)
     if order is None:
         raise order_not_found()
     return order
@@ -142,10 +158,10 @@ def _decode_cursor(cursor: str) -> tuple[datetime, int]:
 
 
 def list_customer_orders(ctx: RunContext, args: dict) -> dict:
-    orders = selectors.customer_orders(customer=ctx.customer, status=args["status"])
+    orders = customer_orders(customer=ctx.customer, status=args["status"])
     total = orders.count()
     if args["cursor"]:
-        orders = selectors.orders_after(orders, position=_decode_cursor(args["cursor"]))
+        orders = orders_after(orders, position=_decode_cursor(args["cursor"]))
     page = list(orders.prefetch_related("lines")[: args["limit"] + 1])
     has_more = len(page) > args["limit"]
     page = page[: args["limit"]]
@@ -176,7 +192,7 @@ def search_policies(ctx: RunContext, args: dict) -> dict:
 def get_refund_status(ctx: RunContext, args: dict) -> dict:
     order = _scoped_order(ctx, args["order_id"])
     refunds = []
-    for refund in selectors.order_refund_requests(order=order):
+    for refund in order_refund_requests(order=order):
         confirmations = sorted(refund.confirmations.all(), key=lambda c: c.version)
         latest = confirmations[-1] if confirmations else None
         refunds.append({
@@ -203,18 +219,110 @@ def get_refund_status(ctx: RunContext, args: dict) -> dict:
     }
 
 
+# create_refund: a proposal only, never an execution. What the model gets back names the
+# request and its version but never the fingerprint: only a reviewer, who sees the fingerprint
+# in the queue, can approve (DESIGN §1, invariant 1).
+
+AUTHORITY_CLAUSE = "R-5"
+
+PROPOSAL_MESSAGES = {
+    ProposalOutcome.CREATED: "Proposed a refund of {amount} {currency} (version {version})",
+    ProposalOutcome.UNCHANGED: "This refund of {amount} {currency} is already proposed "
+                               "(version {version}) with these parameters; nothing changed",
+    ProposalOutcome.NEW_VERSION: "Updated the proposal to {amount} {currency} as version "
+                                 "{version}; the previous version can no longer be approved",
+    ProposalOutcome.RENEWED: "The previous proposal lapsed; proposed {amount} {currency} "
+                             "again as version {version}",
+}
+
+
 def create_refund(ctx: RunContext, args: dict) -> dict:
-    # Looked up at call time so the registry always dispatches to refunds.tools as it is now.
-    return refund_tools.create_refund(ctx, args)
+    order = _scoped_order(ctx, args["order_id"])
+    try:
+        proposal = refund_services.refund_propose(
+            ticket=ctx.ticket, order=order, amount=args["amount"], reason=args["reason"],
+            explanation=args["explanation"], requested_by=ctx.actor, role=ctx.role,
+            run=ctx.run,
+        )
+    except RefundRefused as refusal:
+        raise _policy_error(refusal) from None
+    except RefundAlreadyDecided as decided:
+        raise ToolError(
+            ErrorCode.REFUND_ALREADY_DECIDED, decided.message,
+            next_actions=["get_refund_status"], extra=decided.extra,
+        ) from None
+    except ApplicationError as refusal:
+        raise ToolError(ErrorCode.INVALID_ARGUMENTS, refusal.message) from None
+
+    refund, confirmation = proposal.refund, proposal.confirmation
+    figures = {"amount": money_str(refund.amount), "currency": refund.currency,
+               "version": confirmation.version}
+    message = PROPOSAL_MESSAGES[proposal.outcome].format(**figures)
+    return {
+        "status": refund.status,
+        "request_id": refund.request_id,
+        "version": confirmation.version,
+        "amount": money_str(refund.amount),
+        "currency": refund.currency,
+        "policy": refund.policy_evaluation,
+        "expires_at": confirmation.expires_at.isoformat(),
+        "message": f"{message} — waiting for a reviewer. Not refunded yet.",
+    }
+
+
+def link_proposing_call(row: ToolCallLog) -> None:
+    """create_refund's after_logged hook: the request it proposed points at its log row."""
+    request_id = row.result.get("request_id")
+    if request_id:
+        refund_services.refund_link_tool_call(request_id=request_id, tool_call=row)
+
+
+def _policy_error(refusal: RefundRefused) -> ToolError:
+    failing = refusal.extra.get("verdicts", [])
+    clauses = refusal.extra.get("failing_clauses", [])
+    extra = {"clauses": clauses, "verdicts": failing}
+    if clauses == [AUTHORITY_CLAUSE]:
+        detail = failing[0]["detail"] if failing else ""
+        return ToolError(
+            ErrorCode.AMOUNT_OVER_ROLE_LIMIT,
+            f"{AUTHORITY_CLAUSE}: {detail}. The amount is over what your role may propose; "
+            "escalate to a supervisor.",
+            next_actions=["escalate to a supervisor", "propose a smaller amount if justified"],
+            extra=extra,
+        )
+    details = "; ".join(f"{v['clause']}: {v['detail']}" for v in failing)
+    return ToolError(
+        ErrorCode.POLICY_DENIED,
+        f"The refund policy does not allow this refund ({details}).",
+        next_actions=["search_policies", "explain the policy to the agent"],
+        extra=extra,
+    )
 
 
 # --- Declarations -----------------------------------------------------------------------------
 
+def _arguments(properties: dict, *, required: tuple[str, ...] = ()) -> dict:
+    """The schema of a tool's arguments: an object with these properties and no others."""
+    return {"type": "object", "properties": properties, "required": list(required),
+            "additionalProperties": False}
+
+
+def _limit(*, maximum: int, default: int, what: str) -> dict:
+    return {"type": "integer", "minimum": 1, "maximum": maximum, "default": default,
+            "description": f"{what}, 1 to {maximum} (default {default})."}
+
+
+ONE_ORDER = _arguments({"order_id": ORDER_ID}, required=("order_id",))
+
+
+def _read_tool(**declaration) -> Tool:
+    """A lookup every support role may make."""
+    return Tool(kind=ToolKind.READ, roles=SUPPORT_ROLES, **declaration)
+
+
 TOOLS: tuple[Tool, ...] = (
-    Tool(
+    _read_tool(
         name="get_order",
-        kind=READ,
-        roles=SUPPORT_ROLES,
         strict=True,
         handler=get_order,
         description=(
@@ -226,17 +334,10 @@ TOOLS: tuple[Tool, ...] = (
             "to browse orders (use list_customer_orders) or to see refund progress (use "
             "get_refund_status). Orders of other customers are not visible."
         ),
-        parameters={
-            "type": "object",
-            "properties": {"order_id": ORDER_ID},
-            "required": ["order_id"],
-            "additionalProperties": False,
-        },
+        parameters=ONE_ORDER,
     ),
-    Tool(
+    _read_tool(
         name="list_customer_orders",
-        kind=READ,
-        roles=SUPPORT_ROLES,
         handler=list_customer_orders,
         description=(
             "List this ticket's customer's orders, newest first, with status, amount paid and "
@@ -245,24 +346,16 @@ TOOLS: tuple[Tool, ...] = (
             "back as `cursor` for the next page. Do not use it for the details of one known "
             "order (use get_order)."
         ),
-        parameters={
-            "type": "object",
-            "properties": {
-                "status": {"type": "string", "enum": [s.value for s in Order.Status],
-                           "description": "Only orders in this status."},
-                "limit": {"type": "integer", "minimum": 1, "maximum": 20, "default": 10,
-                          "description": "Orders per page, 1 to 20 (default 10)."},
-                "cursor": {"type": "string", "maxLength": 200,
-                           "description": "next_cursor from the previous page."},
-            },
-            "required": [],
-            "additionalProperties": False,
-        },
+        parameters=_arguments({
+            "status": {"type": "string", "enum": Order.Status.values,
+                       "description": "Only orders in this status."},
+            "limit": _limit(maximum=20, default=10, what="Orders per page"),
+            "cursor": {"type": "string", "maxLength": 200,
+                       "description": "next_cursor from the previous page."},
+        }),
     ),
-    Tool(
+    _read_tool(
         name="search_policies",
-        kind=READ,
-        roles=SUPPORT_ROLES,
         handler=search_policies,
         description=(
             "Search the published refund policy. Returns matching clauses with their `ref` "
@@ -271,22 +364,14 @@ TOOLS: tuple[Tool, ...] = (
             "(use get_order); whether a refund is allowed is decided by create_refund's policy "
             "check, not by your reading of a clause."
         ),
-        parameters={
-            "type": "object",
-            "properties": {
-                "query": {"type": "string", "minLength": 1, "maxLength": 200,
-                          "description": "Keywords, e.g. 'refund window after delivery'."},
-                "limit": {"type": "integer", "minimum": 1, "maximum": 5, "default": 3,
-                          "description": "Clauses to return, 1 to 5 (default 3)."},
-            },
-            "required": ["query"],
-            "additionalProperties": False,
-        },
+        parameters=_arguments({
+            "query": {"type": "string", "minLength": 1, "maxLength": 200,
+                      "description": "Keywords, e.g. 'refund window after delivery'."},
+            "limit": _limit(maximum=5, default=3, what="Clauses to return"),
+        }, required=("query",)),
     ),
-    Tool(
+    _read_tool(
         name="get_refund_status",
-        kind=READ,
-        roles=SUPPORT_ROLES,
         strict=True,
         handler=get_refund_status,
         description=(
@@ -300,19 +385,14 @@ TOOLS: tuple[Tool, ...] = (
             "or its outcome is unknown, instead of calling create_refund again. Do not use it "
             "for order details (use get_order)."
         ),
-        parameters={
-            "type": "object",
-            "properties": {"order_id": ORDER_ID},
-            "required": ["order_id"],
-            "additionalProperties": False,
-        },
+        parameters=ONE_ORDER,
     ),
     Tool(
         name="create_refund",
-        kind=WRITE,
+        kind=ToolKind.WRITE,
         roles=PROPOSER_ROLES,
         handler=create_refund,
-        after_logged=refund_tools.link_proposing_call,
+        after_logged=link_proposing_call,
         description=(
             "Propose a refund for one order of this ticket's customer. It never pays out: it "
             "creates (or updates the amount of) a proposal in `pending_approval` that a human "
@@ -323,36 +403,30 @@ TOOLS: tuple[Tool, ...] = (
             "get_refund_status instead of calling this again. Approval cannot be requested "
             "or granted through arguments."
         ),
-        parameters={
-            "type": "object",
-            "properties": {
-                "order_id": ORDER_ID,
-                "amount": {"type": "number", "exclusiveMinimum": 0,
-                           "maximum": float(MAX_AMOUNT), "multipleOf": 0.01,
-                           "description": "Amount to refund in the order's currency, "
-                                          "e.g. 129.00 (at most 2 decimals)."},
-                "reason": {"type": "string",
-                           "enum": ["damaged", "not_received", "wrong_item", "other"]},
-                "explanation": {"type": "string", "minLength": 1, "maxLength": 1000,
-                                "description": "Why, for the reviewer, in one or two "
-                                               "sentences."},
-            },
-            "required": ["order_id", "amount", "reason", "explanation"],
-            "additionalProperties": False,
-        },
+        parameters=_arguments({
+            "order_id": ORDER_ID,
+            "amount": {"type": "number", "exclusiveMinimum": 0, "maximum": float(MAX_AMOUNT),
+                       "multipleOf": 0.01,
+                       "description": "Amount to refund in the order's currency, e.g. 129.00 "
+                                      "(at most 2 decimals)."},
+            "reason": {"type": "string", "enum": RefundRequest.Reason.values},
+            "explanation": {"type": "string", "minLength": 1, "maxLength": 1000,
+                            "description": "Why, for the reviewer, in one or two sentences."},
+        }, required=("order_id", "amount", "reason", "explanation")),
     ),
 )
 
 _registry: dict[str, Tool] = {tool.name: tool for tool in TOOLS}
 
 
-def canonical_json(value) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                      default=str)
+def tools_version(tools: tuple[Tool, ...]) -> str:
+    """Names exactly what the model is shown (every schema and description, in order), so a
+    run records which tools it was offered; handlers, roles and kinds do not count."""
+    return hashlib.sha256(
+        canonical_json([tool.schema() for tool in tools]).encode()).hexdigest()[:12]
 
 
-TOOLS_VERSION = hashlib.sha256(
-    canonical_json([tool.schema() for tool in TOOLS]).encode()).hexdigest()[:12]
+TOOLS_VERSION = tools_version(TOOLS)
 
 
 def get_tool(name: str) -> Tool | None:

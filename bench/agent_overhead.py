@@ -77,7 +77,7 @@ def measure() -> dict:
                 started = time.perf_counter()
                 outcome = runtime.advance(run_id=run.pk, expected_version=version)
                 timings.append((time.perf_counter() - started) * 1000)
-                assert outcome.kind == runtime.STEP_CONTINUE, outcome
+                assert outcome.kind == runtime.StepKind.CONTINUE, outcome
                 version = outcome.version
             runtime.advance(run_id=run.pk, expected_version=version)
         return {"vendor": connection.vendor, "steps": len(timings),

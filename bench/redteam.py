@@ -66,9 +66,8 @@ def main() -> int:
 
 
 def attack_everything(fake, settings) -> tuple[list[dict], tuple[int, int]]:
-    from agent import tasks as agent_tasks
     from agent.untrusted import looks_like_instructions
-    from refunds import tasks
+    from config.celery import app as celery_app
     from refunds.models import RefundRequest
     from tests.agent.runs import drive, start_run
     from tests.corpora import tau2_reasons
@@ -92,10 +91,13 @@ def attack_everything(fake, settings) -> tuple[list[dict], tuple[int, int]]:
 
     # Nothing may reach a broker from here: this script drives every step itself, and records
     # what would have been enqueued for execution instead.
-    agent_tasks.advance_run.delay = lambda *args, **kw: None
     enqueued: list = []
-    tasks.execute_refund.delay = lambda *args, **kw: enqueued.append(args)
-    tasks.execute_refund.apply_async = lambda *args, **kw: enqueued.append(args)
+
+    def send_task(name, args=(), kwargs=None, **options):
+        if name == "refunds.tasks.execute_refund":
+            enqueued.append(tuple(args))
+
+    celery_app.send_task = send_task
 
     seed_demo()
     seeded = TicketMessage.objects.order_by("-pk").values_list("pk", flat=True)[0]

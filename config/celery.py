@@ -22,19 +22,22 @@ app.autodiscover_tasks()
 BROKER_UNAVAILABLE = (BrokerOperationalError, RedisConnectionError, RedisTimeoutError, OSError)
 
 
-def enqueue_on_commit(task, *args, **kwargs) -> None:
-    """`task.delay(*args, **kwargs)` once the current transaction commits.
+def enqueue_on_commit(task_name: str, *args, **kwargs) -> None:
+    """Send the task named `task_name` with these arguments once the current transaction
+    commits.
 
+    By name, so that a service never imports its app's tasks module (the tasks call the
+    services): the message carries only the name, as `task.delay` would send it.
     A broker that is down must not turn a committed change into an error page: the rows are
     saved by then and a periodic sweep (reconcile_refunds, resume_stalled_runs) finds work
     whose task was never queued. So a failed publish is logged, not raised.
     """
     def publish() -> None:
         try:
-            task.delay(*args, **kwargs)
+            app.send_task(task_name, args=args, kwargs=kwargs)
         except BROKER_UNAVAILABLE as exc:
             logger.error("Could not enqueue %s%r: broker unavailable (%s); the periodic sweep "
-                         "will pick the work up", task.name, args, exc)
+                         "will pick the work up", task_name, args, exc)
 
     transaction.on_commit(publish)
 

@@ -1,21 +1,16 @@
-"""One error type for the domain, one JSON shape for HTTP clients: {"message", "code", "extra"}."""
+"""The domain's one error type, free of any HTTP framework: services raise these, and each
+front end maps them (the API in config/api_errors.py, the HTML views by showing the message).
 
-from django.core.exceptions import PermissionDenied, RequestDataTooBig, SuspiciousOperation
-from django.http import Http404, JsonResponse
-from django.urls import Resolver404, resolve
-from django.utils.log import log_response
-from django.views import defaults
-from django.views.decorators.csrf import csrf_exempt
-from drf_spectacular.utils import OpenApiResponse
-from rest_framework import exceptions, serializers, status
-from rest_framework.renderers import JSONRenderer
-from rest_framework.response import Response
+`status_code` is the HTTP status an API answers with; `code` is stable for clients.
+"""
+
+from http import HTTPStatus
 
 
 class ApplicationError(Exception):
     """A refusal the caller can act on. Subclasses pick the HTTP status and a stable code."""
 
-    status_code = status.HTTP_400_BAD_REQUEST
+    status_code = HTTPStatus.BAD_REQUEST
     code = "invalid"
 
     def __init__(self, message: str, *, code: str | None = None, extra: dict | None = None):
@@ -27,139 +22,15 @@ class ApplicationError(Exception):
 
 
 class Conflict(ApplicationError):
-    status_code = status.HTTP_409_CONFLICT
+    status_code = HTTPStatus.CONFLICT
     code = "conflict"
 
 
 class Refused(ApplicationError):
-    status_code = status.HTTP_422_UNPROCESSABLE_ENTITY
+    status_code = HTTPStatus.UNPROCESSABLE_ENTITY
     code = "refused"
 
 
 class Forbidden(ApplicationError):
-    status_code = status.HTTP_403_FORBIDDEN
+    status_code = HTTPStatus.FORBIDDEN
     code = "permission_denied"
-
-
-def error_body(message: str, code: str, extra: dict | None = None) -> dict:
-    return {"message": message, "code": code, "extra": extra or {}}
-
-
-class ErrorSerializer(serializers.Serializer):
-    """The body of every API error (documentation only)."""
-
-    message = serializers.CharField()
-    code = serializers.CharField()
-    extra = serializers.DictField()
-
-
-ERROR_DESCRIPTIONS = {
-    400: "The request is not valid; extra.fields names the fields.",
-    401: "Not authenticated: send `Authorization: Token <token>` or log in.",
-    403: "Your role may not do this.",
-    404: "Not found.",
-    409: "Conflicts with the current state.",
-    422: "Refused by a business rule.",
-}
-
-
-def error_responses(*codes: int, **descriptions: str) -> dict[int, OpenApiResponse]:
-    """OpenAPI responses for the error statuses an endpoint answers; `descriptions` overrides
-    the default text per status, keyed `e409="..."`."""
-    return {code: OpenApiResponse(ErrorSerializer, description=descriptions.get(
-        f"e{code}", ERROR_DESCRIPTIONS[code])) for code in codes}
-
-
-def api_exception_handler(exc, context):
-    """Map every exception an API view raises to the error shape; never leak a traceback."""
-    if isinstance(exc, ApplicationError):
-        return Response(error_body(exc.message, exc.code, exc.extra), status=exc.status_code)
-    if isinstance(exc, RequestDataTooBig):
-        return Response(error_body("The request body is too large.", "too_large"),
-                        status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
-    if isinstance(exc, SuspiciousOperation):
-        return Response(error_body("The request is not valid.", "bad_request"),
-                        status=status.HTTP_400_BAD_REQUEST)
-    if isinstance(exc, Http404):
-        exc = exceptions.NotFound()
-    elif isinstance(exc, PermissionDenied):
-        exc = exceptions.PermissionDenied()
-    if isinstance(exc, exceptions.APIException):
-        headers = {}
-        if getattr(exc, "auth_header", None):
-            headers["WWW-Authenticate"] = exc.auth_header
-        if getattr(exc, "wait", None):
-            headers["Retry-After"] = str(int(exc.wait))
-        detail, codes = exc.detail, exc.get_codes()
-        if isinstance(detail, dict) and list(detail) == ["non_field_errors"]:
-            message, code, extra = str(detail["non_field_errors"][0]), codes[
-                "non_field_errors"][0], {}
-        elif isinstance(detail, dict):
-            message, code, extra = "The request is not valid.", exc.default_code, {
-                "fields": detail}
-        elif isinstance(detail, list):
-            message, code, extra = "The request is not valid.", exc.default_code, {
-                "errors": detail}
-        else:
-            message, code, extra = str(detail), codes, {}
-        return Response(error_body(message, str(code), extra), status=exc.status_code,
-                        headers=headers)
-    response = Response(error_body("Something went wrong on our side.", "server_error"),
-                        status=status.HTTP_500_INTERNAL_SERVER_ERROR)
-    # Logged as Django logs a crash outside DRF, traceback included, and marked as logged so
-    # Django does not log the 500 a second time, without it.
-    request = context["request"]
-    log_response("Internal Server Error: %s", request.path, response=response, request=request,
-                 exception=exc)
-    return response
-
-
-class JsonErrorsMixin:
-    """For an API view whose content is not JSON (the OpenAPI schema is YAML by default): its
-    errors are still the JSON error shape, whatever renderer the request negotiated."""
-
-    def finalize_response(self, request, response, *args, **kwargs):
-        if isinstance(response, Response) and response.exception:
-            request.accepted_renderer = JSONRenderer()
-            request.accepted_media_type = JSONRenderer.media_type
-        return super().finalize_response(request, response, *args, **kwargs)
-
-
-# --- Outside DRF: unknown /api/ paths and errors Django handles itself ----------------------
-
-API_PREFIX = "/api/"
-
-
-def is_api(request) -> bool:
-    return request.path.startswith(API_PREFIX)
-
-
-@csrf_exempt
-def api_not_found(request, *args, **kwargs):
-    """The last /api/ route: an unknown API path is a JSON 404 whatever DEBUG says. A path that
-    only lacks its trailing slash is named in `extra` rather than redirected (a redirect would
-    drop a POST body)."""
-    extra = {}
-    if not request.path.endswith("/"):
-        try:
-            match = resolve(request.path + "/")
-        except Resolver404:
-            match = None
-        if match is not None and match.func is not api_not_found:
-            extra["did_you_mean"] = request.path + "/"
-    return JsonResponse(error_body("No API endpoint at this path.", "not_found", extra),
-                        status=status.HTTP_404_NOT_FOUND)
-
-
-def page_not_found(request, exception):
-    if is_api(request):
-        return JsonResponse(error_body("Not found.", "not_found"),
-                            status=status.HTTP_404_NOT_FOUND)
-    return defaults.page_not_found(request, exception)
-
-
-def server_error(request):
-    if is_api(request):
-        return JsonResponse(error_body("Something went wrong on our side.", "server_error"),
-                            status=status.HTTP_500_INTERNAL_SERVER_ERROR)
-    return defaults.server_error(request)

@@ -4,7 +4,7 @@ from django.http import Http404, JsonResponse
 from django.views import defaults
 from rest_framework import status
 
-from config.errors import error_body, is_api, page_not_found, server_error
+from config.api_errors import error_body, is_api, page_not_found, server_error
 
 
 class RejectNulBytes:

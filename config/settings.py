@@ -176,7 +176,7 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "config.pagination.StrictPageNumberPagination",
     "PAGE_SIZE": 50,
-    "EXCEPTION_HANDLER": "config.errors.api_exception_handler",
+    "EXCEPTION_HANDLER": "config.api_errors.api_exception_handler",
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
 }
 SPECTACULAR_SETTINGS = {

@@ -8,7 +8,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 import agent.urls
 import refunds.urls
 import tickets.urls
-from config.errors import JsonErrorsMixin, api_not_found
+from config.api_errors import JsonErrorsMixin, api_not_found
 from tickets.api import ObtainTokenView
 
 
@@ -41,5 +41,5 @@ urlpatterns = [
 ]
 
 # Errors Django answers itself (DEBUG off): JSON under /api/, the HTML pages elsewhere.
-handler404 = "config.errors.page_not_found"
-handler500 = "config.errors.server_error"
+handler404 = "config.api_errors.page_not_found"
+handler500 = "config.api_errors.server_error"

@@ -2,10 +2,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 
-from django.db.models import Sum
+from django.db.models import Q, QuerySet, Sum
 from django.utils import timezone
 
-from orders.models import Order, OrderLine
+from orders.models import Customer, Order, OrderLine
 
 # Refund statuses whose money has left, or may have left, the shop: they count against
 # what can still be refunded. Kept here as strings so orders never imports refunds.
@@ -57,3 +57,26 @@ def order_summary(order: Order) -> OrderSummary:
         refundable=refundable_balance(order),
         days_since_delivery=days_since(order.delivered_at),
     )
+
+
+# --- One customer's orders --------------------------------------------------------------------
+# The assistant's tools pass the run's customer (from the RunContext), never one from tool
+# arguments.
+
+
+def customer_order(*, customer: Customer, order_id: str) -> Order | None:
+    return Order.objects.filter(customer=customer, order_id=order_id).first()
+
+
+def customer_orders(*, customer: Customer, status: str | None = None) -> QuerySet[Order]:
+    """Newest first; `id` breaks ties so pagination by cursor is stable."""
+    orders = Order.objects.filter(customer=customer)
+    if status:
+        orders = orders.filter(status=status)
+    return orders.order_by("-placed_at", "-id")
+
+
+def orders_after(orders: QuerySet[Order], *, position: tuple[datetime, int]) -> QuerySet[Order]:
+    """The orders that follow `position` (placed_at, id) in `customer_orders` order."""
+    placed_at, pk = position
+    return orders.filter(Q(placed_at__lt=placed_at) | Q(placed_at=placed_at, id__lt=pk))

@@ -1,4 +1,3 @@
-from django.http import Http404
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics
 from rest_framework.exceptions import ValidationError
@@ -6,18 +5,11 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.errors import error_responses
+from config.api_errors import error_responses
 from config.permissions import IsReviewer
 from refunds import selectors, services
 from refunds.models import RefundRequest
 from refunds.serializers import ApproveSerializer, RefundSerializer, RejectSerializer
-
-
-def _get_refund(request_id: str) -> RefundRequest:
-    try:
-        return selectors.refund_get(request_id=request_id)
-    except RefundRequest.DoesNotExist:
-        raise Http404(f"No refund request {request_id}") from None
 
 
 @extend_schema(
@@ -51,7 +43,7 @@ class RefundDetailApi(APIView):
     @extend_schema(responses={200: RefundSerializer, **error_responses(
         401, 403, 404, e404="No such refund request.")})
     def get(self, request, request_id: str):
-        return Response(RefundSerializer(_get_refund(request_id)).data)
+        return Response(RefundSerializer(selectors.refund_get(request_id=request_id)).data)
 
 
 class RefundApproveApi(APIView):
@@ -72,11 +64,7 @@ class RefundApproveApi(APIView):
         )},
     )
     def post(self, request, request_id: str):
-        refund = _get_refund(request_id)
-        body = ApproveSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        services.refund_approve(refund=refund, reviewer=request.user, **body.validated_data)
-        return Response(RefundSerializer(_get_refund(request_id)).data)
+        return _decide(request, request_id, ApproveSerializer, services.refund_approve)
 
 
 class RefundRejectApi(APIView):
@@ -94,8 +82,14 @@ class RefundRejectApi(APIView):
         )},
     )
     def post(self, request, request_id: str):
-        refund = _get_refund(request_id)
-        body = RejectSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        services.refund_reject(refund=refund, reviewer=request.user, **body.validated_data)
-        return Response(RefundSerializer(_get_refund(request_id)).data)
+        return _decide(request, request_id, RejectSerializer, services.refund_reject)
+
+
+def _decide(request, request_id: str, body_class, decide) -> Response:
+    """Validate the reviewer's decision, let the service make it, answer with the request as
+    it is now."""
+    refund = selectors.refund_get(request_id=request_id)
+    body = body_class(data=request.data)
+    body.is_valid(raise_exception=True)
+    decide(refund=refund, reviewer=request.user, **body.validated_data)
+    return Response(RefundSerializer(selectors.refund_get(request_id=request_id)).data)

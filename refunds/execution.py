@@ -30,9 +30,8 @@ from refunds.adapters import (
 )
 from refunds.identity import fingerprint, fingerprint_params
 from refunds.models import RefundConfirmation, RefundRequest
+from refunds.signals import tell_ticket
 from refunds.transitions import refund_transition
-from tickets.models import TicketMessage
-from tickets.services import ticket_post_message
 
 logger = logging.getLogger(__name__)
 
@@ -90,8 +89,7 @@ def _claim_for_execution(*, refund_pk: int, skip_locked: bool) -> RefundRequest 
     confirmation = refund.confirmations.order_by("-version").first()
     problem = approval_problem(refund=refund, confirmation=confirmation)
     if problem is not None:
-        _refuse(refund=refund, problem=problem)
-        return refund
+        return refund if _refuse(refund=refund, problem=problem) else None
     assert confirmation is not None  # approval_problem refuses a missing one
     moved = refund_transition(refund=refund, to_status=S.EXECUTING, detail={
         "idempotency_key": refund.request_id,
@@ -101,7 +99,7 @@ def _claim_for_execution(*, refund_pk: int, skip_locked: bool) -> RefundRequest 
     })
     if not moved:
         return None
-    _tell_ticket(refund, f"{_label(refund)} approved; sending it to the payment provider.")
+    tell_ticket(refund, f"{_label(refund)} approved; sending it to the payment provider.")
     return refund
 
 
@@ -123,19 +121,26 @@ def approval_problem(*, refund: RefundRequest,
     return None
 
 
-def _refuse(*, refund: RefundRequest, problem: dict) -> None:
+def _refuse(*, refund: RefundRequest, problem: dict) -> bool:
     """Fail a request whose approval does not cover it, without calling the provider.
 
     The state machine reaches `failed` only through `executing`; both steps commit together,
-    so nobody ever observes the intermediate state.
+    so nobody ever observes the intermediate state. False: another process moved the request
+    first, and nothing changed. Precondition: inside the caller's transaction.
     """
     detail = {**problem, "provider_called": False}
-    refund_transition(refund=refund, to_status=S.EXECUTING, detail={"preflight": "refused"})
-    refund_transition(refund=refund, to_status=S.FAILED, detail=detail)
+    refused = (refund_transition(refund=refund, to_status=S.EXECUTING,
+                                 detail={"preflight": "refused"})
+               and refund_transition(refund=refund, to_status=S.FAILED, detail=detail))
+    if not refused:
+        # Never leave a half-made refusal (`executing` with no provider call) behind.
+        transaction.set_rollback(True)
+        return False
     logger.warning("Refund %s refused before execution: %s", refund.request_id,
                    problem["error"])
-    _tell_ticket(refund, f"{_label(refund)} was not sent to the provider: "
-                         f"{problem['error']} (its approval no longer covers it).")
+    tell_ticket(refund, f"{_label(refund)} was not sent to the provider: "
+                        f"{problem['error']} (its approval no longer covers it).")
+    return True
 
 
 def bound_params(refund: RefundRequest) -> dict:
@@ -195,7 +200,7 @@ def _settle(*, refund: RefundRequest, to_status: str, detail: dict, **fields) ->
         logger.info("Refund %s was settled by someone else; dropping our %s",
                     refund.request_id, to_status)
         return None
-    _tell_ticket(refund, _settled_message(refund, detail))
+    tell_ticket(refund, _settled_message(refund, detail))
     return to_status
 
 
@@ -215,12 +220,6 @@ def _settled_message(refund: RefundRequest, detail: dict) -> str:
 
 def _label(refund: RefundRequest) -> str:
     return f"Refund {refund.request_id} of {money_str(refund.amount)} {refund.currency}"
-
-
-def _tell_ticket(refund: RefundRequest, body: str) -> None:
-    if refund.ticket_id is not None:
-        ticket_post_message(ticket=refund.ticket, author_kind=TicketMessage.AuthorKind.SYSTEM,
-                            body=body)
 
 
 # --- reconciliation -------------------------------------------------------------------------

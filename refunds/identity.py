@@ -1,7 +1,8 @@
 """How a refund intent and a set of refund parameters are named (DESIGN §4, invariants 6, 7)."""
 
 import hashlib
-import json
+
+from config.canonical import canonical_json
 
 
 def derive_request_id(*, ticket_reference: str, order_id: str, n: int) -> str:
@@ -12,10 +13,6 @@ def derive_request_id(*, ticket_reference: str, order_id: str, n: int) -> str:
     """
     digest = hashlib.sha256(f"{ticket_reference}|{order_id}|{n}".encode()).hexdigest()
     return "rf_" + digest[:24]
-
-
-def canonical_json(value) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def fingerprint_params(refund) -> dict:

@@ -2,10 +2,11 @@
 
 from dataclasses import dataclass
 
-from django.db.models import Count, Prefetch, Q, QuerySet
+from django.db.models import Count, Model, Prefetch, Q, QuerySet
+from django.http import Http404
 from django.utils import timezone
 
-from agent.models import ToolCallLog
+from orders.models import Order
 from orders.selectors import OrderSummary, order_summary
 from policies.models import Clause
 from refunds.models import RefundConfirmation, RefundEvent, RefundRequest
@@ -35,6 +36,12 @@ def refund_list(*, status: str = "", reason: str = "", query: str = "") -> Query
     return refunds.order_by("created_at", "id")
 
 
+def order_refund_requests(*, order: Order) -> QuerySet[RefundRequest]:
+    """Every request on `order`, oldest first, with its confirmations."""
+    return (RefundRequest.objects.filter(order=order)
+            .prefetch_related("confirmations").order_by("created_at", "id"))
+
+
 def refund_status_counts() -> dict[str, int]:
     """How many requests are in each status, every status present (zero when none)."""
     counts = dict(RefundRequest.objects.values_list("status").annotate(n=Count("id")))
@@ -42,8 +49,12 @@ def refund_status_counts() -> dict[str, int]:
 
 
 def refund_get(*, request_id: str) -> RefundRequest:
-    """One request with what its API body needs. Raises RefundRequest.DoesNotExist."""
-    return refund_list().get(request_id=request_id)
+    """One request with what its page or API body needs. Raises Http404 when there is none:
+    its callers are views, which answer that as 404."""
+    try:
+        return refund_list().get(request_id=request_id)
+    except RefundRequest.DoesNotExist:
+        raise Http404(f"No refund request {request_id}") from None
 
 
 def current_confirmation(refund: RefundRequest) -> RefundConfirmation | None:
@@ -72,7 +83,7 @@ class ReviewView:
     confirmations: list[RefundConfirmation]
     events: list[RefundEvent]
     verdicts: list[Verdict]
-    tool_calls: list[ToolCallLog]
+    tool_calls: list[Model]  # the proposing run's agent ToolCallLog rows, oldest first
     untrusted_warning: bool
 
 
@@ -90,8 +101,7 @@ def refund_review(*, refund: RefundRequest) -> ReviewView:
         ))
     tool_calls = []
     if refund.run_id is not None:
-        tool_calls = list(ToolCallLog.objects.filter(run=refund.run_id).order_by("created_at",
-                                                                                 "id"))
+        tool_calls = list(refund.run.tool_calls.order_by("created_at", "id"))
     confirmation = current_confirmation(refund)
     return ReviewView(
         refund=refund,

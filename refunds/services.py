@@ -1,13 +1,15 @@
 """Every write to a refund proposal and its review (DESIGN §1 invariants 1, 5-7; §4; §8).
 
 Lock order, everywhere: the Order row first, then the RefundRequest row, then its
-confirmations. Decided confirmations and events are never updated: every write to a
-confirmation is a compare-and-swap from `pending`.
+confirmations. Decided confirmations and events are never updated: every status change of a
+request or a confirmation is a compare-and-swap in refunds/transitions.py, and a decision
+whose swap finds the row already moved raises, rolling the whole decision back.
 """
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
+from enum import StrEnum
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -23,10 +25,8 @@ from policies.selectors import evaluate_refund_for_order
 from refunds.errors import RefundRefused, ReviewForbidden, StaleConfirmation
 from refunds.identity import derive_request_id, fingerprint, fingerprint_params
 from refunds.models import RefundConfirmation, RefundEvent, RefundRequest
-from refunds.tasks import execute_refund
-from refunds.transitions import refund_transition
-from tickets.models import Ticket, TicketMessage
-from tickets.services import ticket_post_message
+from refunds.signals import tell_ticket
+from refunds.transitions import confirmation_transition, refund_transition
 
 S = RefundRequest.Status
 C = RefundConfirmation.Status
@@ -43,14 +43,18 @@ class RefundAlreadyDecided(Conflict):
     code = "refund_already_decided"
 
 
+class ProposalOutcome(StrEnum):
+    CREATED = "created"  # a new intent
+    UNCHANGED = "unchanged"  # the same parameters again
+    NEW_VERSION = "new_version"  # the amount, reason or explanation changed
+    RENEWED = "renewed"  # the previous version lapsed (or none was pending): this replaces it
+
+
 @dataclass(frozen=True)
 class Proposal:
     refund: RefundRequest
     confirmation: RefundConfirmation
-    # created: a new intent; unchanged: the same parameters again; new_version: the amount,
-    # reason or explanation changed; renewed: the previous version lapsed and this one
-    # replaces it.
-    outcome: str
+    outcome: ProposalOutcome
 
 
 def _refuse_unless_allowed(evaluation, message: str) -> None:
@@ -101,12 +105,6 @@ def _evaluate(*, order: Order, amount: Decimal, reason: str, role: str | None, r
     )
 
 
-def _post_to_ticket(refund: RefundRequest, body: str, author=None) -> None:
-    if refund.ticket_id is not None:
-        ticket_post_message(ticket=refund.ticket, author_kind=TicketMessage.AuthorKind.SYSTEM,
-                            body=body, author=author)
-
-
 def _proposed_message(refund: RefundRequest, version: int) -> str:
     revision = f" as version {version}" if version > 1 else ""
     return (f"Refund of {money_str(refund.amount)} {refund.currency} proposed for order "
@@ -115,14 +113,15 @@ def _proposed_message(refund: RefundRequest, version: int) -> str:
 
 
 @transaction.atomic
-def refund_propose(*, ticket: Ticket, order: Order, amount: Decimal, reason: str,
+def refund_propose(*, ticket, order: Order, amount: Decimal, reason: str,
                    explanation: str, requested_by, role: str, run=None,
                    now: datetime | None = None) -> Proposal:
     """Create the ticket's open intent on `order`, or make these parameters its next version.
 
-    Never executes. The caller has scoped `order` to the ticket's customer. Proposals and
-    approvals on one order are serialised by the order's row lock; the partial unique
-    constraint on open intents and the unique `request_id` hold where locks do not.
+    `ticket` is a tickets.Ticket. Never executes. The caller has scoped `order` to the ticket's
+    customer. Proposals and approvals on one order are serialised by the order's row lock; the
+    partial unique constraint on open intents and the unique `request_id` hold where locks do
+    not.
     """
     now = now or timezone.now()
     amount = to_cents(amount)
@@ -146,14 +145,14 @@ def refund_propose(*, ticket: Ticket, order: Order, amount: Decimal, reason: str
                       requested_by=requested_by, role=role, run=run, now=now)
 
 
-def _lock_open_intent(*, ticket: Ticket, order: Order) -> RefundRequest | None:
+def _lock_open_intent(*, ticket, order: Order) -> RefundRequest | None:
     return (RefundRequest.objects.select_for_update(of=("self",))
             .select_related("order", "ticket", "run")
             .filter(ticket=ticket, order=order)
             .exclude(status__in=RefundRequest.SETTLED_STATUSES).first())
 
 
-def _create_intent(*, ticket: Ticket, order: Order, amount: Decimal, reason: str,
+def _create_intent(*, ticket, order: Order, amount: Decimal, reason: str,
                    explanation: str, requested_by, role: str, run,
                    now: datetime) -> Proposal:
     settled = (RefundRequest.objects.filter(ticket=ticket, order=order,
@@ -173,8 +172,8 @@ def _create_intent(*, ticket: Ticket, order: Order, amount: Decimal, reason: str
     RefundEvent.objects.create(refund_request=refund, from_status="",
                                to_status=S.PENDING_APPROVAL, actor=requested_by,
                                detail={"version": 1})
-    _post_to_ticket(refund, _proposed_message(refund, 1))
-    return Proposal(refund=refund, confirmation=confirmation, outcome="created")
+    tell_ticket(refund, _proposed_message(refund, 1))
+    return Proposal(refund=refund, confirmation=confirmation, outcome=ProposalOutcome.CREATED)
 
 
 def _repropose(*, refund: RefundRequest, amount: Decimal, reason: str, explanation: str,
@@ -193,14 +192,15 @@ def _repropose(*, refund: RefundRequest, amount: Decimal, reason: str, explanati
     unchanged = (refund.amount, refund.reason, refund.explanation) == (amount, reason,
                                                                        explanation)
     if pending is not None and not lapsed and unchanged:
-        return Proposal(refund=refund, confirmation=pending, outcome="unchanged")
+        return Proposal(refund=refund, confirmation=pending,
+                        outcome=ProposalOutcome.UNCHANGED)
 
     evaluation = _evaluate(order=refund.order, amount=amount, reason=reason, role=role,
                            requester_id=requested_by.pk, excluding=refund, now=now)
     _refuse_unless_allowed(evaluation, "The policy refuses this refund.")
-    if pending is not None:
-        RefundConfirmation.objects.filter(pk=pending.pk, status=C.PENDING).update(
-            status=C.EXPIRED if lapsed else C.SUPERSEDED)
+    if pending is not None and not confirmation_transition(
+            confirmation=pending, to_status=C.EXPIRED if lapsed else C.SUPERSEDED):
+        raise _changed_meanwhile(refund)
     fields = {"amount": amount, "reason": reason, "explanation": explanation,
               "requested_by": requested_by, "policy_version_id": evaluation.policy_version_id,
               "policy_evaluation": evaluation.verdicts}
@@ -208,17 +208,30 @@ def _repropose(*, refund: RefundRequest, amount: Decimal, reason: str, explanati
         fields["run"] = run
     if refund.status == S.EXPIRED:
         # Expiry is not a decision: nobody looked at it, so the intent may be proposed again.
-        refund_transition(refund=refund, to_status=S.PENDING_APPROVAL, actor=requested_by,
-                          detail={"renewed": True}, **fields)
+        if not refund_transition(refund=refund, to_status=S.PENDING_APPROVAL,
+                                 actor=requested_by, detail={"renewed": True}, **fields):
+            raise _changed_meanwhile(refund)
     else:
         fields["updated_at"] = now
         RefundRequest.objects.filter(pk=refund.pk).update(**fields)
         refund.refresh_from_db()
     version = (refund.confirmations.aggregate(top=Max("version"))["top"] or 0) + 1
     confirmation = _create_confirmation(refund=refund, version=version, now=now)
-    outcome = "renewed" if lapsed or pending is None else "new_version"
-    _post_to_ticket(refund, _proposed_message(refund, version))
+    outcome = (ProposalOutcome.RENEWED if lapsed or pending is None
+               else ProposalOutcome.NEW_VERSION)
+    tell_ticket(refund, _proposed_message(refund, version))
     return Proposal(refund=refund, confirmation=confirmation, outcome=outcome)
+
+
+def refund_link_tool_call(*, request_id: str, tool_call) -> None:
+    """Point a new request at the tool call that proposed it (an agent ToolCallLog row).
+
+    Only a request of the call's own run that has no link yet: a later call that only
+    re-proposes or corrects the intent leaves the first link alone (every call stays in the
+    run's trail).
+    """
+    RefundRequest.objects.filter(request_id=request_id, tool_call=None,
+                                 run_id=tool_call.run_id).update(tool_call=tool_call)
 
 
 def _check_reviewer(*, refund: RefundRequest, reviewer) -> None:
@@ -289,19 +302,28 @@ def refund_approve(*, refund: RefundRequest, reviewer, version: int, fingerprint
                            role=_requester_role(locked), requester_id=locked.requested_by_id,
                            excluding=locked, reviewer_id=reviewer.pk, now=now)
     _refuse_unless_allowed(evaluation, "The policy refuses this refund now.")
-    RefundConfirmation.objects.filter(pk=confirmation.pk, status=C.PENDING).update(
-        status=C.APPROVED, decided_by=reviewer, decided_at=now, decision_note=note)
-    refund_transition(refund=locked, to_status=S.APPROVED, actor=reviewer,
-                      detail={"version": version, "fingerprint": fingerprint, "note": note},
-                      policy_version_id=evaluation.policy_version_id,
-                      policy_evaluation=evaluation.verdicts)
-    _post_to_ticket(locked, f"Refund of {money_str(locked.amount)} {locked.currency} for order "
-                            f"{order.order_id} approved by {reviewer.get_username()}; "
-                            f"executing.")
+    decided = confirmation_transition(confirmation=confirmation, to_status=C.APPROVED,
+                                      decided_by=reviewer, decided_at=now, decision_note=note)
+    if not decided or not refund_transition(
+            refund=locked, to_status=S.APPROVED, actor=reviewer,
+            detail={"version": version, "fingerprint": fingerprint, "note": note},
+            policy_version_id=evaluation.policy_version_id,
+            policy_evaluation=evaluation.verdicts):
+        raise _changed_meanwhile(locked)
+    tell_ticket(locked, f"Refund of {money_str(locked.amount)} {locked.currency} for order "
+                        f"{order.order_id} approved by {reviewer.get_username()}; executing.")
     # The approval stands even if the broker is down right now: the publish failure is logged
     # and reconcile_refunds executes approved requests whose task never ran.
-    enqueue_on_commit(execute_refund, locked.pk)
+    enqueue_on_commit("refunds.tasks.execute_refund", locked.pk)
     return locked
+
+
+def _changed_meanwhile(refund: RefundRequest) -> StaleConfirmation:
+    """A compare-and-swap on `refund` or its version found it already moved. Raised, it rolls
+    back whatever the transaction changed before: a decision is made whole or not at all."""
+    return StaleConfirmation(
+        f"Refund {refund.request_id} changed while this was being decided; reload it.",
+        code="changed_meanwhile")
 
 
 def _fingerprint_of(refund: RefundRequest) -> str:
@@ -318,14 +340,15 @@ def refund_reject(*, refund: RefundRequest, reviewer, version: int, note: str = 
               .select_related("order", "ticket").get(pk=refund.pk))
     _check_reviewer(refund=locked, reviewer=reviewer)
     confirmation = _current_pending(refund=locked, version=version, now=now)
-    RefundConfirmation.objects.filter(pk=confirmation.pk, status=C.PENDING).update(
-        status=C.REJECTED, decided_by=reviewer, decided_at=now, decision_note=note)
-    refund_transition(refund=locked, to_status=S.REJECTED, actor=reviewer,
-                      detail={"version": version, "note": note})
+    decided = confirmation_transition(confirmation=confirmation, to_status=C.REJECTED,
+                                      decided_by=reviewer, decided_at=now, decision_note=note)
+    if not decided or not refund_transition(refund=locked, to_status=S.REJECTED,
+                                            actor=reviewer,
+                                            detail={"version": version, "note": note}):
+        raise _changed_meanwhile(locked)
     reason = f": {note}" if note else "."
-    _post_to_ticket(locked, f"Refund of {money_str(locked.amount)} {locked.currency} for order "
-                            f"{locked.order.order_id} rejected by "
-                            f"{reviewer.get_username()}{reason}")
+    tell_ticket(locked, f"Refund of {money_str(locked.amount)} {locked.currency} for order "
+                        f"{locked.order.order_id} rejected by {reviewer.get_username()}{reason}")
     return locked
 
 
@@ -346,9 +369,10 @@ def _expire_one(*, refund_pk: int, now: datetime) -> int:
     pending = refund.confirmations.filter(status=C.PENDING, expires_at__lte=now).first()
     if pending is None:
         return 0
-    RefundConfirmation.objects.filter(pk=pending.pk, status=C.PENDING).update(status=C.EXPIRED)
-    if refund.status == S.PENDING_APPROVAL:
-        refund_transition(refund=refund, to_status=S.EXPIRED,
-                          detail={"version": pending.version,
-                                  "expires_at": pending.expires_at.isoformat()})
+    if not confirmation_transition(confirmation=pending, to_status=C.EXPIRED):
+        raise _changed_meanwhile(refund)
+    if refund.status == S.PENDING_APPROVAL and not refund_transition(
+            refund=refund, to_status=S.EXPIRED,
+            detail={"version": pending.version, "expires_at": pending.expires_at.isoformat()}):
+        raise _changed_meanwhile(refund)
     return 1

@@ -3,6 +3,7 @@
 from celery import shared_task
 
 from refunds.execution import refund_execute, refunds_reconcile
+from refunds.services import refund_expire_confirmations
 
 
 @shared_task
@@ -21,6 +22,4 @@ def reconcile_refunds() -> str:
 @shared_task
 def expire_confirmations() -> int:
     """Periodic (beat): pending confirmation versions past their expiry become `expired`."""
-    from refunds.services import refund_expire_confirmations
-
     return refund_expire_confirmations()

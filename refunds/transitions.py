@@ -1,11 +1,13 @@
-"""The RefundRequest state machine (DESIGN §4). Every status change goes through here."""
+"""The refund state machines (DESIGN §4): a RefundRequest's and each of its confirmation
+versions'. Every status change of either goes through here."""
 
 from django.db import transaction
 from django.utils import timezone
 
-from refunds.models import RefundEvent, RefundRequest
+from refunds.models import RefundConfirmation, RefundEvent, RefundRequest
 
 S = RefundRequest.Status
+C = RefundConfirmation.Status
 
 ALLOWED = {
     S.PENDING_APPROVAL: {S.APPROVED, S.REJECTED, S.EXPIRED},
@@ -19,9 +21,20 @@ ALLOWED = {
     S.EXPIRED: {S.PENDING_APPROVAL},
 }
 
+# A version is decided once: approved or rejected by a reviewer, superseded by a newer version,
+# or expired unanswered. Decided versions never change again.
+CONFIRMATION_ALLOWED = {
+    C.PENDING: {C.APPROVED, C.REJECTED, C.SUPERSEDED, C.EXPIRED},
+}
+
 
 class IllegalTransition(Exception):
     pass
+
+
+def _require_transaction(name: str) -> None:
+    if not transaction.get_connection().in_atomic_block:
+        raise RuntimeError(f"{name} must run inside transaction.atomic()")
 
 
 def refund_transition(*, refund: RefundRequest, to_status: str, actor=None,
@@ -35,8 +48,7 @@ def refund_transition(*, refund: RefundRequest, to_status: str, actor=None,
     from_status = refund.status
     if to_status not in ALLOWED.get(from_status, set()):
         raise IllegalTransition(f"{refund.request_id}: {from_status} -> {to_status}")
-    if not transaction.get_connection().in_atomic_block:
-        raise RuntimeError("refund_transition must run inside transaction.atomic()")
+    _require_transaction("refund_transition")
     updated = RefundRequest.objects.filter(pk=refund.pk, status=from_status).update(
         status=to_status, updated_at=timezone.now(), **fields
     )
@@ -45,4 +57,26 @@ def refund_transition(*, refund: RefundRequest, to_status: str, actor=None,
     RefundEvent.objects.create(refund_request=refund, from_status=from_status,
                                to_status=to_status, actor=actor, detail=detail or {})
     refund.refresh_from_db()
+    return True
+
+
+def confirmation_transition(*, confirmation: RefundConfirmation, to_status: str,
+                            **fields) -> bool:
+    """Compare-and-swap `confirmation` from its current status to `to_status`.
+
+    Returns False (and changes nothing) when the version was decided by someone else first.
+    `fields` are the decision's columns (decided_by, decided_at, decision_note), written in the
+    same UPDATE, so they are set exactly once. A confirmation has no event rows of its own: the
+    request's transition that goes with a decision records it. Must run inside the
+    transaction that makes that transition.
+    """
+    from_status = confirmation.status
+    if to_status not in CONFIRMATION_ALLOWED.get(from_status, set()):
+        raise IllegalTransition(f"{confirmation}: {from_status} -> {to_status}")
+    _require_transaction("confirmation_transition")
+    updated = RefundConfirmation.objects.filter(pk=confirmation.pk, status=from_status).update(
+        status=to_status, **fields)
+    if not updated:
+        return False
+    confirmation.refresh_from_db()
     return True

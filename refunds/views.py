@@ -2,7 +2,6 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.http import Http404
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
@@ -18,13 +17,6 @@ ALL = "all"
 def _require_reviewer(user) -> None:
     if not is_reviewer(user):
         raise PermissionDenied
-
-
-def _get_refund(request_id: str) -> RefundRequest:
-    try:
-        return selectors.refund_get(request_id=request_id)
-    except RefundRequest.DoesNotExist:
-        raise Http404(f"No refund request {request_id}") from None
 
 
 @login_required
@@ -55,7 +47,7 @@ def review_queue(request):
 @login_required
 def review_detail(request, request_id: str):
     _require_reviewer(request.user)
-    refund = _get_refund(request_id)
+    refund = selectors.refund_get(request_id=request_id)
     review = selectors.refund_review(refund=refund)
     own_request = refund.requested_by_id == request.user.pk
     confirmation = review.confirmation
@@ -76,7 +68,7 @@ def review_detail(request, request_id: str):
 
 def _decide(request, request_id: str, form_class, decide, done: str):
     _require_reviewer(request.user)
-    refund = _get_refund(request_id)
+    refund = selectors.refund_get(request_id=request_id)
     form = form_class(request.POST)
     if not form.is_valid():
         messages.error(request, "The decision was not recorded: the form was incomplete. "

@@ -116,6 +116,20 @@ def redis_broker():
 
 
 @pytest.fixture
+def enqueued(monkeypatch) -> list[int]:
+    """The refund pk of every execute_refund enqueued, recorded instead of sent to the broker.
+    Other tasks (a run's first step) are not sent either."""
+    executions: list[int] = []
+
+    def send_task(name, args=(), kwargs=None, **options):
+        if name == "refunds.tasks.execute_refund":
+            executions.extend(args)
+
+    monkeypatch.setattr(celery_app, "send_task", send_task)
+    return executions
+
+
+@pytest.fixture
 def celery_worker(transactional_db):
     """A real worker process on the real broker, reading the test database."""
     worker = services.WorkerProcess(TEST_QUEUE).start()

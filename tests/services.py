@@ -104,6 +104,11 @@ class WorkerProcess:
     def log(self) -> str:
         return self.log_path.read_text() if self.log_path.exists() else ""
 
+    def finished(self, sent) -> bool:
+        """Whether this worker has run the task `sent` (what `.delay()` returned) to the end.
+        It takes one task at a time, in order: every task sent before it has run too."""
+        return f"[{sent.id}] succeeded" in self.log()
+
     def kill(self) -> None:
         """SIGKILL the whole worker (main process and its pool children)."""
         if self.process and self.process.poll() is None:

@@ -1,22 +1,23 @@
-import time
+from datetime import timedelta
 
 import pytest
+from django.utils import timezone
 
-from tickets.models import TicketMessage
-from tickets.tasks import post_system_message
+from refunds.models import RefundRequest
+from refunds.tasks import expire_confirmations
+from tests.factories import RefundProposalFactory
+from tests.services import wait_for
 
 
 @pytest.mark.services
-def test_a_real_worker_executes_a_task_from_the_real_broker(celery_worker, demo):
+def test_a_real_worker_executes_a_task_from_the_real_broker(celery_worker, agent_user):
     """Redis in CI, the filesystem transport on a laptop."""
-    post_system_message.delay("TCK-1001", "Hello from the worker")
+    lapsed = RefundProposalFactory(requested_by=agent_user)
+    lapsed.confirmations.update(expires_at=timezone.now() - timedelta(minutes=1))
 
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        if TicketMessage.objects.filter(body="Hello from the worker").exists():
-            break
-        time.sleep(0.2)
-    message = TicketMessage.objects.get(body="Hello from the worker")
-    assert message.ticket.reference == "TCK-1001"
-    assert message.author_kind == "system"
-    assert "post_system_message" in celery_worker.log()
+    sent = expire_confirmations.delay()
+
+    wait_for(lambda: celery_worker.finished(sent), what="the task", worker=celery_worker)
+    lapsed.refresh_from_db()
+    assert lapsed.status == RefundRequest.Status.EXPIRED
+    assert "refunds.tasks.expire_confirmations" in celery_worker.log()

@@ -78,14 +78,13 @@ def test_it_makes_the_broker_folders_on_the_first_publish(clone, broker):
         clone,
         broker,
         "from config.celery import app\n"
-        "app.send_task('tickets.tasks.post_system_message', "
-        f"args=['TCK-1001', 'Hello'], queue={QUEUE!r})\n",
+        f"app.send_task('refunds.tasks.expire_confirmations', queue={QUEUE!r})\n",
     )
 
     [message] = os.listdir(broker / "out")
     assert message.endswith(f".{QUEUE}.msg")
     body = json.loads((broker / "out" / message).read_text())
-    assert body["headers"]["task"] == "tickets.tasks.post_system_message"
+    assert body["headers"]["task"] == "refunds.tasks.expire_confirmations"
     assert not (clone / "var").exists()
 
 

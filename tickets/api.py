@@ -5,7 +5,7 @@ from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.exceptions import ValidationError
 from rest_framework.permissions import AllowAny
 
-from config.errors import error_responses
+from config.api_errors import error_responses
 from tickets import selectors
 from tickets.models import Ticket
 from tickets.serializers import TicketSerializer

@@ -3,7 +3,6 @@ user, a scripted model, the run executed by a real Celery worker process, paymen
 simulated provider (its ledger is the SimulatedRefund table the worker writes to)."""
 
 import json
-import time
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -24,7 +23,6 @@ from tests.acceptance.conftest import (
 from tests.fakes.openai_server import text_reply, tool_call, tool_reply
 from tests.services import run_in_threads
 from tickets.models import TicketMessage
-from tickets.tasks import post_system_message
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -186,9 +184,11 @@ def test_it_leaves_an_unapproved_refund_pending_and_the_provider_untouched(worke
         True, "pending_approval", refund.request_id, 1)
     assert "fingerprint" not in json.dumps(result)
     assert RunEvent.objects.filter(run=run, type="approval.required").count() == 1
-    # and nothing reached the provider, not even a little later
+    # and nothing reached the provider, not even once the worker ran everything queued so far
+    # and a reconciliation sweep after it (it takes one task at a time, in order)
     assert SimulatedRefund.objects.count() == 0
-    time.sleep(2.0)
+    sweep = reconcile_refunds.delay()
+    wait_for(lambda: worker.finished(sweep), what="the queued tasks to drain", worker=worker)
     refund.refresh_from_db()
     assert refund.status == "pending_approval"
     assert refund.provider_refund_id == ""
@@ -369,12 +369,9 @@ def test_ten_concurrent_identical_proposals_make_one_request_and_one_provider_re
     executions_before = tasks_received(worker, "refunds.tasks.execute_refund")
     for _ in range(10):
         execute_refund.delay(refund.pk)
-    reconcile_refunds.delay()
-    # The one worker left takes one task at a time, in order: the marker runs last.
-    marker = f"acceptance marker {refund.request_id}"
-    post_system_message.delay("TCK-1001", marker)
-    wait_for(lambda: TicketMessage.objects.filter(body=marker).exists(),
-             what="the queued tasks to drain", worker=worker)
+    # The one worker left takes one task at a time, in order: the sweep runs last.
+    sweep = reconcile_refunds.delay()
+    wait_for(lambda: worker.finished(sweep), what="the queued tasks to drain", worker=worker)
 
     # Then the provider holds exactly one refund, under the request's key
     assert tasks_received(worker, "refunds.tasks.execute_refund") == executions_before + 10

@@ -7,7 +7,7 @@ process can see that the worker ran it and stopped waiting before it finished.
 import contextlib
 import time
 
-from agent.tools import READ, SUPPORT_ROLES, Tool, registered_tool
+from agent.tools import SUPPORT_ROLES, Tool, ToolKind, registered_tool
 from tests.acceptance.traces import slow_tool_trace
 
 SLOW_TOOL_SECONDS = 30
@@ -25,4 +25,5 @@ def acceptance_slow_lookup(ctx, args) -> dict:
 _registrations = contextlib.ExitStack()
 _registrations.enter_context(registered_tool(Tool(
     name="acceptance_slow_lookup", description="Test tool that takes 30 seconds.",
-    parameters=NO_ARGUMENTS, handler=acceptance_slow_lookup, kind=READ, roles=SUPPORT_ROLES)))
+    parameters=NO_ARGUMENTS, handler=acceptance_slow_lookup, kind=ToolKind.READ,
+    roles=SUPPORT_ROLES)))

@@ -7,7 +7,7 @@ from django.contrib.auth import get_user_model
 
 from agent import runtime, services
 from agent.models import AgentRun
-from agent.tools import READ, SUPPORT_ROLES, Tool, registered_tool
+from agent.tools import SUPPORT_ROLES, Tool, ToolKind, registered_tool
 from tickets.models import Ticket
 
 
@@ -26,9 +26,9 @@ def drive(run: AgentRun, *, max_deliveries: int = 30) -> list[runtime.StepOutcom
     for _ in range(max_deliveries):
         outcome = runtime.advance(run_id=run.pk, expected_version=version, attempt=attempt)
         outcomes.append(outcome)
-        if outcome.kind in (runtime.STEP_FINISHED, runtime.STEP_SKIPPED):
+        if outcome.kind in (runtime.StepKind.FINISHED, runtime.StepKind.SKIPPED):
             break
-        attempt = attempt + 1 if outcome.kind == runtime.STEP_RETRY else 0
+        attempt = attempt + 1 if outcome.kind == runtime.StepKind.RETRY else 0
         version = outcome.version
     run.refresh_from_db()
     return outcomes
@@ -52,6 +52,6 @@ def probe_tool(name: str, body=None):
         return {"probed": len(calls)}
 
     tool = Tool(name=name, description=f"Test probe {name}.", parameters=schema(name),
-                handler=handler, kind=READ, roles=SUPPORT_ROLES)
+                handler=handler, kind=ToolKind.READ, roles=SUPPORT_ROLES)
     with registered_tool(tool):
         yield calls

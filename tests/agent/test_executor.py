@@ -19,7 +19,7 @@ from agent.context import RunContext
 from agent.errors import ErrorCode, ToolError
 from agent.executor import MAX_RESULT_CHARS, execute_tool_call
 from agent.models import AgentRun, ToolCallLog
-from agent.tools import READ, SUPPORT_ROLES, WRITE, Tool, registered_tool
+from agent.tools import SUPPORT_ROLES, Tool, ToolKind, registered_tool
 from config.roles import support_role
 from refunds.models import RefundRequest
 from tickets.models import Ticket
@@ -49,22 +49,9 @@ def compact(result: dict) -> str:
     return json.dumps(result, ensure_ascii=False, separators=(",", ":"))
 
 
-def extra_tool(name: str, handler, *, kind: str = READ) -> Tool:
+def extra_tool(name: str, handler, *, kind: ToolKind = ToolKind.READ) -> Tool:
     return Tool(name=name, description="A tool that exists only in this test.",
                 parameters=EMPTY_SCHEMA, handler=handler, kind=kind, roles=SUPPORT_ROLES)
-
-
-@pytest.fixture
-def refund_calls(monkeypatch):
-    """Replaces the create_refund body; records every call that reaches it."""
-    calls = []
-
-    def record(ctx, args):
-        calls.append(args)
-        return {"status": "pending_approval"}
-
-    monkeypatch.setattr("refunds.tools.create_refund", record)
-    return calls
 
 
 def test_it_returns_the_tool_result_and_logs_exactly_one_row(demo):
@@ -107,7 +94,7 @@ def test_it_answers_another_customers_order_exactly_like_a_missing_one(demo):
         assert maria_data not in compact(foreign) + compact(foreign_status) + logged
 
 
-def test_it_rechecks_the_role_when_an_intern_calls_create_refund(demo, refund_calls):
+def test_it_rechecks_the_role_when_an_intern_calls_create_refund(demo):
     ctx = context_for("intern")
     arguments = {"order_id": MUG, "amount": 129, "reason": "damaged", "explanation": "Broken"}
 
@@ -116,24 +103,24 @@ def test_it_rechecks_the_role_when_an_intern_calls_create_refund(demo, refund_ca
     assert result["ok"] is False
     assert result["error"]["code"] == "PERMISSION_DENIED"
     assert result["error"]["retryable"] is False
-    assert refund_calls == []
     assert RefundRequest.objects.filter(ticket__reference="TCK-1001").exists() is False
     row = ToolCallLog.objects.get()
     assert (row.tool_name, row.ok, row.error_code, row.actor_role) == (
         "create_refund", False, "PERMISSION_DENIED", "intern")
 
 
-def test_it_passes_validated_arguments_with_the_amount_in_cents(demo, refund_calls):
+def test_it_passes_validated_arguments_with_the_amount_in_cents(demo):
     ctx = context_for("agent")
 
-    result = call(ctx, "create_refund", '{"order_id": "202610110087", "amount": 129.5, '
+    result = call(ctx, "create_refund", '{"order_id": "202610110087", "amount": 99.5, '
                                         '"reason": "damaged", "explanation": "Box crushed"}')
 
-    assert result == {"ok": True, "status": "pending_approval"}
-    assert refund_calls == [{"order_id": MUG, "amount": Decimal("129.50"), "reason": "damaged",
-                             "explanation": "Box crushed"}]
-    assert str(refund_calls[0]["amount"]) == "129.50"
-    assert ToolCallLog.objects.get().arguments["amount"] == "129.5"
+    assert (result["ok"], result["status"], result["amount"]) == (True, "pending_approval",
+                                                                  "99.50")
+    refund = RefundRequest.objects.get(ticket__reference="TCK-1001")
+    assert (refund.order.order_id, refund.amount, refund.reason, refund.explanation) == (
+        MUG, Decimal("99.50"), "damaged", "Box crushed")
+    assert ToolCallLog.objects.get().arguments["amount"] == "99.5"
 
 
 def test_it_names_similar_tools_for_an_unknown_one(demo):
@@ -167,7 +154,7 @@ def test_it_refuses_arguments_that_are_not_one_json_object(demo, raw):
     assert (row.error_code, row.arguments_raw) == ("BAD_JSON", raw)
 
 
-def test_it_refuses_arguments_over_the_size_cap_before_parsing_them(demo, refund_calls):
+def test_it_refuses_arguments_over_the_size_cap_before_parsing_them(demo):
     ctx = context_for("agent")
     raw = "[" * 100_000 + "]" * 100_000
 
@@ -178,11 +165,11 @@ def test_it_refuses_arguments_over_the_size_cap_before_parsing_them(demo, refund
     row = ToolCallLog.objects.get()
     assert (row.error_code, row.arguments, row.args_digest, row.arguments_raw) == (
         "ARGUMENTS_TOO_LARGE", None, "", raw)
-    assert refund_calls == []
+    assert RefundRequest.objects.filter(ticket__reference="TCK-1001").exists() is False
 
 
 def test_it_answers_a_call_past_the_replys_limit_too_many_calls_without_running_it(
-        demo, settings, refund_calls):
+        demo, settings):
     settings.AGENT_MAX_TOOL_CALLS_PER_STEP = 2
     ctx = context_for("agent")
     arguments = json.dumps({"order_id": MUG, "amount": 10, "reason": "damaged",
@@ -199,7 +186,7 @@ def test_it_answers_a_call_past_the_replys_limit_too_many_calls_without_running_
     row = ToolCallLog.objects.get()
     assert (row.tool_call_id, row.error_code, row.retryable) == (
         "call_third", "TOO_MANY_CALLS", True)
-    assert refund_calls == []
+    assert RefundRequest.objects.filter(ticket__reference="TCK-1001").exists() is False
 
 
 def test_it_reads_empty_arguments_as_an_empty_object(demo):
@@ -228,7 +215,7 @@ def test_it_reads_empty_arguments_as_an_empty_object(demo):
     ("1e20", "must be at most 9999999999.99"),
     ("[129]", "must be a number, not an array"),
 ])
-def test_it_refuses_amounts_that_are_not_money(demo, refund_calls, amount, message):
+def test_it_refuses_amounts_that_are_not_money(demo, amount, message):
     ctx = context_for("agent")
     raw = ('{"order_id": "202610110087", "reason": "damaged", "explanation": "x", '
            f'"amount": {amount}}}')
@@ -237,13 +224,13 @@ def test_it_refuses_amounts_that_are_not_money(demo, refund_calls, amount, messa
 
     assert result["error"]["code"] == "INVALID_ARGUMENTS"
     assert result["error"]["field_errors"] == {"amount": message}
-    assert refund_calls == []
+    assert RefundRequest.objects.filter(ticket__reference="TCK-1001").exists() is False
     assert ToolCallLog.objects.get().error_code == "INVALID_ARGUMENTS"
 
 
 @pytest.mark.parametrize("name", ["customer_id", "approved", "request_id", "role", "confirmed",
                                   "user_id"])
-def test_it_rejects_identity_and_approval_arguments_by_name(demo, refund_calls, name):
+def test_it_rejects_identity_and_approval_arguments_by_name(demo, name):
     ctx = context_for("supervisor")
     arguments = {"order_id": MUG, "amount": 129, "reason": "damaged", "explanation": "x",
                  name: True}
@@ -255,7 +242,7 @@ def test_it_rejects_identity_and_approval_arguments_by_name(demo, refund_calls, 
         name: "not allowed: identity, scope and approval come from the run, never from "
               "arguments"}
     assert name in result["error"]["message"]
-    assert refund_calls == []
+    assert RefundRequest.objects.filter(ticket__reference="TCK-1001").exists() is False
 
 
 @pytest.mark.parametrize(("order_id", "message"), [
@@ -413,7 +400,8 @@ def test_it_reports_a_slow_create_refund_as_outcome_unknown(demo, settings, rele
                                                              monkeypatch):
     settings.TOOL_TIMEOUT_S = 1
     ctx = context_for("agent")
-    monkeypatch.setattr("refunds.tools.create_refund", lambda ctx, args: release.wait(30) and {})
+    monkeypatch.setattr("refunds.services.refund_propose",
+                        lambda **proposal: release.wait(30) and {})
     arguments = {"order_id": MUG, "amount": 129, "reason": "damaged", "explanation": "Broken"}
 
     started = time.monotonic()
@@ -452,7 +440,7 @@ def test_it_passes_a_handler_refusal_through_as_data(demo):
         raise ToolError(ErrorCode.POLICY_DENIED, "Outside the refund window.",
                         extra={"clauses": ["R-1"], "limit": Decimal("500.00")})
 
-    with registered_tool(extra_tool("refuse", refuse, kind=WRITE)):
+    with registered_tool(extra_tool("refuse", refuse, kind=ToolKind.WRITE)):
         result = call(ctx, "refuse", "{}")
 
     assert result == {"ok": False, "error": {

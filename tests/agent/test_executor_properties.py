@@ -49,12 +49,7 @@ def supervisor_context(demo) -> RunContext:
 
 
 @pytest.mark.parametrize("tool_name", tool_names())
-def test_it_answers_any_arguments_with_data_and_one_log_row(supervisor_context, tool_name,
-                                                            monkeypatch):
-    # The real create_refund body belongs to the refunds app; here only the executor is on
-    # trial, so a stand-in answers like a proposal would.
-    monkeypatch.setattr("refunds.tools.create_refund",
-                        lambda ctx, args: {"status": "pending_approval"})
+def test_it_answers_any_arguments_with_data_and_one_log_row(supervisor_context, tool_name):
     ctx = supervisor_context
     invocations = []
 

@@ -13,7 +13,7 @@ import threading
 import pytest
 
 from agent.models import AgentMessage, RunEvent, ToolCallLog
-from agent.tools import READ, SUPPORT_ROLES, Tool, registered_tool
+from agent.tools import SUPPORT_ROLES, Tool, ToolKind, registered_tool
 from agent.untrusted import untrusted_blocks
 from tests.agent.runs import drive, start_run
 from tests.fakes.openai_server import text_reply, tool_call, tool_reply
@@ -188,8 +188,8 @@ def counting_tool():
             seen.append(args["n"])
         return {"n": args["n"]}
 
-    tool = Tool(name="count_probe", description="Test probe.", kind=READ, roles=SUPPORT_ROLES,
-                handler=handler,
+    tool = Tool(name="count_probe", description="Test probe.", kind=ToolKind.READ,
+                roles=SUPPORT_ROLES, handler=handler,
                 parameters={"type": "object", "properties": {"n": {"type": "integer"}},
                             "required": ["n"], "additionalProperties": False})
     with registered_tool(tool):

@@ -133,7 +133,7 @@ def test_the_event_stream_resumes_after_last_event_id_and_ends_with_the_run(api,
     services.run_event_append(run=run, type="model.started", data={"step": 1})
     services.run_event_append(run=run, type="message", data={"content": "hi"})
     services.run_acquire_lease(run_id=run.pk, owner="t")
-    services.run_complete(run=run, owner="t", stop_reason="final_answer", final_answer="hi")
+    services.run_finish(run=run, owner="t", stop_reason="final_answer", final_answer="hi")
 
     response = as_user(api, "agent").get(f"/api/runs/{run.pk}/events/stream/",
                                          HTTP_LAST_EVENT_ID="2", HTTP_ACCEPT="text/event-stream")
@@ -188,7 +188,7 @@ def test_cancelling_a_run_that_is_mid_step_only_flags_it(api, demo):
 def test_cancelling_a_finished_run_is_409(api, demo):
     run = start_run()
     services.run_acquire_lease(run_id=run.pk, owner="t")
-    services.run_complete(run=run, owner="t", stop_reason="final_answer", final_answer="ok")
+    services.run_finish(run=run, owner="t", stop_reason="final_answer", final_answer="ok")
 
     response = as_user(api, "agent").post(f"/api/runs/{run.pk}/cancel/")
 

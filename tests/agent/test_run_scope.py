@@ -29,7 +29,7 @@ def test_it_keeps_the_customer_the_run_started_with_when_the_ticket_changes_cust
         tool_reply(tool_call("get_order", {"order_id": LI_MUG}, call_id="call_before")))
     run = start_run("What did the customer order?", reference="TCK-1001")
     first = runtime.advance(run_id=run.pk, expected_version=0)
-    assert first.kind == runtime.STEP_CONTINUE
+    assert first.kind == runtime.StepKind.CONTINUE
 
     # When the ticket is moved to Sam Carter before the next step
     Ticket.objects.filter(reference="TCK-1001").update(customer=sam)

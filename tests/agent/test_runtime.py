@@ -234,7 +234,7 @@ def test_a_second_delivery_of_the_same_step_changes_nothing(demo, fake_openai):
                         text_reply("Paid 129.00."))
     run = start_run()
     first = runtime.advance(run_id=run.pk, expected_version=0)
-    assert first.kind == runtime.STEP_CONTINUE
+    assert first.kind == runtime.StepKind.CONTINUE
     messages_before = roles(run)
     events_before = event_types(run)
 
@@ -242,7 +242,7 @@ def test_a_second_delivery_of_the_same_step_changes_nothing(demo, fake_openai):
     again = runtime.advance(run_id=run.pk, expected_version=0)
 
     # Then it does nothing: no model call, no tool, no message, no event
-    assert again.kind == runtime.STEP_SKIPPED
+    assert again.kind == runtime.StepKind.SKIPPED
     assert len(fake_openai.requests) == 1
     assert ToolCallLog.objects.filter(run=run).count() == 1
     assert roles(run) == messages_before
@@ -256,7 +256,7 @@ def test_a_step_delivered_while_another_holds_the_lease_does_nothing(demo, fake_
 
     outcome = runtime.advance(run_id=run.pk)
 
-    assert outcome.kind == runtime.STEP_SKIPPED
+    assert outcome.kind == runtime.StepKind.SKIPPED
     assert fake_openai.requests == []
     assert roles(run) == ["user"]
     run.refresh_from_db()
@@ -276,7 +276,7 @@ def test_a_step_that_died_after_the_model_answered_runs_the_saved_calls_without_
     outcome = runtime.advance(run_id=run.pk)
 
     # Then it executed the saved calls and did not call the model
-    assert outcome.kind == runtime.STEP_CONTINUE
+    assert outcome.kind == runtime.StepKind.CONTINUE
     assert fake_openai.requests == []
     assert sorted(ToolCallLog.objects.filter(run=run).values_list("tool_call_id", flat=True)) == [
         "call_saved_1", "call_saved_2"]
@@ -334,7 +334,7 @@ def test_cancel_during_a_step_stops_before_the_next_tool_and_the_model_is_not_ca
     assert len(fake_openai.requests) == 1
 
     # and a later delivery does not call the model
-    assert runtime.advance(run_id=run.pk).kind == runtime.STEP_SKIPPED
+    assert runtime.advance(run_id=run.pk).kind == runtime.StepKind.SKIPPED
     assert len(fake_openai.requests) == 1
 
 
@@ -345,7 +345,7 @@ def test_a_queued_run_cancelled_before_its_first_step_never_calls_the_model(
     cancelled = services.run_request_cancel(run=run, user=run.started_by)
 
     assert (cancelled.status, cancelled.stop_reason) == ("cancelled", "cancelled")
-    assert runtime.advance(run_id=run.pk).kind == runtime.STEP_SKIPPED
+    assert runtime.advance(run_id=run.pk).kind == runtime.StepKind.SKIPPED
     assert fake_openai.requests == []
     assert event_types(run) == ["run.started", "run.cancelled"]
 
@@ -434,4 +434,4 @@ def test_the_sweep_finds_runs_whose_lease_expired_or_that_were_never_picked_up(
     assert fresh.pk not in found and busy.pk not in found
     # and the resumed step takes over the expired lease
     fake_openai.enqueue(text_reply("Done."))
-    assert runtime.advance(run_id=dead.pk, expected_version=1).kind == runtime.STEP_FINISHED
+    assert runtime.advance(run_id=dead.pk, expected_version=1).kind == runtime.StepKind.FINISHED

@@ -1,21 +1,21 @@
 """The tool registry: what each role is shown, and what the schemas promise (DESIGN §6)."""
 
-import hashlib
-import json
+from dataclasses import replace
 from decimal import Decimal
 
 import pytest
 
 from agent.tools import (
     FORBIDDEN_ARGUMENTS,
-    READ,
     SUPPORT_ROLES,
+    TOOLS,
     TOOLS_VERSION,
-    WRITE,
     Tool,
+    ToolKind,
     get_tool,
     registered_tool,
     tools_for_role,
+    tools_version,
     validate_arguments,
 )
 
@@ -44,8 +44,9 @@ def test_it_shows_no_tools_to_roles_that_do_not_run_the_assistant(role):
 def test_it_declares_one_write_and_four_reads():
     kinds = {name: get_tool(name).kind for name in ALL_TOOLS}
 
-    assert kinds == {"get_order": READ, "list_customer_orders": READ, "search_policies": READ,
-                     "get_refund_status": READ, "create_refund": WRITE}
+    assert kinds == {"get_order": "read", "list_customer_orders": "read",
+                     "search_policies": "read", "get_refund_status": "read",
+                     "create_refund": "write"}
 
 
 @pytest.mark.parametrize("schema", tools_for_role("supervisor"),
@@ -64,28 +65,106 @@ def test_it_gives_every_tool_a_closed_chat_completions_schema(schema):
         assert set(parameters["required"]) == set(parameters["properties"])
 
 
-def test_it_constrains_create_refund_arguments():
-    properties = get_tool("create_refund").parameters["properties"]
-
-    assert properties["order_id"]["pattern"] == "^[0-9]{8,20}$"
-    assert properties["amount"]["type"] == "number"
-    assert properties["amount"]["exclusiveMinimum"] == 0
-    assert properties["amount"]["multipleOf"] == 0.01
-    assert properties["reason"]["enum"] == ["damaged", "not_received", "wrong_item", "other"]
-    assert properties["explanation"]["maxLength"] == 1000
-    assert get_tool("list_customer_orders").parameters["properties"]["limit"]["maximum"] == 20
-    assert get_tool("search_policies").parameters["properties"]["limit"]["maximum"] == 5
+MUG = {"order_id": "202610110087", "amount": Decimal("129.00"), "reason": "damaged",
+       "explanation": "Arrived broken."}
+NOT_ALLOWED = "not allowed: identity, scope and approval come from the run, never from arguments"
 
 
-def test_it_versions_the_tools_by_a_digest_of_their_schemas():
-    canonical = json.dumps(tools_for_role("supervisor"), sort_keys=True, separators=(",", ":"),
-                           ensure_ascii=False)
+@pytest.mark.parametrize(("name", "arguments", "errors"), [
+    ("create_refund", {**MUG, "order_id": "1234567"}, {"order_id": "must match ^[0-9]{8,20}$"}),
+    ("create_refund", {**MUG, "order_id": "1" * 21}, {"order_id": "must match ^[0-9]{8,20}$"}),
+    ("create_refund", {**MUG, "order_id": "20261011008a"},
+     {"order_id": "must match ^[0-9]{8,20}$"}),
+    ("create_refund", {**MUG, "order_id": 202610110087},
+     {"order_id": "must be a string, not a number"}),
+    ("create_refund", {**MUG, "amount": Decimal("0.00")}, {"amount": "must be greater than 0"}),
+    ("create_refund", {**MUG, "amount": Decimal("-5.00")}, {"amount": "must be greater than 0"}),
+    ("create_refund", {**MUG, "amount": Decimal("0.001")},
+     {"amount": "must have at most 2 decimal places"}),
+    ("create_refund", {**MUG, "amount": Decimal("10000000000.00")},
+     {"amount": "must be at most 9999999999.99"}),
+    ("create_refund", {**MUG, "reason": "broken"},
+     {"reason": "must be one of: damaged, not_received, wrong_item, other"}),
+    ("create_refund", {**MUG, "explanation": ""}, {"explanation": "must not be empty"}),
+    ("create_refund", {**MUG, "explanation": "x" * 1001},
+     {"explanation": "must be at most 1000 characters"}),
+    ("list_customer_orders", {"limit": 21}, {"limit": "must be between 1 and 20"}),
+    ("list_customer_orders", {"limit": 0}, {"limit": "must be between 1 and 20"}),
+    ("list_customer_orders", {"status": "lost"},
+     {"status": "must be one of: paid, shipped, delivered, cancelled"}),
+    ("list_customer_orders", {"cursor": "x" * 201}, {"cursor": "must be at most 200 characters"}),
+    ("search_policies", {"query": "window", "limit": 6}, {"limit": "must be between 1 and 5"}),
+    ("search_policies", {"query": "x" * 201}, {"query": "must be at most 200 characters"}),
+    ("search_policies", {}, {"query": "is required"}),
+    ("get_order", {"order_id": "1234567"}, {"order_id": "must match ^[0-9]{8,20}$"}),
+    ("get_refund_status", {"order_id": "1234567"}, {"order_id": "must match ^[0-9]{8,20}$"}),
+])
+def test_it_refuses_what_each_schema_says_it_refuses(name, arguments, errors):
+    _, found = validate_arguments(get_tool(name), arguments)
 
-    assert hashlib.sha256(canonical.encode()).hexdigest()[:12] == TOOLS_VERSION
+    assert found == errors
+
+
+@pytest.mark.parametrize(("name", "arguments"), [
+    ("create_refund", {**MUG, "order_id": "12345678", "amount": Decimal("0.01"),
+                       "explanation": "x" * 1000}),
+    ("create_refund", {**MUG, "order_id": "1" * 20, "amount": Decimal("9999999999.99")}),
+    ("list_customer_orders", {"status": "delivered", "limit": 20, "cursor": "x" * 200}),
+    ("list_customer_orders", {"limit": 1}),
+    ("search_policies", {"query": "x" * 200, "limit": 5}),
+])
+def test_it_accepts_arguments_at_the_edge_of_each_schema(name, arguments):
+    _, found = validate_arguments(get_tool(name), arguments)
+
+    assert found == {}
+
+
+@pytest.mark.parametrize("name", ALL_TOOLS)
+def test_it_refuses_undeclared_and_identity_arguments_on_every_tool(name):
+    _, found = validate_arguments(get_tool(name), {"note": "x", "customer_id": 7,
+                                                   "approved": True})
+
+    assert {key: found[key] for key in ("note", "customer_id", "approved")} == {
+        "note": "unknown argument", "customer_id": NOT_ALLOWED, "approved": NOT_ALLOWED}
+
+
+def test_it_keeps_the_tools_version_while_what_the_model_sees_is_unchanged():
+    # Given the same tools with other handlers, roles and kinds, and their schemas' keys in
+    # another order
+    rebuilt = tuple(
+        replace(tool, handler=lambda ctx, args: {}, roles=frozenset({"supervisor"}),
+                kind=ToolKind.WRITE, parameters=dict(reversed(tool.parameters.items())))
+        for tool in TOOLS)
+
+    # Then they have the same version
+    assert tools_version(rebuilt) == tools_version(TOOLS) == TOOLS_VERSION
+
+
+def _edit_description(tools):
+    return (replace(tools[0], description=tools[0].description + " Be brief."), *tools[1:])
+
+
+def _edit_schema(tools):
+    *rest, create = tools
+    properties = {**create.parameters["properties"],
+                  "explanation": {"type": "string", "minLength": 1, "maxLength": 2000}}
+    return (*rest, replace(create, parameters={**create.parameters, "properties": properties}))
+
+
+def _add_tool(tools):
+    return (*tools, replace(tools[0], name="get_order_again"))
+
+
+@pytest.mark.parametrize("change", [
+    _edit_description, _edit_schema, _add_tool, lambda tools: tools[:-1],
+    lambda tools: tuple(reversed(tools)),
+], ids=["description", "schema", "added", "removed", "reordered"])
+def test_it_changes_the_tools_version_when_what_the_model_sees_changes(change):
+    assert tools_version(change(TOOLS)) != TOOLS_VERSION
 
 
 def test_it_registers_an_extra_tool_only_inside_the_block():
-    tool = Tool(name="probe", description="test", kind=READ, roles=SUPPORT_ROLES,
+    tool = Tool(name="probe", description="test", kind=ToolKind.READ, roles=SUPPORT_ROLES,
                 parameters={"type": "object", "properties": {}, "required": [],
                             "additionalProperties": False},
                 handler=lambda ctx, args: {})
@@ -103,7 +182,7 @@ def test_it_refuses_to_shadow_a_registered_tool():
             get_tool("get_order")):
         pass
 
-    assert get_tool("get_order").kind == READ
+    assert get_tool("get_order").kind == ToolKind.READ
 
 
 def test_it_fills_defaults_and_converts_numbers_when_validating():

@@ -9,7 +9,7 @@ import os
 import time
 from pathlib import Path
 
-from agent.tools import READ, SUPPORT_ROLES, Tool, registered_tool
+from agent.tools import SUPPORT_ROLES, Tool, ToolKind, registered_tool
 
 NO_ARGUMENTS = {"type": "object", "properties": {}, "required": [],
                 "additionalProperties": False}
@@ -38,4 +38,4 @@ _registrations = contextlib.ExitStack()
 for _handler in (counted_probe, blocking_probe):
     _registrations.enter_context(registered_tool(Tool(
         name=_handler.__name__, description=f"Test probe {_handler.__name__}.",
-        parameters=NO_ARGUMENTS, handler=_handler, kind=READ, roles=SUPPORT_ROLES)))
+        parameters=NO_ARGUMENTS, handler=_handler, kind=ToolKind.READ, roles=SUPPORT_ROLES)))

@@ -203,7 +203,7 @@ def test_a_crash_outside_drf_under_the_api_is_a_json_500(settings, monkeypatch):
     def crash(path):
         raise RuntimeError(f"boom {path} SELECT 1")
 
-    monkeypatch.setattr("config.errors.resolve", crash)
+    monkeypatch.setattr("config.api_errors.resolve", crash)
     client = Client(raise_request_exception=False)
 
     response = client.get("/api/tickets")

@@ -221,7 +221,7 @@ def test_a_flagged_proposal_warns_the_reviewer_and_still_needs_the_normal_approv
 
     # Then the flag did not block it: one execution enqueued, and it pays out once
     assert approved.status_code == 200
-    assert enqueued == [(refund.pk,)]
+    assert enqueued == [refund.pk]
     assert refund_execute(refund_pk=refund.pk) == "succeeded"
     assert list(SimulatedRefund.objects.values_list("idempotency_key", "amount")) == [
         (refund.request_id, refund.amount)]

@@ -6,10 +6,10 @@ from django.utils import timezone
 
 from agent.context import RunContext
 from agent.errors import ToolError
+from agent.tools import create_refund
 from refunds.identity import derive_request_id, fingerprint, fingerprint_params
 from refunds.models import RefundConfirmation, RefundEvent, RefundRequest
 from refunds.services import refund_approve, refund_expire_confirmations, refund_reject
-from refunds.tools import create_refund
 from tests.factories import AgentRunFactory, OrderFactory, TicketFactory
 from tickets.models import TicketMessage
 

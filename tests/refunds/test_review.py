@@ -7,6 +7,7 @@ from django.utils import timezone
 
 from config.roles import Role
 from refunds.errors import RefundRefused, ReviewForbidden, StaleConfirmation
+from refunds.identity import fingerprint, fingerprint_params
 from refunds.models import RefundConfirmation, RefundEvent, RefundRequest
 from refunds.services import (
     refund_approve,
@@ -95,6 +96,32 @@ def test_it_refuses_an_old_fingerprint_for_the_current_version(
                        fingerprint=old_fingerprint)
 
     assert refusal.value.code == "fingerprint_mismatch"
+    assert snapshot(refund) == before
+    assert callbacks == []
+
+
+def test_it_refuses_a_fingerprint_that_matches_the_row_but_not_the_current_version(
+        refund, reviewer, agent_user, django_capture_on_commit_callbacks):
+    # Given version 1 at 129.00, which the reviewer saw, corrected to 100.00 as version 2
+    seen = pending(refund).fingerprint
+    refund_propose(ticket=refund.ticket, order=refund.order, amount=Decimal("100.00"),
+                   reason="damaged", explanation=refund.explanation, requested_by=agent_user,
+                   role="agent")
+    # and the row edited back to 129.00 behind version 2's back: the row now hashes to the
+    # fingerprint the reviewer saw, while version 2 binds 100.00
+    RefundRequest.objects.filter(pk=refund.pk).update(amount=Decimal("129.00"))
+    assert fingerprint(fingerprint_params(RefundRequest.objects.get(pk=refund.pk))) == seen
+    assert pending(refund).fingerprint != seen
+    before = snapshot(refund)
+
+    # When the reviewer approves version 2 with the fingerprint of version 1
+    with django_capture_on_commit_callbacks(execute=False) as callbacks, \
+            pytest.raises(StaleConfirmation) as refusal:
+        refund_approve(refund=refund, reviewer=reviewer, version=2, fingerprint=seen)
+
+    # Then it is refused: nobody approved the parameters version 2 binds
+    assert (refusal.value.status_code, refusal.value.code) == (409, "fingerprint_mismatch")
+    assert refusal.value.extra == {"current_version": 2}
     assert snapshot(refund) == before
     assert callbacks == []
 

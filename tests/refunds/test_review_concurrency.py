@@ -1,25 +1,27 @@
 """Concurrency claims, tested concurrently: real threads against PostgreSQL."""
 
+import threading
+from datetime import timedelta
 from decimal import Decimal
 
 import pytest
+from django.db import connection
 
 from config.errors import ApplicationError
-from refunds import tasks
+from policies.selectors import evaluate_refund_for_order
+from refunds.errors import StaleConfirmation
 from refunds.models import RefundConfirmation, RefundEvent, RefundRequest
-from refunds.services import refund_approve, refund_propose
+from refunds.services import (
+    refund_approve,
+    refund_expire_confirmations,
+    refund_propose,
+    refund_reject,
+)
 from tests.factories import RefundProposalFactory, TicketFactory
-from tests.services import run_in_threads
+from tests.services import run_in_threads, wait_for
+from tickets.models import TicketMessage
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
-
-
-@pytest.fixture
-def enqueued(monkeypatch) -> list:
-    """Execution enqueued after commit, recorded instead of sent to the broker."""
-    calls: list = []
-    monkeypatch.setattr(tasks.execute_refund, "delay", calls.append)
-    return calls
 
 
 def test_concurrent_identical_proposals_make_one_request(postgres, agent_user):
@@ -77,3 +79,69 @@ def test_concurrent_approvals_of_two_intents_never_exceed_the_amount_paid(
     approved = RefundRequest.objects.filter(status="approved")
     assert sum(r.amount for r in approved) <= Decimal("129.00")
     assert enqueued == [approved.get().pk]
+
+
+def backend_pid() -> int:
+    """The PostgreSQL backend serving this thread's connection."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        return cursor.fetchone()[0]
+
+
+def waits_for_a_lock(pid: int) -> bool:
+    """Whether backend `pid` is blocked by a lock another transaction holds."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT cardinality(pg_blocking_pids(%s)) > 0", [pid])
+        return cursor.fetchone()[0]
+
+
+@pytest.mark.parametrize("decision", ["reject", "expiry sweep"])
+def test_a_decision_arriving_during_an_approval_waits_for_it_and_finds_it_approved(
+        postgres, agent_user, reviewer, reviewer2, enqueued, monkeypatch, decision):
+    # Given a pending proposal
+    refund = RefundProposalFactory(requested_by=agent_user)
+    v1 = refund.confirmations.get()
+    # and an approval that, once it holds its locks, pauses in its policy check until the
+    # other decision is either blocked on a lock or finished
+    approving, other_finished = threading.Event(), threading.Event()
+    other_backend: list[int] = []
+
+    def paused_policy_check(**kwargs):
+        approving.set()
+        wait_for(lambda: other_finished.is_set() or (
+            bool(other_backend) and waits_for_a_lock(other_backend[0])),
+            timeout=15, what="the other decision to block or finish")
+        return evaluate_refund_for_order(**kwargs)
+
+    monkeypatch.setattr("refunds.services.evaluate_refund_for_order", paused_policy_check)
+
+    def decide_otherwise():
+        other_backend.append(backend_pid())
+        assert approving.wait(timeout=15)
+        try:
+            if decision == "reject":
+                return refund_reject(refund=refund, reviewer=reviewer2, version=1,
+                                     note="No photo.")
+            return refund_expire_confirmations(now=v1.expires_at + timedelta(seconds=1))
+        finally:
+            other_finished.set()
+
+    # When the other decision arrives while the approval is being checked
+    approval, other = run_in_threads(2, lambda index: decide_otherwise() if index else (
+        refund_approve(refund=refund, reviewer=reviewer, version=1, fingerprint=v1.fingerprint)))
+
+    # Then the approval stands, and the other decision, made after it, found nothing to decide
+    assert isinstance(approval, RefundRequest), approval
+    assert approval.status == "approved"
+    if decision == "reject":
+        assert isinstance(other, StaleConfirmation), other
+        assert (other.status_code, other.extra) == (409, {"status": "approved"})
+    else:
+        assert other == 0
+    assert RefundRequest.objects.get(pk=refund.pk).status == "approved"
+    assert list(RefundConfirmation.objects.values_list("version", "status", "decided_by")) == [
+        (1, "approved", reviewer.pk)]
+    assert list(RefundEvent.objects.values_list("from_status", "to_status")) == [
+        ("", "pending_approval"), ("pending_approval", "approved")]
+    assert enqueued == [refund.pk]
+    assert not TicketMessage.objects.filter(body__contains="rejected").exists()

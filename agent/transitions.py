@@ -1,0 +1,75 @@
+"""The AgentRun state machine (DESIGN §4, §7) and the run's event log. Every status change of
+a run goes through `run_transition`.
+
+A run is raced by the steps of its task (each holding the run's lease) and by cancels from
+the API, so a transition never trusts the caller's copy of the run: it is one conditional
+UPDATE from every status the table allows, narrowed by the caller's own condition (its lease,
+the version it expects). An UPDATE that matches no row changes nothing: someone else moved the
+run first, or the run is in a status the table does not let it leave that way.
+"""
+
+from django.db import IntegrityError, transaction
+from django.db.models import Max, Q
+from django.utils import timezone
+
+from agent.models import AgentRun, RunEvent
+
+R = AgentRun.Status
+
+ALLOWED = {
+    # The first step takes the run, or a cancel ends it before any step ran.
+    R.QUEUED: {R.RUNNING, R.CANCELLED},
+    # Each later step takes it again (a new lease, a new version); a step ends it, or a cancel
+    # does between steps.
+    R.RUNNING: {R.RUNNING, R.COMPLETED, R.FAILED, R.CANCELLED},
+}
+# A run is active while the table still lets it move.
+ACTIVE_STATUSES = tuple(ALLOWED)
+# The event that says how a run ended: the last thing the UI streams for it.
+END_EVENTS = {R.COMPLETED: "run.completed", R.FAILED: "run.failed",
+              R.CANCELLED: "run.cancelled"}
+# Appends race only with a cancel arriving from the API; a few retries settle it.
+APPEND_ATTEMPTS = 5
+
+
+def _append_event(*, run_id, type: str, data: dict | None) -> RunEvent:
+    for attempt in range(APPEND_ATTEMPTS):
+        try:
+            with transaction.atomic():
+                seq = (RunEvent.objects.filter(run_id=run_id)
+                       .aggregate(top=Max("seq"))["top"] or 0) + 1
+                return RunEvent.objects.create(run_id=run_id, seq=seq, type=type,
+                                               data=data or {})
+        except IntegrityError:
+            if attempt == APPEND_ATTEMPTS - 1:
+                raise
+    raise AssertionError("unreachable")
+
+
+def run_event_append(*, run: AgentRun, type: str, data: dict | None = None) -> RunEvent:
+    """Append the next event of `run` (append-only: events are never changed)."""
+    return _append_event(run_id=run.pk, type=type, data=data)
+
+
+def run_transition(*, run_id, to_status: str, when: Q | None = None,
+                   event_data: dict | None = None, **fields) -> bool:
+    """Move run `run_id` to `to_status` from whatever status it is in, if the table allows
+    that and `when` holds, writing `fields` in the same UPDATE. A run that ends gives up its
+    lease and gets its END_EVENTS row (with `event_data`) in the same transaction.
+
+    Returns False, and changes nothing, otherwise. The caller re-reads the run for its new
+    state.
+    """
+    sources = [status for status, targets in ALLOWED.items() if to_status in targets]
+    ending = to_status in END_EVENTS
+    changes = {"updated_at": timezone.now(), **fields}
+    if ending:
+        changes.update(lease_owner="", lease_expires_at=None)
+    with transaction.atomic():
+        moved = (AgentRun.objects.filter(pk=run_id, status__in=sources).filter(when or Q())
+                 .update(status=to_status, **changes))
+        if not moved:
+            return False
+        if ending:
+            _append_event(run_id=run_id, type=END_EVENTS[to_status], data=event_data)
+    return True

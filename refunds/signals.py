@@ -1,0 +1,18 @@
+"""What the refunds app has to tell the ticket a request belongs to.
+
+Refunds know nothing of tickets beyond the foreign key: they send `refund_note`, and the
+tickets app posts it on the ticket as a system message (tickets/receivers.py). Receivers run
+synchronously, in the sender's transaction: a note is written together with the change it
+reports, or not at all.
+"""
+
+from django.dispatch import Signal
+
+# Sent with refund=<RefundRequest> and body=<str>.
+refund_note = Signal()
+
+
+def tell_ticket(refund, body: str) -> None:
+    """Report `body` on the refund's ticket (a refund made outside a ticket has none)."""
+    if refund.ticket_id is not None:
+        refund_note.send(sender=type(refund), refund=refund, body=body)

@@ -1,0 +1,269 @@
+"""The project's own import graph: no cycles, apps that depend one way, a domain free of HTTP.
+
+Every import statement counts, at module level or inside a function: an import in a function
+body still ties two modules together, it only hides a cycle until the function runs. What
+this cannot see, on purpose: string references (settings paths, Celery task names sent by
+name, "app.Model" foreign keys, related managers such as `refund.run.tool_calls`) and the
+receivers Django connects in an AppConfig.ready().
+
+Run as a script, `python tests/test_import_graph.py` prints the graph between layers, each
+edge with how many module-to-module imports make it up.
+"""
+
+import ast
+import sys
+from collections import Counter, deque
+from itertools import pairwise
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("config", "orders", "policies", "tickets", "refunds", "agent")
+
+# What each layer may import besides itself. Lowest first:
+#   config    settings, the ApplicationError family, money, roles, Celery: everyone's base
+#   orders    the shop's orders
+#   policies  refund policy and its rules, which read orders
+#   tickets   Ticket and TicketMessage, their services and selectors: runs hang on tickets
+#             and post to them, so these sit low
+#   refunds   proposals, review, execution; they tell a ticket what happened through
+#             refunds.signals, never by importing tickets
+#   agent     runs, tools, the executor, model providers; its tools propose refunds
+#   desk      the support desk on top of it all: the ticket pages and API, the receivers that
+#             post other apps' news on tickets, the demo data
+#   project   the root URLconf, which mounts every app
+ALLOWED = {
+    "config": set(),
+    "orders": {"config"},
+    "policies": {"config", "orders"},
+    "tickets": {"config", "orders"},
+    "refunds": {"config", "orders", "policies"},
+    "agent": {"config", "orders", "policies", "tickets", "refunds"},
+    "desk": {"config", "orders", "policies", "tickets", "refunds", "agent"},
+    "project": {"config", "orders", "policies", "tickets", "refunds", "agent", "desk"},
+}
+DESK = ("tickets.views", "tickets.api", "tickets.urls", "tickets.serializers",
+        "tickets.receivers", "tickets.apps", "tickets.demo", "tickets.management")
+PROJECT = ("config.urls",)
+
+# Modules that speak HTTP (by their last name); the rest is domain code, which must reach
+# neither an HTTP framework nor them.
+HTTP_MODULES = {"api", "serializers", "urls", "views", "forms", "admin", "middleware",
+                "permissions", "pagination", "api_errors", "context_processors"}
+HTTP_FRAMEWORKS = ("rest_framework", "drf_spectacular")
+
+
+def _within(module: str, prefixes: tuple[str, ...]) -> bool:
+    return any(module == prefix or module.startswith(prefix + ".") for prefix in prefixes)
+
+
+def layer_of(module: str) -> str:
+    if _within(module, PROJECT):
+        return "project"
+    if _within(module, DESK):
+        return "desk"
+    return module.split(".")[0]
+
+
+def project_modules(root: Path = ROOT, packages: tuple[str, ...] = PACKAGES) -> dict[str, Path]:
+    """Module name -> source file, for every .py file of the packages."""
+    modules = {}
+    for package in packages:
+        for path in sorted((root / package).rglob("*.py")):
+            parts = list(path.relative_to(root).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            modules[".".join(parts)] = path
+    return modules
+
+
+def _imported_names(node: ast.AST, module: str, is_package: bool,
+                    modules: dict[str, Path]) -> list[str]:
+    """The dotted names an import statement brings in; `from x import y` names the
+    submodule x.y when there is one, else x."""
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names]
+    if not isinstance(node, ast.ImportFrom):
+        return []
+    base = node.module or ""
+    if node.level:
+        package = module.split(".") if is_package else module.split(".")[:-1]
+        anchor = package[:len(package) - node.level + 1]
+        base = ".".join([*anchor, base] if base else anchor)
+    return [f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base
+            for alias in node.names]
+
+
+def _project_module(name: str, modules: dict[str, Path]) -> str | None:
+    while name and name not in modules:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def import_graph(modules: dict[str, Path]) -> dict[tuple[str, str], int]:
+    """(importer, imported) -> line of the first import, between project modules."""
+    edges: dict[tuple[str, str], int] = {}
+    for module, path in modules.items():
+        tree = ast.parse(path.read_text(), filename=str(path))
+        is_package = path.name == "__init__.py"
+        for node in ast.walk(tree):
+            for name in _imported_names(node, module, is_package, modules):
+                target = _project_module(name, modules)
+                if target is not None and target != module:
+                    edges.setdefault((module, target), node.lineno)
+    return edges
+
+
+def external_imports(modules: dict[str, Path]) -> dict[str, set[str]]:
+    """Module -> the top-level names of everything it imports."""
+    found: dict[str, set[str]] = {}
+    for module, path in modules.items():
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            if isinstance(node, ast.Import):
+                found.setdefault(module, set()).update(a.name.split(".")[0] for a in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                found.setdefault(module, set()).add(node.module.split(".")[0])
+    return found
+
+
+def find_cycles(edges: dict[tuple[str, str], int]) -> list[list[str]]:
+    """One shortest cycle per strongly connected group of modules (Tarjan), as
+    [a, b, ..., a]."""
+    graph: dict[str, list[str]] = {}
+    for source, target in sorted(edges):
+        graph.setdefault(source, []).append(target)
+        graph.setdefault(target, [])
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    groups: list[set[str]] = []
+
+    def connect(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for successor in graph[node]:
+            if successor not in index:
+                connect(successor)
+                low[node] = min(low[node], low[successor])
+            elif successor in on_stack:
+                low[node] = min(low[node], index[successor])
+        if low[node] == index[node]:
+            group = set()
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                group.add(member)
+                if member == node:
+                    break
+            if len(group) > 1:
+                groups.append(group)
+
+    for node in graph:
+        if node not in index:
+            connect(node)
+    return [_shortest_cycle(graph, group) for group in groups]
+
+
+def _shortest_cycle(graph: dict[str, list[str]], group: set[str]) -> list[str]:
+    start = min(group)
+    came_from: dict[str, str] = {}
+    queue = deque([start])
+    while queue:
+        node = queue.popleft()
+        for successor in graph[node]:
+            if successor == start:
+                path = [node]
+                while path[-1] != start:
+                    path.append(came_from[path[-1]])
+                return [start, *reversed(path[:-1]), start]
+            if successor in group and successor not in came_from:
+                came_from[successor] = node
+                queue.append(successor)
+    raise AssertionError(f"no cycle through {start}")
+
+
+def layer_violations(edges: dict[tuple[str, str], int]) -> list[tuple[str, str, int]]:
+    return [(source, target, line) for (source, target), line in sorted(edges.items())
+            if layer_of(source) != layer_of(target)
+            and layer_of(target) not in ALLOWED[layer_of(source)]]
+
+
+def layer_graph(edges: dict[tuple[str, str], int]) -> Counter:
+    """(layer, layer) -> how many module-to-module imports cross from one to the other."""
+    return Counter((layer_of(source), layer_of(target)) for source, target in edges
+                   if layer_of(source) != layer_of(target))
+
+
+def _where(modules: dict[str, Path], module: str, line: int) -> str:
+    return f"{modules[module].relative_to(ROOT)}:{line}"
+
+
+# --- Tests -------------------------------------------------------------------------------------
+
+MODULES = project_modules()
+EDGES = import_graph(MODULES)
+
+
+def test_no_project_module_imports_itself_back():
+    cycles = find_cycles(EDGES)
+
+    described = ["\n".join([" -> ".join(cycle)] + [
+        f"    {_where(MODULES, a, EDGES[a, b])} imports {b}" for a, b in pairwise(cycle)])
+        for cycle in cycles]
+    assert cycles == [], "import cycles:\n" + "\n".join(described)
+
+
+def test_apps_depend_one_way():
+    violations = layer_violations(EDGES)
+
+    described = [f"{_where(MODULES, source, line)}: {source} ({layer_of(source)}) imports "
+                 f"{target} ({layer_of(target)})" for source, target, line in violations]
+    assert violations == [], "imports against the layering:\n" + "\n".join(described)
+
+
+def test_domain_code_imports_no_http_layer():
+    externals = external_imports(MODULES)
+    offenders = []
+    for module in MODULES:
+        if module.split(".")[-1] in HTTP_MODULES or _within(module, PROJECT):
+            continue
+        offenders += [f"{module} imports {name}" for name in sorted(externals.get(module, ()))
+                      if name in HTTP_FRAMEWORKS]
+        offenders += [f"{module} imports {target}" for (source, target) in EDGES
+                      if source == module and target.split(".")[-1] in HTTP_MODULES]
+
+    assert offenders == [], "domain code reaching HTTP:\n" + "\n".join(sorted(offenders))
+
+
+def test_the_checker_sees_a_cycle_hidden_in_a_function_body(tmp_path):
+    package = tmp_path / "shop"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "services.py").write_text("from shop import tasks\n")
+    (package / "tasks.py").write_text("def run():\n    from . import services\n")
+    (package / "models.py").write_text("import shop.services\n")
+
+    modules = project_modules(tmp_path, ("shop",))
+    edges = import_graph(modules)
+
+    assert edges == {("shop.services", "shop.tasks"): 1, ("shop.tasks", "shop.services"): 2,
+                     ("shop.models", "shop.services"): 1}
+    assert find_cycles(edges) == [["shop.services", "shop.tasks", "shop.services"]]
+
+
+def test_the_checker_names_an_import_against_the_layering():
+    edges = {("refunds.services", "tickets.services"): 7, ("agent.tools", "refunds.services"): 3,
+             ("tickets.receivers", "refunds.signals"): 4}
+
+    assert layer_violations(edges) == [("refunds.services", "tickets.services", 7)]
+
+
+if __name__ == "__main__":
+    for (source, target), count in sorted(layer_graph(EDGES).items()):
+        print(f"{source:>8} -> {target:<8} {count:3d}")
+    for cycle in find_cycles(EDGES):
+        print("cycle:", " -> ".join(cycle))
+    for source, target, line in layer_violations(EDGES):
+        print(f"against the layering: {_where(MODULES, source, line)} imports {target}")
+    sys.exit(1 if find_cycles(EDGES) or layer_violations(EDGES) else 0)
