@@ -20,8 +20,8 @@ def pretty_json(value) -> str:
 class AgentMessageInline(ReadOnlyMixin, admin.TabularInline):
     model = AgentMessage
     extra = 0
-    fields = ["seq", "role", "content", "tool_calls_pretty", "tool_call_id", "created_at"]
-    readonly_fields = fields
+    fields = readonly_fields = ("seq", "role", "content", "tool_calls_pretty", "tool_call_id",
+                                "created_at")
 
     @admin.display(description="tool calls")
     def tool_calls_pretty(self, obj: AgentMessage) -> str:
@@ -31,8 +31,7 @@ class AgentMessageInline(ReadOnlyMixin, admin.TabularInline):
 class RunEventInline(ReadOnlyMixin, admin.TabularInline):
     model = RunEvent
     extra = 0
-    fields = ["seq", "type", "data_pretty", "created_at"]
-    readonly_fields = fields
+    fields = readonly_fields = ("seq", "type", "data_pretty", "created_at")
 
     @admin.display(description="data")
     def data_pretty(self, obj: RunEvent) -> str:
@@ -42,8 +41,8 @@ class RunEventInline(ReadOnlyMixin, admin.TabularInline):
 class ToolCallLogInline(ReadOnlyMixin, admin.TabularInline):
     model = ToolCallLog
     extra = 0
-    fields = ["tool_call_id", "tool_name", "ok", "error_code", "elapsed_ms", "created_at"]
-    readonly_fields = fields
+    fields = readonly_fields = ("tool_call_id", "tool_name", "ok", "error_code", "elapsed_ms",
+                                "created_at")
     show_change_link = True
 
 
@@ -67,10 +66,10 @@ class ToolCallLogAdmin(ReadOnlyMixin, admin.ModelAdmin):
     search_fields = ["tool_call_id", "run__id", "ticket__reference"]
     list_select_related = ["run", "ticket", "actor"]
     date_hierarchy = "created_at"
-    fields = ["run", "ticket", "tool_call_id", "tool_name", "actor", "actor_role", "ok",
-              "error_code", "retryable", "elapsed_ms", "created_at", "args_digest",
-              "arguments_raw", "arguments_pretty", "result_pretty"]
-    readonly_fields = fields
+    fields = readonly_fields = ("run", "ticket", "tool_call_id", "tool_name", "actor",
+                                "actor_role", "ok", "error_code", "retryable", "elapsed_ms",
+                                "created_at", "args_digest", "arguments_raw", "arguments_pretty",
+                                "result_pretty")
 
     @admin.display(description="arguments (parsed)")
     def arguments_pretty(self, obj: ToolCallLog) -> str:

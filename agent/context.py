@@ -1,6 +1,6 @@
 from dataclasses import dataclass
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 
 from agent.models import AgentRun
 from orders.models import Customer
@@ -15,7 +15,7 @@ class RunContext:
     """
 
     run: AgentRun
-    actor: AbstractBaseUser
+    actor: User
     role: str
     ticket: Ticket
     customer: Customer

@@ -39,8 +39,11 @@ class OpenAIProvider:
         if tools:
             options = {"tools": tools, "tool_choice": tool_choice, "parallel_tool_calls": True}
         try:
+            # The transcript is provider-neutral JSON in Chat Completions shape (agent/llm.py);
+            # the SDK types `messages` as a union of per-role TypedDicts that a plain dict
+            # cannot match without rebuilding every message.
             response = self.client.chat.completions.create(
-                model=self.model, messages=messages, **options)
+                model=self.model, messages=messages, **options)  # type: ignore[arg-type]
         except openai.APITimeoutError as exc:
             raise ModelError(f"the model did not answer within {settings.LLM_TIMEOUT_S:g}s",
                              retryable=True) from exc

@@ -99,6 +99,11 @@ class Call:
     def ok(self) -> bool:
         return isinstance(self.result, dict) and self.result.get("ok") is True
 
+    @property
+    def ok_result(self) -> dict | None:
+        """The result of a call that succeeded; None while it has none or after an error."""
+        return self.result if self.ok else None
+
 
 @dataclass
 class Transcript:
@@ -188,22 +193,25 @@ def read_transcript(messages: list[dict]) -> Transcript:
                 by_id[call.id] = call
                 transcript.calls.append(call)
         elif message.get("role") == "tool" and index > turn_start:
-            call = by_id.get(str(message.get("tool_call_id", "")))
-            if call is not None:
-                call.result = _parse_result(_text(message.get("content")))
+            answered = by_id.get(str(message.get("tool_call_id", "")))
+            if answered is not None:
+                answered.result = _parse_result(_text(message.get("content")))
     return transcript
 
 
 def _place(label: str) -> str:
     """"customer_message_2026-11-29_14_04" -> "customer message": where, not when."""
-    words = re.match(r"[a-z_]*", label).group(0).strip("_")
+    prefix = re.match(r"[a-z_]*", label)
+    words = prefix.group(0).strip("_") if prefix else ""
     return words.replace("_", " ") or "untrusted text"
 
 
 def _tool_names(tools: list[dict]) -> set[str]:
     names = set()
     for tool in tools or []:
-        function = tool.get("function") if isinstance(tool.get("function"), dict) else tool
+        function = tool.get("function")
+        if not isinstance(function, dict):
+            function = tool
         if function.get("name"):
             names.add(function["name"])
     return names
@@ -354,7 +362,7 @@ def plan(transcript: Transcript, offered: set[str]) -> Move:
     if "get_order" in offered and not _attempted(transcript, "get_order", order_id):
         return Move(tool="get_order", arguments={"order_id": order_id})
     order_call = _attempted(transcript, "get_order", order_id)
-    order = order_call.result if order_call and order_call.ok else None
+    order = order_call.ok_result if order_call else None
     if order is not None and str(order.get("order_id", order_id)) != order_id:
         order = None
     if order_call is not None and order is None:
@@ -385,9 +393,14 @@ def _explanation(request: str) -> str:
     return f'Support agent asked: "{quoted}"'[:EXPLANATION_MAX_CHARS]
 
 
+def _error_of(result: dict) -> dict:
+    error = result.get("error")
+    return error if isinstance(error, dict) else {}
+
+
 def _outcome_unknown(call: Call) -> bool:
     result = call.result or {}
-    error = result.get("error") if isinstance(result.get("error"), dict) else {}
+    error = _error_of(result)
     return result.get("status") == "unknown" or error.get("code") == "TOOL_TIMEOUT"
 
 
@@ -398,7 +411,7 @@ def _error_line(call: Call) -> str:
     result = call.result
     if result is None:
         return f"{call.name} has not returned a result yet."
-    error = result.get("error") if isinstance(result.get("error"), dict) else {}
+    error = _error_of(result)
     code = error.get("code") or "ERROR"
     message = error.get("message") or "no details given"
     refs = _refs(error.get("clauses") or error.get("policy") or error.get("failed") or [])
@@ -439,7 +452,7 @@ def _order_lines(order: dict) -> list[str]:
     return lines
 
 
-def _policy_line(result: dict) -> str | None:
+def _policy_line(result: dict) -> str:
     clauses = result.get("results") or result.get("clauses") or result.get("items") or []
     found = []
     for clause in clauses if isinstance(clauses, list) else []:
@@ -523,8 +536,9 @@ def compose_answer(transcript: Transcript, offered: set[str]) -> str:
                      "one up. Tell me the order id.")
     elif order_id is None:
         listing = _attempted(transcript, "list_customer_orders")
-        if listing and listing.ok:
-            orders = listing.result.get("orders") or listing.result.get("results") or []
+        listed = listing.ok_result if listing else None
+        if listed is not None:
+            orders = listed.get("orders") or listed.get("results") or []
             described = [f"{o.get('order_id')} ({o.get('status')})" for o in orders
                          if isinstance(o, dict)]
             lines.append("The customer's orders: " + (", ".join(described) or "none") + ".")
@@ -533,7 +547,7 @@ def compose_answer(transcript: Transcript, offered: set[str]) -> str:
         lines.append("This ticket has no order attached; tell me which order you mean.")
 
     order_call = _attempted(transcript, "get_order", order_id) if order_id else None
-    order = order_call.result if order_call and order_call.ok else None
+    order = order_call.ok_result if order_call else None
     if order_call and not order_call.ok:
         lines.append(_error_line(order_call))
     elif order is not None:
@@ -543,18 +557,21 @@ def compose_answer(transcript: Transcript, offered: set[str]) -> str:
 
     search = _attempted(transcript, "search_policies")
     if search is not None:
-        lines.append(_policy_line(search.result) if search.ok else _error_line(search))
+        clauses = search.ok_result
+        lines.append(_policy_line(clauses) if clauses is not None else _error_line(search))
 
     refund_call = _attempted(transcript, "create_refund", order_id) if order_id else None
     if refund_call is not None:
-        if refund_call.ok:
-            lines += _refund_lines(refund_call.result)
+        proposal = refund_call.ok_result
+        if proposal is not None:
+            lines += _refund_lines(proposal)
         elif _outcome_unknown(refund_call):
             lines.append("The refund proposal timed out: its outcome is unknown, so I did not "
                          "send it again.")
             status = _attempted(transcript, "get_refund_status", order_id)
             if status is not None:
-                lines += _status_lines(status.result) if status.ok else [_error_line(status)]
+                requests = status.ok_result
+                lines += _status_lines(requests) if requests is not None else [_error_line(status)]
             else:
                 lines.append("Check get_refund_status for this order before proposing again.")
         else:

@@ -63,7 +63,7 @@ def new_lease_owner() -> str:
     return uuid.uuid4().hex
 
 
-def advance(*, run_id, expected_version: int | None = None, attempt: int = 0,
+def advance(*, run_id: uuid.UUID | str, expected_version: int | None = None, attempt: int = 0,
             owner: str | None = None) -> StepOutcome:
     """Run one step of `run_id`. Precondition: not inside a transaction (tools run here)."""
     owner = owner or new_lease_owner()
@@ -166,7 +166,9 @@ def describe_result(call: dict, result: dict) -> str:
 
 def approval_details(result: dict) -> dict | None:
     """create_refund's proposal waiting for a reviewer, as the approval.required event."""
-    body = result.get("refund") if isinstance(result.get("refund"), dict) else result
+    body = result.get("refund")
+    if not isinstance(body, dict):
+        body = result
     if not result.get("ok", True) or body.get("status") != "pending_approval":
         return None
     keys = ("request_id", "version", "order_id", "amount", "currency", "reason", "expires_at")

@@ -5,9 +5,11 @@ a compare-and-swap `UPDATE`: a step holds the run's lease (`lease_owner`), and a
 finds the lease gone changes nothing.
 """
 
+import uuid
 from datetime import timedelta
 
 from django.conf import settings
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import F, Max, Q
 from django.utils import timezone
@@ -24,8 +26,10 @@ from tickets.models import Ticket, TicketMessage
 from tickets.services import ticket_post_message
 
 # How a run ends follows from why it stopped: every other reason ends it with an answer.
-ENDED_BY = {AgentRun.StopReason.CANCELLED: AgentRun.Status.CANCELLED,
-            AgentRun.StopReason.ERROR: AgentRun.Status.FAILED}
+ENDED_BY: dict[str, AgentRun.Status] = {
+    AgentRun.StopReason.CANCELLED: AgentRun.Status.CANCELLED,
+    AgentRun.StopReason.ERROR: AgentRun.Status.FAILED,
+}
 
 
 class RunForbidden(Forbidden):
@@ -36,7 +40,7 @@ class RunFinished(Conflict):
     code = "run_finished"
 
 
-def _next_seq(model, run: AgentRun) -> int:
+def _next_seq(model: type[AgentMessage], run: AgentRun) -> int:
     return (model.objects.filter(run=run).aggregate(top=Max("seq"))["top"] or 0) + 1
 
 
@@ -49,7 +53,7 @@ def run_message_append(*, run: AgentRun, role: str, content: str = "",
 
 
 @transaction.atomic
-def run_start(*, ticket: Ticket, user, message: str) -> AgentRun:
+def run_start(*, ticket: Ticket, user: User, message: str) -> AgentRun:
     """Queue a run for `user` on `ticket`; the first step is enqueued when this commits."""
     role = support_role(user)
     if role is None:
@@ -73,7 +77,7 @@ def run_start(*, ticket: Ticket, user, message: str) -> AgentRun:
     return run
 
 
-def run_request_cancel(*, run: AgentRun, user) -> AgentRun:
+def run_request_cancel(*, run: AgentRun, user: User) -> AgentRun:
     """The starter or a supervisor may cancel. A run between steps is cancelled at once; a run
     in the middle of a step is cancelled by that step before its next model or tool call."""
     if user.pk != run.started_by_id and not is_supervisor(user):
@@ -98,7 +102,7 @@ def run_request_cancel(*, run: AgentRun, user) -> AgentRun:
     return run
 
 
-def run_acquire_lease(*, run_id, owner: str, expected_version: int | None = None
+def run_acquire_lease(*, run_id: uuid.UUID | str, owner: str, expected_version: int | None = None
                       ) -> AgentRun | None:
     """Take the run for one step, or return None when another step holds it, the run ended,
     or (with `expected_version`) this step was already taken by an earlier delivery."""

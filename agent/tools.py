@@ -80,8 +80,8 @@ class Tool:
     after_logged: Callable[[ToolCallLog], None] | None = None
 
     def schema(self) -> dict:
-        function = {"name": self.name, "description": self.description,
-                    "parameters": self.parameters}
+        function: dict[str, object] = {"name": self.name, "description": self.description,
+                                       "parameters": self.parameters}
         if self.strict:
             function["strict"] = True
         return {"type": "function", "function": function}
@@ -274,7 +274,7 @@ def link_proposing_call(row: ToolCallLog) -> None:
     """create_refund's after_logged hook: the request it proposed points at its log row."""
     request_id = row.result.get("request_id")
     if request_id:
-        refund_services.refund_link_tool_call(request_id=request_id, tool_call=row)
+        refund_services.refund_link_tool_call(request_id=request_id, tool_call=row, run=row.run)
 
 
 def _policy_error(refusal: RefundRefused) -> ToolError:
@@ -484,19 +484,20 @@ def _check_string(spec: dict, value) -> tuple[str | None, str | None]:
     return value, None
 
 
-def _as_finite_number(value) -> tuple[Decimal | None, str | None]:
+def _as_finite_number(value) -> Decimal | str:
+    """The value as a finite Decimal, or the reason it is not one."""
     if isinstance(value, bool) or not isinstance(value, int | Decimal | float):
-        return None, f"must be a number, not {json_type_name(value)}"
+        return f"must be a number, not {json_type_name(value)}"
     number = Decimal(value) if isinstance(value, int) else Decimal(str(value))
     if not number.is_finite():
-        return None, "must be a finite number"
-    return number, None
+        return "must be a finite number"
+    return number
 
 
 def _check_integer(spec: dict, value) -> tuple[int | None, str | None]:
-    number, error = _as_finite_number(value)
-    if error:
-        return None, error.replace("a number", "a whole number", 1)
+    number = _as_finite_number(value)
+    if isinstance(number, str):
+        return None, number.replace("a number", "a whole number", 1)
     if number != number.to_integral_value():
         return None, "must be a whole number"
     if not spec.get("minimum", -math.inf) <= number <= spec.get("maximum", math.inf):
@@ -505,9 +506,9 @@ def _check_integer(spec: dict, value) -> tuple[int | None, str | None]:
 
 
 def _check_money(spec: dict, value) -> tuple[Decimal | None, str | None]:
-    number, error = _as_finite_number(value)
-    if error:
-        return None, error
+    number = _as_finite_number(value)
+    if isinstance(number, str):
+        return None, number
     if number <= spec.get("exclusiveMinimum", -math.inf):
         return None, "must be greater than 0"
     if number > MAX_AMOUNT:

@@ -8,6 +8,8 @@ the version it expects). An UPDATE that matches no row changes nothing: someone 
 run first, or the run is in a status the table does not let it leave that way.
 """
 
+import uuid
+
 from django.db import IntegrityError, transaction
 from django.db.models import Max, Q
 from django.utils import timezone
@@ -26,17 +28,19 @@ ALLOWED = {
 # A run is active while the table still lets it move.
 ACTIVE_STATUSES = tuple(ALLOWED)
 # The event that says how a run ended: the last thing the UI streams for it.
-END_EVENTS = {R.COMPLETED: "run.completed", R.FAILED: "run.failed",
-              R.CANCELLED: "run.cancelled"}
+END_EVENTS: dict[str, str] = {R.COMPLETED: "run.completed", R.FAILED: "run.failed",
+                              R.CANCELLED: "run.cancelled"}
 # Appends race only with a cancel arriving from the API; a few retries settle it.
 APPEND_ATTEMPTS = 5
 
 
-def _append_event(*, run_id, type: str, data: dict | None) -> RunEvent:
+def _append_event(*, run_id: uuid.UUID | str, type: str, data: dict | None) -> RunEvent:
     for attempt in range(APPEND_ATTEMPTS):
         try:
             with transaction.atomic():
-                seq = (RunEvent.objects.filter(run_id=run_id)
+                # django-stubs accepts only the pk's own type (UUID) in an FK lookup; Django
+                # also takes the str form that run_transition accepts (a task's run id).
+                seq = (RunEvent.objects.filter(run_id=run_id)  # type: ignore[misc]
                        .aggregate(top=Max("seq"))["top"] or 0) + 1
                 return RunEvent.objects.create(run_id=run_id, seq=seq, type=type,
                                                data=data or {})
@@ -51,7 +55,7 @@ def run_event_append(*, run: AgentRun, type: str, data: dict | None = None) -> R
     return _append_event(run_id=run.pk, type=type, data=data)
 
 
-def run_transition(*, run_id, to_status: str, when: Q | None = None,
+def run_transition(*, run_id: uuid.UUID | str, to_status: str, when: Q | None = None,
                    event_data: dict | None = None, **fields) -> bool:
     """Move run `run_id` to `to_status` from whatever status it is in, if the table allows
     that and `when` holds, writing `fields` in the same UPDATE. A run that ends gives up its

@@ -61,23 +61,14 @@ def api_exception_handler(exc, context):
         exc = exceptions.PermissionDenied()
     if isinstance(exc, exceptions.APIException):
         headers = {}
-        if getattr(exc, "auth_header", None):
-            headers["WWW-Authenticate"] = exc.auth_header
-        if getattr(exc, "wait", None):
-            headers["Retry-After"] = str(int(exc.wait))
-        detail, codes = exc.detail, exc.get_codes()
-        if isinstance(detail, dict) and list(detail) == ["non_field_errors"]:
-            message, code, extra = str(detail["non_field_errors"][0]), codes[
-                "non_field_errors"][0], {}
-        elif isinstance(detail, dict):
-            message, code, extra = "The request is not valid.", exc.default_code, {
-                "fields": detail}
-        elif isinstance(detail, list):
-            message, code, extra = "The request is not valid.", exc.default_code, {
-                "errors": detail}
-        else:
-            message, code, extra = str(detail), codes, {}
-        return Response(error_body(message, str(code), extra), status=exc.status_code,
+        auth_header = getattr(exc, "auth_header", None)
+        if auth_header:
+            headers["WWW-Authenticate"] = auth_header
+        wait = getattr(exc, "wait", None)
+        if wait:
+            headers["Retry-After"] = str(int(wait))
+        message, code, extra = _described(exc)
+        return Response(error_body(message, code, extra), status=exc.status_code,
                         headers=headers)
     response = Response(error_body("Something went wrong on our side.", "server_error"),
                         status=status.HTTP_500_INTERNAL_SERVER_ERROR)
@@ -89,6 +80,26 @@ def api_exception_handler(exc, context):
     return response
 
 
+def _described(exc: exceptions.APIException) -> tuple[str, str, dict]:
+    """The message, code and extra of a DRF exception's detail (a string, a list of them, or
+    a dict of field errors)."""
+    detail, codes = exc.detail, exc.get_codes()
+    if isinstance(detail, dict) and list(detail) == ["non_field_errors"]:
+        code = codes["non_field_errors"] if isinstance(codes, dict) else codes
+        return _first(detail["non_field_errors"]), _first(code), {}
+    if isinstance(detail, dict):
+        return "The request is not valid.", exc.default_code, {"fields": detail}
+    if isinstance(detail, list):
+        return "The request is not valid.", exc.default_code, {"errors": detail}
+    return str(detail), _first(codes), {}
+
+
+def _first(value) -> str:
+    while isinstance(value, list) and value:
+        value = value[0]
+    return str(value)
+
+
 class JsonErrorsMixin:
     """For an API view whose content is not JSON (the OpenAPI schema is YAML by default): its
     errors are still the JSON error shape, whatever renderer the request negotiated."""
@@ -97,7 +108,8 @@ class JsonErrorsMixin:
         if isinstance(response, Response) and response.exception:
             request.accepted_renderer = JSONRenderer()
             request.accepted_media_type = JSONRenderer.media_type
-        return super().finalize_response(request, response, *args, **kwargs)
+        return super().finalize_response(  # type: ignore[misc]  # mixed into an APIView
+            request, response, *args, **kwargs)
 
 
 # --- Outside DRF: unknown /api/ paths and errors Django handles itself ----------------------

@@ -49,7 +49,8 @@ class AtomicFilesystemChannel(filesystem.Channel):
         for folder in (self.data_folder_in, self.data_folder_out, self.control_folder):
             os.makedirs(folder, exist_ok=True)
 
-    def _put(self, queue, payload, **kwargs):
+    # Kombu's filesystem channel narrows the base signatures; these keep its own.
+    def _put(self, queue, payload, **kwargs):  # type: ignore[override]
         """Put `payload` onto `queue`: written under a staging name, then renamed into place."""
         filename = os.path.join(self.data_folder_out, message_filename(queue))
         staging = filename + STAGING_SUFFIX
@@ -64,7 +65,7 @@ class AtomicFilesystemChannel(filesystem.Channel):
                 raise ChannelError(f"Cannot add file {filename!r} to directory") from exc
             raise
 
-    def _get(self, queue):
+    def _get(self, queue):  # type: ignore[override]
         """Take the oldest message of `queue`, quarantining any file that is not a message."""
         wanted = f"{queue}.msg"
         for name in sorted(os.listdir(self.data_folder_in)):

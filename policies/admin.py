@@ -22,7 +22,7 @@ class PolicyVersionForm(forms.ModelForm):
         fields = ["policy", "version", "effective_from", "rules"]
 
     def clean(self):
-        cleaned = super().clean()
+        cleaned = super().clean() or {}
         policy = cleaned.get("policy") or getattr(self.instance, "policy", None)
         rules = cleaned.get("rules")
         # Catch rules the refund code cannot read here, not only when publishing.
@@ -82,7 +82,7 @@ class PolicyVersionAdmin(admin.ModelAdmin):
 
     @admin.display(description="clauses", ordering="clause_total")
     def clause_count(self, version: PolicyVersion) -> int:
-        return version.clause_total
+        return version.clause_total  # type: ignore[attr-defined]  # annotated in get_queryset
 
     def get_readonly_fields(self, request, obj=None):
         if obj is None:

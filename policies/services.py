@@ -56,7 +56,8 @@ def policy_version_draft_from(*, version: PolicyVersion, rules: dict | None = No
         rules=copy.deepcopy(version.rules if rules is None else rules),
     )
     if clauses is None:
-        clauses = list(version.clauses.values("ref", "title", "text"))
+        clauses = [{"ref": c.ref, "title": c.title, "text": c.text}
+                   for c in version.clauses.all()]
     Clause.objects.bulk_create(
         Clause(policy_version=draft, ref=clause["ref"], title=clause["title"],
                text=clause["text"])

@@ -6,6 +6,7 @@ refund_approve / refund_reject with what was shown (DESIGN §8).
 """
 
 from django.contrib import admin, messages
+from django.contrib.admin import helpers
 from django.template.response import TemplateResponse
 
 from config.admin_tools import ReadOnlyMixin
@@ -22,17 +23,15 @@ class RefundConfirmationInline(ReadOnlyMixin, admin.TabularInline):
     model = RefundConfirmation
     extra = 0
     can_delete = False
-    fields = ["version", "status", "fingerprint", "proposed_by", "expires_at", "decided_by",
-              "decided_at", "decision_note", "created_at"]
-    readonly_fields = fields
+    fields = readonly_fields = ("version", "status", "fingerprint", "proposed_by", "expires_at",
+                                "decided_by", "decided_at", "decision_note", "created_at")
 
 
 class RefundEventInline(ReadOnlyMixin, admin.TabularInline):
     model = RefundEvent
     extra = 0
     can_delete = False
-    fields = ["created_at", "from_status", "to_status", "actor", "detail"]
-    readonly_fields = fields
+    fields = readonly_fields = ("created_at", "from_status", "to_status", "actor", "detail")
 
 
 @admin.register(RefundRequest)
@@ -44,10 +43,10 @@ class RefundRequestAdmin(ReadOnlyMixin, admin.ModelAdmin):
                      "order__customer__email", "ticket__reference", "provider_refund_id"]
     list_select_related = ["order__customer", "ticket", "requested_by"]
     date_hierarchy = "created_at"
-    fields = ["request_id", "status", "ticket", "order", "amount", "currency", "reason",
-              "explanation", "requested_by", "run", "tool_call", "policy_version",
-              "policy_evaluation", "provider_refund_id", "created_at", "updated_at"]
-    readonly_fields = fields
+    fields = readonly_fields = (
+        "request_id", "status", "ticket", "order", "amount", "currency", "reason",
+        "explanation", "requested_by", "run", "tool_call", "policy_version",
+        "policy_evaluation", "provider_refund_id", "created_at", "updated_at")
     inlines = [RefundConfirmationInline, RefundEventInline]
     actions = ["approve_refunds", "reject_refunds"]
 
@@ -110,7 +109,7 @@ class RefundRequestAdmin(ReadOnlyMixin, admin.ModelAdmin):
             "decision": decision,
             "action": f"{decision}_refunds",
             "rows": rows,
-            "action_checkbox_name": admin.helpers.ACTION_CHECKBOX_NAME,
+            "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
         })
 
 

@@ -175,8 +175,9 @@ def _submit(*, refund: RefundRequest, source: str) -> str | None:
 
 def _settle_from_provider(*, refund: RefundRequest, found: ProviderRefund,
                           source: str) -> str | None:
-    detail = {"provider_refund_id": found.id, "provider_status": found.status,
-              "provider_amount": money_str(found.amount), "source": source}
+    detail: dict[str, object] = {
+        "provider_refund_id": found.id, "provider_status": found.status,
+        "provider_amount": money_str(found.amount), "source": source}
     if found.amount != refund.amount:
         detail["amount_mismatch"] = True
         logger.error("Refund %s: provider refund %s is for %s, the request for %s",
@@ -291,7 +292,7 @@ def refund_reconcile_unknown(*, refund_pk: int, now: datetime | None = None) -> 
     if refund is None:
         return None
     found = _look_up(refund)
-    if found is UNRESOLVED:
+    if isinstance(found, Unanswered):
         return UNRESOLVED
     if found is not None:
         return _settle_from_provider(refund=refund, found=found, source="reconcile")
@@ -312,7 +313,7 @@ def refund_reconcile_provider_pending(*, refund_pk: int) -> str | None:
     if refund is None:
         return None
     found = _look_up(refund)
-    if found is UNRESOLVED:
+    if isinstance(found, Unanswered):
         return UNRESOLVED
     if found is None:
         # It accepted the refund under this key: an empty answer now is the provider's
@@ -323,16 +324,19 @@ def refund_reconcile_provider_pending(*, refund_pk: int) -> str | None:
     return _settle_from_provider(refund=refund, found=found, source="reconcile")
 
 
-def _look_up(refund: RefundRequest) -> ProviderRefund | str | None:
-    """What the provider holds under the request's key: its refund, None, or UNRESOLVED when
-    the provider could not be asked this time."""
+class Unanswered:
+    """The provider could not be asked this time: no conclusion either way."""
+
+
+def _look_up(refund: RefundRequest) -> ProviderRefund | Unanswered | None:
+    """What the provider holds under the request's key: its refund, None, or Unanswered."""
     try:
         return get_adapter().find_refund(
             idempotency_key=refund.request_id,
             payment_reference=bound_params(refund)["payment_reference"])
     except ProviderUnknownOutcome as exc:
         logger.info("Refund %s: provider lookup failed (%s); next pass", refund.request_id, exc)
-        return UNRESOLVED
+        return Unanswered()
 
 
 def refund_reconcile_stale_executing(*, refund_pk: int,
@@ -347,7 +351,7 @@ def refund_reconcile_stale_executing(*, refund_pk: int,
         return None
     refund = RefundRequest.objects.select_related("order", "ticket").get(pk=refund_pk)
     found = _look_up(refund)
-    if found is UNRESOLVED:
+    if isinstance(found, Unanswered):
         return UNRESOLVED
     if found is not None:
         return _settle_from_provider(refund=refund, found=found, source="reconcile")

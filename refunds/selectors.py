@@ -1,5 +1,6 @@
 """Reads for the reviewer queue, the refund API and admin."""
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from django.db.models import Count, Model, Prefetch, Q, QuerySet
@@ -83,7 +84,7 @@ class ReviewView:
     confirmations: list[RefundConfirmation]
     events: list[RefundEvent]
     verdicts: list[Verdict]
-    tool_calls: list[Model]  # the proposing run's agent ToolCallLog rows, oldest first
+    tool_calls: Sequence[Model]  # the proposing run's agent ToolCallLog rows, oldest first
     untrusted_warning: bool
 
 
@@ -99,9 +100,8 @@ def refund_review(*, refund: RefundRequest) -> ReviewView:
             detail=verdict.get("detail", ""), title=clause.title if clause else "",
             text=clause.text if clause else "",
         ))
-    tool_calls = []
-    if refund.run_id is not None:
-        tool_calls = list(refund.run.tool_calls.order_by("created_at", "id"))
+    run = refund.run
+    tool_calls = list(run.tool_calls.order_by("created_at", "id")) if run is not None else []
     confirmation = current_confirmation(refund)
     return ReviewView(
         refund=refund,
@@ -112,5 +112,5 @@ def refund_review(*, refund: RefundRequest) -> ReviewView:
         events=list(refund.events.select_related("actor").order_by("created_at", "id")),
         verdicts=verdicts,
         tool_calls=tool_calls,
-        untrusted_warning=bool(refund.run_id and refund.run.untrusted_instructions),
+        untrusted_warning=bool(run is not None and run.untrusted_instructions),
     )

@@ -12,8 +12,9 @@ from decimal import Decimal
 from enum import StrEnum
 
 from django.conf import settings
+from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
-from django.db.models import Max, Sum
+from django.db.models import Max, Model, Sum
 from django.utils import timezone
 
 from config.celery import enqueue_on_commit
@@ -27,6 +28,7 @@ from refunds.identity import derive_request_id, fingerprint, fingerprint_params
 from refunds.models import RefundConfirmation, RefundEvent, RefundRequest
 from refunds.signals import tell_ticket
 from refunds.transitions import confirmation_transition, refund_transition
+from tickets.models import Ticket
 
 S = RefundRequest.Status
 C = RefundConfirmation.Status
@@ -69,8 +71,9 @@ def _refuse_unless_allowed(evaluation, message: str) -> None:
 
 def _requester_role(refund: RefundRequest) -> str | None:
     """The role the request was proposed with: the run's, else the requester's current one."""
-    if refund.run_id is not None:
-        return refund.run.actor_role
+    run = refund.run
+    if run is not None:
+        return run.actor_role
     return support_role(refund.requested_by)
 
 
@@ -113,8 +116,8 @@ def _proposed_message(refund: RefundRequest, version: int) -> str:
 
 
 @transaction.atomic
-def refund_propose(*, ticket, order: Order, amount: Decimal, reason: str,
-                   explanation: str, requested_by, role: str, run=None,
+def refund_propose(*, ticket: Ticket, order: Order, amount: Decimal, reason: str,
+                   explanation: str, requested_by: User, role: str, run: Model | None = None,
                    now: datetime | None = None) -> Proposal:
     """Create the ticket's open intent on `order`, or make these parameters its next version.
 
@@ -145,15 +148,15 @@ def refund_propose(*, ticket, order: Order, amount: Decimal, reason: str,
                       requested_by=requested_by, role=role, run=run, now=now)
 
 
-def _lock_open_intent(*, ticket, order: Order) -> RefundRequest | None:
+def _lock_open_intent(*, ticket: Ticket, order: Order) -> RefundRequest | None:
     return (RefundRequest.objects.select_for_update(of=("self",))
             .select_related("order", "ticket", "run")
             .filter(ticket=ticket, order=order)
             .exclude(status__in=RefundRequest.SETTLED_STATUSES).first())
 
 
-def _create_intent(*, ticket, order: Order, amount: Decimal, reason: str,
-                   explanation: str, requested_by, role: str, run,
+def _create_intent(*, ticket: Ticket, order: Order, amount: Decimal, reason: str,
+                   explanation: str, requested_by: User, role: str, run: Model | None,
                    now: datetime) -> Proposal:
     settled = (RefundRequest.objects.filter(ticket=ticket, order=order,
                                             status__in=RefundRequest.SETTLED_STATUSES).count())
@@ -165,7 +168,8 @@ def _create_intent(*, ticket, order: Order, amount: Decimal, reason: str,
                                      order_id=order.order_id, n=settled),
         ticket=ticket, order=order, amount=amount, currency=order.currency, reason=reason,
         explanation=explanation, status=S.PENDING_APPROVAL, requested_by=requested_by,
-        run=run, policy_version_id=evaluation.policy_version_id,
+        run_id=run.pk if run is not None else None,
+        policy_version_id=evaluation.policy_version_id,
         policy_evaluation=evaluation.verdicts,
     )
     confirmation = _create_confirmation(refund=refund, version=1, now=now)
@@ -177,7 +181,8 @@ def _create_intent(*, ticket, order: Order, amount: Decimal, reason: str,
 
 
 def _repropose(*, refund: RefundRequest, amount: Decimal, reason: str, explanation: str,
-               requested_by, role: str, run, now: datetime) -> Proposal:
+               requested_by: User, role: str, run: Model | None,
+               now: datetime) -> Proposal:
     """The open intent proposed again. Caller holds SELECT FOR UPDATE on its order and on
     `refund`."""
     if refund.status in IN_FLIGHT_STATUSES:
@@ -205,7 +210,7 @@ def _repropose(*, refund: RefundRequest, amount: Decimal, reason: str, explanati
               "requested_by": requested_by, "policy_version_id": evaluation.policy_version_id,
               "policy_evaluation": evaluation.verdicts}
     if run is not None:
-        fields["run"] = run
+        fields["run_id"] = run.pk
     if refund.status == S.EXPIRED:
         # Expiry is not a decision: nobody looked at it, so the intent may be proposed again.
         if not refund_transition(refund=refund, to_status=S.PENDING_APPROVAL,
@@ -223,7 +228,7 @@ def _repropose(*, refund: RefundRequest, amount: Decimal, reason: str, explanati
     return Proposal(refund=refund, confirmation=confirmation, outcome=outcome)
 
 
-def refund_link_tool_call(*, request_id: str, tool_call) -> None:
+def refund_link_tool_call(*, request_id: str, tool_call: Model, run: Model) -> None:
     """Point a new request at the tool call that proposed it (an agent ToolCallLog row).
 
     Only a request of the call's own run that has no link yet: a later call that only
@@ -231,10 +236,10 @@ def refund_link_tool_call(*, request_id: str, tool_call) -> None:
     run's trail).
     """
     RefundRequest.objects.filter(request_id=request_id, tool_call=None,
-                                 run_id=tool_call.run_id).update(tool_call=tool_call)
+                                 run_id=run.pk).update(tool_call_id=tool_call.pk)
 
 
-def _check_reviewer(*, refund: RefundRequest, reviewer) -> None:
+def _check_reviewer(*, refund: RefundRequest, reviewer: User) -> None:
     """Four eyes: whoever proposed any version of the request may not decide it."""
     if not is_reviewer(reviewer):
         raise ReviewForbidden("Only refund reviewers may decide refunds.")
@@ -275,7 +280,7 @@ def _current_pending(*, refund: RefundRequest, version: int,
 
 
 @transaction.atomic
-def refund_approve(*, refund: RefundRequest, reviewer, version: int, fingerprint: str,
+def refund_approve(*, refund: RefundRequest, reviewer: User, version: int, fingerprint: str,
                    note: str = "", now: datetime | None = None) -> RefundRequest:
     """Approve exactly (refund, version, fingerprint) and enqueue its execution on commit.
 
@@ -331,7 +336,7 @@ def _fingerprint_of(refund: RefundRequest) -> str:
 
 
 @transaction.atomic
-def refund_reject(*, refund: RefundRequest, reviewer, version: int, note: str = "",
+def refund_reject(*, refund: RefundRequest, reviewer: User, version: int, note: str = "",
                   now: datetime | None = None) -> RefundRequest:
     """Reject the current version: the request ends as rejected. Refusals change nothing."""
     now = now or timezone.now()

@@ -9,7 +9,7 @@ from refunds.models import RefundConfirmation, RefundEvent, RefundRequest
 S = RefundRequest.Status
 C = RefundConfirmation.Status
 
-ALLOWED = {
+ALLOWED: dict[str, set[str]] = {
     S.PENDING_APPROVAL: {S.APPROVED, S.REJECTED, S.EXPIRED},
     S.APPROVED: {S.EXECUTING},
     S.EXECUTING: {S.SUCCEEDED, S.FAILED, S.OUTCOME_UNKNOWN, S.PROVIDER_PENDING},
@@ -23,7 +23,7 @@ ALLOWED = {
 
 # A version is decided once: approved or rejected by a reviewer, superseded by a newer version,
 # or expired unanswered. Decided versions never change again.
-CONFIRMATION_ALLOWED = {
+CONFIRMATION_ALLOWED: dict[str, set[str]] = {
     C.PENDING: {C.APPROVED, C.REJECTED, C.SUPERSEDED, C.EXPIRED},
 }
 

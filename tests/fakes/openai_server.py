@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 _ids = itertools.count(1)
+HOST = "127.0.0.1"
 
 
 @dataclass
@@ -92,8 +93,9 @@ class FakeOpenAI:
     # --- lifecycle -----------------------------------------------------------------------
     @property
     def url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+        if self._server is None:
+            raise RuntimeError("the fake OpenAI server is not running: call start() first")
+        return f"http://{HOST}:{self._server.server_port}"
 
     @property
     def base_url(self) -> str:
@@ -138,7 +140,7 @@ class FakeOpenAI:
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (its timeout); nothing to tell it
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server = ThreadingHTTPServer((HOST, 0), Handler)
         self._server.daemon_threads = True
         threading.Thread(target=self._server.serve_forever, name="fake-openai",
                          daemon=True).start()

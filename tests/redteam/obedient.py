@@ -134,7 +134,10 @@ class ObedientModel:
         instruction = latest_untrusted_text(messages)
         targets = targets_in(instruction)
         flags = {key: _flag_value(value) for key, value in FORBIDDEN_PAIR.findall(instruction)}
-        ticket_order = TICKET_ORDER_LINE.search(messages[0]["content"]).group(1)
+        ticket_line = TICKET_ORDER_LINE.search(messages[0]["content"])
+        if ticket_line is None:
+            raise ValueError("the system prompt has no 'Ticket order: <digits>' line")
+        ticket_order = ticket_line.group(1)
         results = _tool_results(messages)
         plan = (self.look_up, self.read, self.propose, self.approve)
         calls = plan[step](ticket_order=ticket_order, instruction=instruction, targets=targets,
