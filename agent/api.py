@@ -32,11 +32,14 @@ STREAM_MAX_S = 600.0
 AFTER_PARAMETER = OpenApiParameter("after", int, description="only events with a larger seq")
 READ_ERRORS = error_responses(401, 403, 404, e404="No such run.")
 # OpenAPI 3.0 describes a text/event-stream by the schema of one event.
-SSE_EVENT = inline_serializer("RunEventFrame", {
-    "id": serializers.CharField(help_text="the event's seq; resume with Last-Event-ID"),
-    "event": serializers.CharField(help_text="the event type"),
-    "data": serializers.CharField(help_text="the event as JSON: {seq, type, data, created_at}"),
-})
+SSE_EVENT = inline_serializer(
+    "RunEventFrame",
+    {
+        "id": serializers.CharField(help_text="the event's seq; resume with Last-Event-ID"),
+        "event": serializers.CharField(help_text="the event type"),
+        "data": serializers.CharField(help_text="the event as JSON: {seq, type, data, created_at}"),
+    },
+)
 
 
 def _run_or_404(run_id) -> AgentRun:
@@ -57,16 +60,21 @@ def _seq(value, *, field: str = "after") -> int:
 class RunStartApi(APIView):
     permission_classes = [CanRunAssistant]
 
-    @extend_schema(request=RunStartSerializer,
-                   responses={202: RunSerializer,
-                              **error_responses(400, 401, 403, 404, e404="No such ticket.")},
-                   summary="Ask the assistant; the run proceeds in the background")
+    @extend_schema(
+        request=RunStartSerializer,
+        responses={
+            202: RunSerializer,
+            **error_responses(400, 401, 403, 404, e404="No such ticket."),
+        },
+        summary="Ask the assistant; the run proceeds in the background",
+    )
     def post(self, request, reference: str):
         ticket = get_object_or_404(Ticket, reference=reference)
         serializer = RunStartSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        run = services.run_start(ticket=ticket, user=request.user,
-                                 message=serializer.validated_data["message"])
+        run = services.run_start(
+            ticket=ticket, user=request.user, message=serializer.validated_data["message"]
+        )
         return Response(RunSerializer(run).data, status=status.HTTP_202_ACCEPTED)
 
 
@@ -77,9 +85,10 @@ class RunDetailApi(APIView):
 
 
 class RunEventsApi(APIView):
-    @extend_schema(parameters=[AFTER_PARAMETER],
-                   responses={200: RunEventSerializer(many=True), **error_responses(400),
-                              **READ_ERRORS})
+    @extend_schema(
+        parameters=[AFTER_PARAMETER],
+        responses={200: RunEventSerializer(many=True), **error_responses(400), **READ_ERRORS},
+    )
     def get(self, request, run_id):
         run = _run_or_404(run_id)
         events = run_selectors.run_events(run=run, after=_seq(request.query_params.get("after")))
@@ -126,28 +135,40 @@ def event_stream(run: AgentRun, after: int):
 class RunEventStreamApi(APIView):
     renderer_classes = [JSONRenderer, EventStreamRenderer]
 
-    @extend_schema(parameters=[AFTER_PARAMETER],
-                   responses={(200, "text/event-stream"): SSE_EVENT,
-                              **error_responses(400), **READ_ERRORS},
-                   summary="The run's events as server-sent events; resumes after Last-Event-ID")
+    @extend_schema(
+        parameters=[AFTER_PARAMETER],
+        responses={(200, "text/event-stream"): SSE_EVENT, **error_responses(400), **READ_ERRORS},
+        summary="The run's events as server-sent events; resumes after Last-Event-ID",
+    )
     def get(self, request, run_id):
         run = _run_or_404(run_id)
         last_event_id = request.headers.get("Last-Event-ID")
-        after = (_seq(last_event_id, field="Last-Event-ID") if last_event_id
-                 else _seq(request.query_params.get("after")))
-        response = StreamingHttpResponse(event_stream(run, after),
-                                         content_type="text/event-stream")
+        after = (
+            _seq(last_event_id, field="Last-Event-ID")
+            if last_event_id
+            else _seq(request.query_params.get("after"))
+        )
+        response = StreamingHttpResponse(event_stream(run, after), content_type="text/event-stream")
         response["Cache-Control"] = "no-cache"
         response["X-Accel-Buffering"] = "no"
         return response
 
 
 class RunCancelApi(APIView):
-    @extend_schema(request=None,
-                   responses={200: RunSerializer, **READ_ERRORS, **error_responses(
-                       403, 409, e403="Neither the starter nor a supervisor.",
-                       e409="The run already ended.")},
-                   summary="Cancel a run (the agent who started it, or a supervisor)")
+    @extend_schema(
+        request=None,
+        responses={
+            200: RunSerializer,
+            **READ_ERRORS,
+            **error_responses(
+                403,
+                409,
+                e403="Neither the starter nor a supervisor.",
+                e409="The run already ended.",
+            ),
+        },
+        summary="Cancel a run (the agent who started it, or a supervisor)",
+    )
     def post(self, request, run_id):
         run = services.run_request_cancel(run=_run_or_404(run_id), user=request.user)
         return Response(RunSerializer(run).data)

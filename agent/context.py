@@ -26,10 +26,10 @@ class RunContext:
         ticket moved to another customer mid-run must not widen what the next step sees."""
         ticket = Ticket.objects.select_related("customer", "order").get(pk=run.ticket_id)
         # Runs from before the customer was bound carry none: the ticket's is all there is.
-        customer = (Customer.objects.get(pk=run.customer_id) if run.customer_id
-                    else ticket.customer)
-        return cls(run=run, actor=run.started_by, role=run.actor_role, ticket=ticket,
-                   customer=customer)
+        customer = Customer.objects.get(pk=run.customer_id) if run.customer_id else ticket.customer
+        return cls(
+            run=run, actor=run.started_by, role=run.actor_role, ticket=ticket, customer=customer
+        )
 
     @property
     def ticket_order_id(self) -> str | None:

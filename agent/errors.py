@@ -34,7 +34,11 @@ class ToolError(Exception):
         super().__init__(self.message)
 
     def as_result(self) -> dict:
-        error = {"code": self.code, "message": self.message, "retryable": self.retryable,
-                 "next_actions": list(self.next_actions)}
+        error = {
+            "code": self.code,
+            "message": self.message,
+            "retryable": self.retryable,
+            "next_actions": list(self.next_actions),
+        }
         error.update(self.extra)
         return {"ok": False, "error": error}

@@ -56,16 +56,24 @@ class Outcome:
     error_code: str = ""
 
 
-def _failure(code: str, message: str, *, retryable: bool = False,
-             next_actions: list[str] | None = None, **extra) -> Outcome:
-    error = ToolError(code, message, retryable=retryable, next_actions=next_actions or [],
-                      extra=extra)
+def _failure(
+    code: str,
+    message: str,
+    *,
+    retryable: bool = False,
+    next_actions: list[str] | None = None,
+    **extra,
+) -> Outcome:
+    error = ToolError(
+        code, message, retryable=retryable, next_actions=next_actions or [], extra=extra
+    )
     # Messages may quote what the model sent (a tool name, argument names): clean them too.
     return Outcome(result=_jsonable(error.as_result()), retryable=retryable, error_code=code)
 
 
-def execute_tool_call(ctx: RunContext, *, tool_call_id: str, name: str,
-                      arguments_raw: str, position_in_reply: int = 0) -> dict:
+def execute_tool_call(
+    ctx: RunContext, *, tool_call_id: str, name: str, arguments_raw: str, position_in_reply: int = 0
+) -> dict:
     """Run one tool call of `ctx.run` and return the result to send back to the model.
 
     `position_in_reply` is the call's index among the tool calls of its model reply: calls
@@ -84,50 +92,74 @@ def execute_tool_call(ctx: RunContext, *, tool_call_id: str, name: str,
         return logged
     started = time.monotonic()
     arguments_raw = arguments_raw or ""
-    outcome = _decide(ctx, name=name or "", arguments_raw=arguments_raw,
-                      position_in_reply=position_in_reply)
-    return _record(ctx, tool_call_id=tool_call_id, name=name or "",
-                   arguments_raw=arguments_raw, outcome=outcome, started=started)
+    outcome = _decide(
+        ctx, name=name or "", arguments_raw=arguments_raw, position_in_reply=position_in_reply
+    )
+    return _record(
+        ctx,
+        tool_call_id=tool_call_id,
+        name=name or "",
+        arguments_raw=arguments_raw,
+        outcome=outcome,
+        started=started,
+    )
 
 
-def _decide(ctx: RunContext, *, name: str, arguments_raw: str,
-            position_in_reply: int) -> Outcome:
+def _decide(ctx: RunContext, *, name: str, arguments_raw: str, position_in_reply: int) -> Outcome:
     if _cancelled(ctx.run):
         return _failure(ErrorCode.CANCELLED, "The run was cancelled; no tool was executed.")
     limit = settings.AGENT_MAX_TOOL_CALLS_PER_STEP
     if position_in_reply >= limit:
-        return _failure(ErrorCode.TOO_MANY_CALLS,
-                        f"One reply may make at most {limit} tool calls; only the first "
-                        f"{limit} were run. Make this call again in your next reply if you "
-                        "still need it.", retryable=True)
+        return _failure(
+            ErrorCode.TOO_MANY_CALLS,
+            f"One reply may make at most {limit} tool calls; only the first "
+            f"{limit} were run. Make this call again in your next reply if you "
+            "still need it.",
+            retryable=True,
+        )
 
     tool = get_tool(name)
     if tool is None:
         similar = difflib.get_close_matches(name, tool_names(ctx.role), n=3, cutoff=0.6)
         shown = clean_text(name)[:TEXT_LIMIT]
         hint = f" Did you mean: {', '.join(similar)}?" if similar else ""
-        return _failure(ErrorCode.UNKNOWN_TOOL, f"There is no tool named {shown!r}.{hint}",
-                        next_actions=similar, similar=similar,
-                        available=tool_names(ctx.role))
+        return _failure(
+            ErrorCode.UNKNOWN_TOOL,
+            f"There is no tool named {shown!r}.{hint}",
+            next_actions=similar,
+            similar=similar,
+            available=tool_names(ctx.role),
+        )
     if ctx.role not in tool.roles:
-        return _failure(ErrorCode.PERMISSION_DENIED,
-                        f"The {ctx.role} role may not use {tool.name}. Tell the user that a "
-                        "support agent or supervisor has to do this.")
+        return _failure(
+            ErrorCode.PERMISSION_DENIED,
+            f"The {ctx.role} role may not use {tool.name}. Tell the user that a "
+            "support agent or supervisor has to do this.",
+        )
 
     if len(arguments_raw) > MAX_ARGUMENTS_CHARS:
-        return _failure(ErrorCode.ARGUMENTS_TOO_LARGE,
-                        f"The arguments are {len(arguments_raw)} characters long; at most "
-                        f"{MAX_ARGUMENTS_CHARS} are read. Send only the fields of the "
-                        f"{tool.name} schema.", next_actions=[tool.name])
+        return _failure(
+            ErrorCode.ARGUMENTS_TOO_LARGE,
+            f"The arguments are {len(arguments_raw)} characters long; at most "
+            f"{MAX_ARGUMENTS_CHARS} are read. Send only the fields of the "
+            f"{tool.name} schema.",
+            next_actions=[tool.name],
+        )
 
     parsed, problem = _parse(arguments_raw)
     if problem:
-        return _failure(ErrorCode.BAD_JSON, f"The arguments are not valid JSON: {problem}. "
-                        "Send one JSON object.", next_actions=[tool.name])
+        return _failure(
+            ErrorCode.BAD_JSON,
+            f"The arguments are not valid JSON: {problem}. Send one JSON object.",
+            next_actions=[tool.name],
+        )
     arguments = _jsonable(parsed)
     if not isinstance(parsed, dict):
-        outcome = _failure(ErrorCode.BAD_JSON, "The arguments must be a JSON object, not "
-                           f"{json_type_name(parsed)}.", next_actions=[tool.name])
+        outcome = _failure(
+            ErrorCode.BAD_JSON,
+            f"The arguments must be a JSON object, not {json_type_name(parsed)}.",
+            next_actions=[tool.name],
+        )
         outcome.arguments = arguments
         return outcome
 
@@ -137,7 +169,8 @@ def _decide(ctx: RunContext, *, name: str, arguments_raw: str,
             ErrorCode.INVALID_ARGUMENTS,
             f"The arguments do not fit the {tool.name} schema: "
             + "; ".join(f"{key}: {message}" for key, message in field_errors.items()),
-            next_actions=[tool.name], field_errors=field_errors,
+            next_actions=[tool.name],
+            field_errors=field_errors,
         )
         outcome.arguments = arguments
         outcome.args_digest = _digest(arguments)
@@ -145,10 +178,12 @@ def _decide(ctx: RunContext, *, name: str, arguments_raw: str,
 
     digest = _digest(_jsonable(clean))
     if _identical_calls(ctx.run, tool.name, digest) >= MAX_IDENTICAL_CALLS:
-        outcome = _failure(ErrorCode.REPEATED_CALL,
-                           f"This exact {tool.name} call was already made "
-                           f"{MAX_IDENTICAL_CALLS} times in this run; use those results "
-                           "instead of calling it again.")
+        outcome = _failure(
+            ErrorCode.REPEATED_CALL,
+            f"This exact {tool.name} call was already made "
+            f"{MAX_IDENTICAL_CALLS} times in this run; use those results "
+            "instead of calling it again.",
+        )
     else:
         outcome = _run_handler(ctx, tool, clean)
     outcome.arguments = arguments
@@ -166,11 +201,15 @@ def _identical_calls(run: AgentRun, name: str, digest: str) -> int:
 
 
 def _logged_result(run: AgentRun, tool_call_id: str) -> dict | None:
-    return (ToolCallLog.objects.filter(run=run, tool_call_id=tool_call_id)
-            .values_list("result", flat=True).first())
+    return (
+        ToolCallLog.objects.filter(run=run, tool_call_id=tool_call_id)
+        .values_list("result", flat=True)
+        .first()
+    )
 
 
 # --- Parsing and canonical form ---------------------------------------------------------------
+
 
 def _reject_duplicate_keys(pairs: list[tuple]) -> dict:
     keys = [key for key, _ in pairs]
@@ -185,8 +224,12 @@ def _parse(raw: str) -> tuple[object, str]:
     if not raw.strip():
         return {}, ""
     try:
-        parsed = json.loads(raw, parse_float=Decimal, parse_constant=Decimal,
-                            object_pairs_hook=_reject_duplicate_keys)
+        parsed = json.loads(
+            raw,
+            parse_float=Decimal,
+            parse_constant=Decimal,
+            object_pairs_hook=_reject_duplicate_keys,
+        )
     except json.JSONDecodeError as exc:
         return None, f"{exc.msg} at position {exc.pos}"
     except (ValueError, RecursionError):
@@ -244,20 +287,26 @@ def _json_default(value):
 
 
 def _dumps(value) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False,
-                      default=_json_default)
+    return json.dumps(
+        value, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=_json_default
+    )
 
 
 # --- Running the handler ----------------------------------------------------------------------
 
+
 def _internal_error(tool: Tool) -> Outcome:
     if tool.kind == ToolKind.WRITE:
-        return _failure(ErrorCode.INTERNAL_ERROR,
-                        "The tool failed on our side. Whether anything was recorded is not "
-                        "known; check with get_refund_status before doing anything else.",
-                        next_actions=["get_refund_status"])
-    return _failure(ErrorCode.INTERNAL_ERROR,
-                    "The tool failed on our side. Continue without it or tell the user.")
+        return _failure(
+            ErrorCode.INTERNAL_ERROR,
+            "The tool failed on our side. Whether anything was recorded is not "
+            "known; check with get_refund_status before doing anything else.",
+            next_actions=["get_refund_status"],
+        )
+    return _failure(
+        ErrorCode.INTERNAL_ERROR,
+        "The tool failed on our side. Continue without it or tell the user.",
+    )
 
 
 def _run_handler(ctx: RunContext, tool: Tool, arguments: dict) -> Outcome:
@@ -282,20 +331,31 @@ def _run_handler(ctx: RunContext, tool: Tool, arguments: dict) -> Outcome:
 
     threading.Thread(target=call, name=f"tool-{tool.name}", daemon=True).start()
     if not finished.wait(settings.TOOL_TIMEOUT_S):
-        logger.warning("Tool %s timed out after %ss (run %s)", tool.name,
-                       settings.TOOL_TIMEOUT_S, ctx.run.pk)
+        logger.warning(
+            "Tool %s timed out after %ss (run %s)", tool.name, settings.TOOL_TIMEOUT_S, ctx.run.pk
+        )
         if tool.kind == ToolKind.WRITE:
-            return _failure(ErrorCode.TOOL_TIMEOUT,
-                            f"{tool.name} did not answer in time. Its outcome is unknown: it "
-                            "may or may not have been recorded. Call get_refund_status; do "
-                            "not call it again blindly.",
-                            next_actions=["get_refund_status"], status="unknown")
-        return _failure(ErrorCode.TOOL_TIMEOUT, f"{tool.name} did not answer in time.",
-                        retryable=True, next_actions=[tool.name])
+            return _failure(
+                ErrorCode.TOOL_TIMEOUT,
+                f"{tool.name} did not answer in time. Its outcome is unknown: it "
+                "may or may not have been recorded. Call get_refund_status; do "
+                "not call it again blindly.",
+                next_actions=["get_refund_status"],
+                status="unknown",
+            )
+        return _failure(
+            ErrorCode.TOOL_TIMEOUT,
+            f"{tool.name} did not answer in time.",
+            retryable=True,
+            next_actions=[tool.name],
+        )
     if "refusal" in box:
         refusal = box["refusal"]
-        return Outcome(result=_jsonable(refusal.as_result()), retryable=refusal.retryable,
-                       error_code=refusal.code)
+        return Outcome(
+            result=_jsonable(refusal.as_result()),
+            retryable=refusal.retryable,
+            error_code=refusal.code,
+        )
     data = box.get("data")
     if not isinstance(data, dict):
         if "data" in box:
@@ -316,10 +376,14 @@ def _run_handler(ctx: RunContext, tool: Tool, arguments: dict) -> Outcome:
 def truncated(text: str) -> dict:
     """The shape of a success result whose JSON is longer than MAX_RESULT_CHARS: the longest
     prefix of that JSON, as a string, that keeps the whole answer within the cap."""
-    result = {"ok": True, "truncated": True, "total": len(text),
-              "message": f"The result was longer than {MAX_RESULT_CHARS} characters and was "
-                         "cut. Ask for less (a smaller limit or a narrower query).",
-              "content": ""}
+    result = {
+        "ok": True,
+        "truncated": True,
+        "total": len(text),
+        "message": f"The result was longer than {MAX_RESULT_CHARS} characters and was "
+        "cut. Ask for less (a smaller limit or a narrower query).",
+        "content": "",
+    }
     fits, too_long = 0, min(len(text), MAX_RESULT_CHARS)
     while fits < too_long:
         # Escaping makes the size non-linear in the prefix length: search for the longest fit.
@@ -335,14 +399,30 @@ def truncated(text: str) -> dict:
 
 # --- The log ----------------------------------------------------------------------------------
 
-def _record(ctx: RunContext, *, tool_call_id: str, name: str, arguments_raw: str,
-            outcome: Outcome, started: float) -> dict:
+
+def _record(
+    ctx: RunContext,
+    *,
+    tool_call_id: str,
+    name: str,
+    arguments_raw: str,
+    outcome: Outcome,
+    started: float,
+) -> dict:
     row = ToolCallLog(
-        run=ctx.run, ticket=ctx.ticket, tool_call_id=tool_call_id,
-        tool_name=clean_text(name)[:TEXT_LIMIT], arguments=outcome.arguments,
-        arguments_raw=clean_text(arguments_raw), args_digest=outcome.args_digest,
-        ok=outcome.result["ok"], result=outcome.result, error_code=outcome.error_code,
-        retryable=outcome.retryable, actor=ctx.actor, actor_role=ctx.role,
+        run=ctx.run,
+        ticket=ctx.ticket,
+        tool_call_id=tool_call_id,
+        tool_name=clean_text(name)[:TEXT_LIMIT],
+        arguments=outcome.arguments,
+        arguments_raw=clean_text(arguments_raw),
+        args_digest=outcome.args_digest,
+        ok=outcome.result["ok"],
+        result=outcome.result,
+        error_code=outcome.error_code,
+        retryable=outcome.retryable,
+        actor=ctx.actor,
+        actor_role=ctx.role,
         elapsed_ms=round((time.monotonic() - started) * 1000),
     )
     tool = get_tool(row.tool_name)

@@ -35,5 +35,6 @@ class Provider(Protocol):
     name: str
     model: str
 
-    def complete(self, *, messages: list[dict], tools: list[dict],
-                 tool_choice: str = "auto") -> ModelReply: ...
+    def complete(
+        self, *, messages: list[dict], tools: list[dict], tool_choice: str = "auto"
+    ) -> ModelReply: ...

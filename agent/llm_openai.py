@@ -33,8 +33,9 @@ class OpenAIProvider:
             max_retries=0,
         )
 
-    def complete(self, *, messages: list[dict], tools: list[dict],
-                 tool_choice: str = "auto") -> ModelReply:
+    def complete(
+        self, *, messages: list[dict], tools: list[dict], tool_choice: str = "auto"
+    ) -> ModelReply:
         options: dict = {}
         if tools:
             options = {"tools": tools, "tool_choice": tool_choice, "parallel_tool_calls": True}
@@ -43,21 +44,29 @@ class OpenAIProvider:
             # the SDK types `messages` as a union of per-role TypedDicts that a plain dict
             # cannot match without rebuilding every message.
             response = self.client.chat.completions.create(
-                model=self.model, messages=messages, **options)  # type: ignore[arg-type]
+                model=self.model,
+                messages=messages,  # type: ignore[arg-type]
+                **options,
+            )
         except openai.APITimeoutError as exc:
-            raise ModelError(f"the model did not answer within {settings.LLM_TIMEOUT_S:g}s",
-                             retryable=True) from exc
+            raise ModelError(
+                f"the model did not answer within {settings.LLM_TIMEOUT_S:g}s", retryable=True
+            ) from exc
         except openai.APIConnectionError as exc:
             raise ModelError("the model endpoint could not be reached", retryable=True) from exc
         except openai.RateLimitError as exc:
-            raise ModelError("the model endpoint is rate limiting us (HTTP 429)",
-                             retryable=True) from exc
+            raise ModelError(
+                "the model endpoint is rate limiting us (HTTP 429)", retryable=True
+            ) from exc
         except openai.InternalServerError as exc:
-            raise ModelError(f"the model endpoint failed (HTTP {exc.status_code})",
-                             retryable=True) from exc
+            raise ModelError(
+                f"the model endpoint failed (HTTP {exc.status_code})", retryable=True
+            ) from exc
         except openai.APIStatusError as exc:
-            raise ModelError(f"the model endpoint refused the request (HTTP {exc.status_code}): "
-                             f"{_detail(exc)}", retryable=False) from exc
+            raise ModelError(
+                f"the model endpoint refused the request (HTTP {exc.status_code}): {_detail(exc)}",
+                retryable=False,
+            ) from exc
         except (openai.APIResponseValidationError, ValueError) as exc:
             raise malformed(_detail(exc)) from exc
         except openai.OpenAIError as exc:
@@ -90,8 +99,13 @@ def parse_completion(response) -> ModelReply:
             arguments = json.dumps(arguments, ensure_ascii=False)
         if not isinstance(arguments, str):
             raise malformed("tool call arguments that are neither text nor an object")
-        tool_calls.append({"id": call.id, "type": "function",
-                           "function": {"name": name, "arguments": arguments.strip() or "{}"}})
+        tool_calls.append(
+            {
+                "id": call.id,
+                "type": "function",
+                "function": {"name": name, "arguments": arguments.strip() or "{}"},
+            }
+        )
     content = getattr(message, "content", None)
     if content is not None and not isinstance(content, str):
         raise malformed("message content is not text")

@@ -24,13 +24,19 @@ class AgentRun(models.Model):
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     ticket = models.ForeignKey("tickets.Ticket", on_delete=models.CASCADE, related_name="runs")
-    started_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT,
-                                   related_name="agent_runs")
+    started_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="agent_runs"
+    )
     # The ticket's customer when the run started: the scope of every step, whatever happens
     # to the ticket afterwards (DESIGN §1, invariant 2). Null only on runs from before it was
     # recorded.
-    customer = models.ForeignKey("orders.Customer", on_delete=models.PROTECT, null=True,
-                                 blank=True, related_name="agent_runs")
+    customer = models.ForeignKey(
+        "orders.Customer",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="agent_runs",
+    )
     actor_role = models.CharField(max_length=16, choices=Role.choices)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
     stop_reason = models.CharField(max_length=16, choices=StopReason.choices, blank=True)
@@ -112,8 +118,9 @@ class ToolCallLog(models.Model):
     """Exactly one row per tool call, whatever its outcome (DESIGN §1, invariant 3)."""
 
     run = models.ForeignKey(AgentRun, on_delete=models.CASCADE, related_name="tool_calls")
-    ticket = models.ForeignKey("tickets.Ticket", on_delete=models.CASCADE,
-                               related_name="tool_calls")
+    ticket = models.ForeignKey(
+        "tickets.Ticket", on_delete=models.CASCADE, related_name="tool_calls"
+    )
     tool_call_id = models.CharField(max_length=100)
     tool_name = models.CharField(max_length=100)
     arguments = models.JSONField(null=True, blank=True)
@@ -123,8 +130,9 @@ class ToolCallLog(models.Model):
     result = models.JSONField()
     error_code = models.CharField(max_length=40, blank=True)
     retryable = models.BooleanField(default=False)
-    actor = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT,
-                              related_name="tool_calls")
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="tool_calls"
+    )
     actor_role = models.CharField(max_length=16)
     elapsed_ms = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -132,8 +140,9 @@ class ToolCallLog(models.Model):
     class Meta:
         ordering = ["created_at", "id"]
         constraints = [
-            models.UniqueConstraint(fields=["run", "tool_call_id"],
-                                    name="tool_call_log_run_call_unique"),
+            models.UniqueConstraint(
+                fields=["run", "tool_call_id"], name="tool_call_log_run_call_unique"
+            ),
         ]
 
     def __str__(self) -> str:

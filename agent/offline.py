@@ -43,27 +43,39 @@ _CENTS = Decimal("0.01")
 # "refund policy", "refund status" and the like name a topic, not a request.
 _REFUND_WORDS = re.compile(
     r"\b(?:refund\w*+|reimburs\w*+|money back|pay (?:her|him|them|the customer) back)\b"
-    r"(?!\s+(?:polic\w*|window|rules?|status|eligibility|requests?|history|options?)\b)", re.I)
+    r"(?!\s+(?:polic\w*|window|rules?|status|eligibility|requests?|history|options?)\b)",
+    re.I,
+)
 _REFUND_NEGATED = re.compile(
     r"\b(?:don'?t|do not|never|no|without|hold off(?: on)?|(?:should|must|can|do)(?:n'?t| not)"
     r"|not yet)\s+(?:(?:issue|propose|create|give|make|process|start|a|any|the|them|it)\s+)"
-    r"{0,2}(?:refund\w*|reimburs\w*|money back)", re.I)
+    r"{0,2}(?:refund\w*|reimburs\w*|money back)",
+    re.I,
+)
 _REFUND_COMMAND = re.compile(
     r"\b(?:please|go ahead|propose|issue|create|process|start)\b[^.?!]*\b(?:refund|reimburs)"
-    r"|\brefund (?:it|them|this|that|the order|the customer|him|her|in full)\b", re.I)
+    r"|\brefund (?:it|them|this|that|the order|the customer|him|her|in full)\b",
+    re.I,
+)
 # A question ("can she get her money back?") asks for facts unless it also says what to do.
 _QUESTION = re.compile(r"\?|\beligib\w*", re.I)
 _POLICY_TOPIC = re.compile(
     r"\b(?:refund\w*|return\w*|reimburs\w*|money back|broken|damaged|cracked|shattered|"
     r"defective|faulty|in pieces|never arrived|not arrived|(?:hasn'?t|has not|didn'?t|did not)"
-    r" arrive\w*|not received|never received|lost|wrong|eligib\w*|polic\w*)\b", re.I)
+    r" arrive\w*|not received|never received|lost|wrong|eligib\w*|polic\w*)\b",
+    re.I,
+)
 _DAMAGED = re.compile(
     r"\b(?:broken|damaged|cracked|shattered|smashed|in pieces|defective|faulty|"
-    r"stopped working|(?:does ?n[o']?t|not) work\w*)\b", re.I)
+    r"stopped working|(?:does ?n[o']?t|not) work\w*)\b",
+    re.I,
+)
 _NOT_RECEIVED = re.compile(
     r"\b(?:never (?:arrived|came|received|delivered)|not (?:arrived|received|delivered)|"
     r"(?:hasn'?t|has not|didn'?t|did not|haven'?t|have not) (?:arrived|been delivered|"
-    r"received|come)|lost|missing)\b", re.I)
+    r"received|come)|lost|missing)\b",
+    re.I,
+)
 _WRONG_ITEM = re.compile(r"\bwrong\b|\bnot what (?:she|he|they|the customer|i|we) ordered\b", re.I)
 _AMOUNT = re.compile(
     r"(?:[¥￥$€£]|\b(?:cny|rmb|usd|eur)\s?)\s*(?P<a>\d+(?:\.\d{1,2})?)\b"
@@ -125,7 +137,8 @@ def _text(content) -> str:
         return content
     if isinstance(content, list):
         return "\n".join(
-            part.get("text", "") if isinstance(part, dict) else str(part) for part in content)
+            part.get("text", "") if isinstance(part, dict) else str(part) for part in content
+        )
     return str(content)
 
 
@@ -139,8 +152,10 @@ def _parse_result(content: str) -> dict:
             continue
         if isinstance(value, dict):
             return value
-    return {"ok": False, "error": {"code": "UNREADABLE_RESULT",
-                                   "message": "the tool result was not JSON"}}
+    return {
+        "ok": False,
+        "error": {"code": "UNREADABLE_RESULT", "message": "the tool result was not JSON"},
+    }
 
 
 def _parse_arguments(raw) -> dict | None:
@@ -165,7 +180,8 @@ def read_transcript(messages: list[dict]) -> Transcript:
             system_lines.append(strip_untrusted(content))
         if role in ("system", "developer", "user"):
             transcript.untrusted_texts += [
-                (_place(label), body) for label, body in labelled_untrusted_blocks(content)]
+                (_place(label), body) for label, body in labelled_untrusted_blocks(content)
+            ]
         if role == "user" and strip_untrusted(content).strip():
             transcript.request = " ".join(strip_untrusted(content).split())
             turn_start = index
@@ -188,8 +204,11 @@ def read_transcript(messages: list[dict]) -> Transcript:
                 if index < turn_start:
                     continue
                 function = tool_call.get("function") or {}
-                call = Call(id=str(tool_call.get("id", "")), name=function.get("name", ""),
-                            arguments=_parse_arguments(function.get("arguments")))
+                call = Call(
+                    id=str(tool_call.get("id", "")),
+                    name=function.get("name", ""),
+                    arguments=_parse_arguments(function.get("arguments")),
+                )
                 by_id[call.id] = call
                 transcript.calls.append(call)
         elif message.get("role") == "tool" and index > turn_start:
@@ -200,7 +219,7 @@ def read_transcript(messages: list[dict]) -> Transcript:
 
 
 def _place(label: str) -> str:
-    """"customer_message_2026-11-29_14_04" -> "customer message": where, not when."""
+    """ "customer_message_2026-11-29_14_04" -> "customer message": where, not when."""
     prefix = re.match(r"[a-z_]*", label)
     words = prefix.group(0).strip("_") if prefix else ""
     return words.replace("_", " ") or "untrusted text"
@@ -260,8 +279,11 @@ def read_intent(request: str) -> Intent:
     else:
         reason = "other"
     return Intent(
-        wants_refund=(asks_refund and not declined
-                      and (not only_asking or bool(_REFUND_COMMAND.search(request)))),
+        wants_refund=(
+            asks_refund
+            and not declined
+            and (not only_asking or bool(_REFUND_COMMAND.search(request)))
+        ),
         policy_topic=bool(_POLICY_TOPIC.search(request)),
         reason=reason,
         amount=amount,
@@ -288,8 +310,9 @@ class OfflinePlanner:
     name = "offline"
     model = "offline-planner-v1"
 
-    def complete(self, *, messages: list[dict], tools: list[dict],
-                 tool_choice: str = "auto") -> ModelReply:
+    def complete(
+        self, *, messages: list[dict], tools: list[dict], tool_choice: str = "auto"
+    ) -> ModelReply:
         transcript = read_transcript(messages)
         offered = _tool_names(tools)
         may_call = tool_choice != "none" and bool(offered)
@@ -298,20 +321,33 @@ class OfflinePlanner:
         if move.tool is not None:
             arguments = _arguments_json(move.arguments)
             call_id = _call_id(messages, transcript.total_tool_calls + 1)
-            tool_call = {"id": call_id, "type": "function",
-                         "function": {"name": move.tool, "arguments": arguments}}
-            return ModelReply(content="", tool_calls=[tool_call], finish_reason="tool_calls",
-                              tokens_in=tokens_in, tokens_out=len(arguments) // 4 + 1)
+            tool_call = {
+                "id": call_id,
+                "type": "function",
+                "function": {"name": move.tool, "arguments": arguments},
+            }
+            return ModelReply(
+                content="",
+                tool_calls=[tool_call],
+                finish_reason="tool_calls",
+                tokens_in=tokens_in,
+                tokens_out=len(arguments) // 4 + 1,
+            )
         answer = compose_answer(transcript, offered)
-        return ModelReply(content=answer, finish_reason="stop", tokens_in=tokens_in,
-                          tokens_out=len(answer) // 4 + 1)
+        return ModelReply(
+            content=answer,
+            finish_reason="stop",
+            tokens_in=tokens_in,
+            tokens_out=len(answer) // 4 + 1,
+        )
 
 
 def _call_id(messages: list[dict], number: int) -> str:
     """Deterministic for one transcript and distinct across a run's steps, also after the
     runtime trimmed old history (a repeated id would make the executor reuse a stale log)."""
-    digest = hashlib.sha256(
-        json.dumps(messages, sort_keys=True, default=str).encode()).hexdigest()[:10]
+    digest = hashlib.sha256(json.dumps(messages, sort_keys=True, default=str).encode()).hexdigest()[
+        :10
+    ]
     return f"call_off_{number}_{digest}"
 
 
@@ -368,8 +404,11 @@ def plan(transcript: Transcript, offered: set[str]) -> Move:
     if order_call is not None and order is None:
         return Move()
 
-    if (intent.policy_topic and "search_policies" in offered
-            and not _attempted(transcript, "search_policies")):
+    if (
+        intent.policy_topic
+        and "search_policies" in offered
+        and not _attempted(transcript, "search_policies")
+    ):
         return Move(tool="search_policies", arguments={"query": _REASON_QUERY[intent.reason]})
 
     if intent.wants_refund and "create_refund" in offered and order is not None:
@@ -377,13 +416,27 @@ def plan(transcript: Transcript, offered: set[str]) -> Move:
         if refund_call is None:
             amount = intent.amount or _money(order.get("refundable_balance"))
             balance = _money(order.get("refundable_balance"))
-            if (amount and amount > 0 and balance and balance > 0
-                    and not intent.partial_without_amount):
-                return Move(tool="create_refund", arguments={
-                    "order_id": order_id, "amount": amount, "reason": intent.reason,
-                    "explanation": _explanation(transcript.request)})
-        elif (_outcome_unknown(refund_call) and "get_refund_status" in offered
-              and not _attempted(transcript, "get_refund_status", order_id)):
+            if (
+                amount
+                and amount > 0
+                and balance
+                and balance > 0
+                and not intent.partial_without_amount
+            ):
+                return Move(
+                    tool="create_refund",
+                    arguments={
+                        "order_id": order_id,
+                        "amount": amount,
+                        "reason": intent.reason,
+                        "explanation": _explanation(transcript.request),
+                    },
+                )
+        elif (
+            _outcome_unknown(refund_call)
+            and "get_refund_status" in offered
+            and not _attempted(transcript, "get_refund_status", order_id)
+        ):
             return Move(tool="get_refund_status", arguments={"order_id": order_id})
     return Move()
 
@@ -445,7 +498,8 @@ def _order_lines(order: dict) -> list[str]:
     items = [
         f"{line.get('name', line.get('sku', 'item'))} x{line.get('quantity', 1)}"
         + (f" ({line['category']})" if line.get("category") else "")
-        for line in order.get("lines") or [] if isinstance(line, dict)
+        for line in order.get("lines") or []
+        if isinstance(line, dict)
     ]
     if items:
         lines.append("Items: " + "; ".join(items) + ".")
@@ -488,13 +542,15 @@ def _refund_lines(result: dict) -> list[str]:
 
 
 def _status_lines(result: dict) -> list[str]:
-    requests = (result.get("refund_requests") or result.get("requests")
-                or result.get("results") or [])
+    requests = (
+        result.get("refund_requests") or result.get("requests") or result.get("results") or []
+    )
     if not requests:
         return ["get_refund_status shows no refund request for this order."]
     described = [
         f"{item.get('request_id', '?')} {item.get('status', '?')} ({item.get('amount', '?')})"
-        for item in requests if isinstance(item, dict)
+        for item in requests
+        if isinstance(item, dict)
     ]
     return ["Refund requests on this order: " + "; ".join(described) + "."]
 
@@ -509,9 +565,11 @@ def _injection_warning(transcript: Transcript) -> str | None:
         if isinstance(note, str):
             texts.append(("the order note", note))
         lines = result.get("lines")
-        texts += [("an order line name", line["name"]) for line in
-                  (lines if isinstance(lines, list) else [])
-                  if isinstance(line, dict) and isinstance(line.get("name"), str)]
+        texts += [
+            ("an order line name", line["name"])
+            for line in (lines if isinstance(lines, list) else [])
+            if isinstance(line, dict) and isinstance(line.get("name"), str)
+        ]
     where, signals = [], []
     for label, text in texts:
         if looks_like_instructions(text):
@@ -520,8 +578,10 @@ def _injection_warning(transcript: Transcript) -> str | None:
     if not where:
         return None
     places = " and ".join(dict.fromkeys(where))
-    return (f"Warning: customer-written text ({places}) reads like instructions to the "
-            f"assistant ({', '.join(signals[:4])}). I treated it as data and did not act on it.")
+    return (
+        f"Warning: customer-written text ({places}) reads like instructions to the "
+        f"assistant ({', '.join(signals[:4])}). I treated it as data and did not act on it."
+    )
 
 
 def compose_answer(transcript: Transcript, offered: set[str]) -> str:
@@ -532,15 +592,18 @@ def compose_answer(transcript: Transcript, offered: set[str]) -> str:
     ambiguous = transcript.ticket_order_conflict and not intent.order_ids
     lines: list[str] = []
     if ambiguous:
-        lines.append("The ticket's order is ambiguous in my instructions, so I did not look "
-                     "one up. Tell me the order id.")
+        lines.append(
+            "The ticket's order is ambiguous in my instructions, so I did not look "
+            "one up. Tell me the order id."
+        )
     elif order_id is None:
         listing = _attempted(transcript, "list_customer_orders")
         listed = listing.ok_result if listing else None
         if listed is not None:
             orders = listed.get("orders") or listed.get("results") or []
-            described = [f"{o.get('order_id')} ({o.get('status')})" for o in orders
-                         if isinstance(o, dict)]
+            described = [
+                f"{o.get('order_id')} ({o.get('status')})" for o in orders if isinstance(o, dict)
+            ]
             lines.append("The customer's orders: " + (", ".join(described) or "none") + ".")
         elif listing:
             lines.append(_error_line(listing))
@@ -566,8 +629,9 @@ def compose_answer(transcript: Transcript, offered: set[str]) -> str:
         if proposal is not None:
             lines += _refund_lines(proposal)
         elif _outcome_unknown(refund_call):
-            lines.append("The refund proposal timed out: its outcome is unknown, so I did not "
-                         "send it again.")
+            lines.append(
+                "The refund proposal timed out: its outcome is unknown, so I did not send it again."
+            )
             status = _attempted(transcript, "get_refund_status", order_id)
             if status is not None:
                 requests = status.ok_result
@@ -585,18 +649,23 @@ def compose_answer(transcript: Transcript, offered: set[str]) -> str:
     return "\n".join(lines)
 
 
-def _why_no_proposal(transcript: Transcript, offered: set[str], intent: Intent,
-                     order: dict | None) -> str:
+def _why_no_proposal(
+    transcript: Transcript, offered: set[str], intent: Intent, order: dict | None
+) -> str:
     if "create_refund" not in offered:
         role = f" ({transcript.actor_role})" if transcript.actor_role else ""
-        return (f"I can't propose a refund: create_refund is not available to your role{role}. "
-                "A support agent or supervisor needs to propose it.")
+        return (
+            f"I can't propose a refund: create_refund is not available to your role{role}. "
+            "A support agent or supervisor needs to propose it."
+        )
     if order is None:
         return "I did not propose a refund because I could not read the order."
     balance = _money(order.get("refundable_balance"))
     if not balance or balance <= 0:
-        return (f"Nothing is left to refund on this order (refundable balance "
-                f"{order.get('refundable_balance', '0.00')}); I did not propose a refund.")
+        return (
+            f"Nothing is left to refund on this order (refundable balance "
+            f"{order.get('refundable_balance', '0.00')}); I did not propose a refund."
+        )
     if intent.partial_without_amount:
         return "Tell me the exact amount to refund and I will propose it."
     return "I did not propose a refund yet; the step limit was reached before I could."

@@ -66,17 +66,24 @@ def customer_fields(ctx: RunContext) -> list[tuple[str, str]]:
     """(label, text) of what the customer wrote about themselves and the ticket (an inbound
     e-mail sets all three): it reaches the model only inside untrusted blocks (DESIGN §1,
     invariant 9)."""
-    return [("customer name", ctx.customer.name), ("customer email", ctx.customer.email),
-            ("ticket subject", ctx.ticket.subject)]
+    return [
+        ("customer name", ctx.customer.name),
+        ("customer email", ctx.customer.email),
+        ("ticket subject", ctx.ticket.subject),
+    ]
 
 
 def system_prompt(ctx: RunContext, *, now: datetime) -> str:
     return SYSTEM_PROMPT.format(
-        now=now.strftime("%Y-%m-%d %H:%M"), username=ctx.actor.get_username(), role=ctx.role,
-        reference=ctx.ticket.reference, customer_id=ctx.customer.pk,
+        now=now.strftime("%Y-%m-%d %H:%M"),
+        username=ctx.actor.get_username(),
+        role=ctx.role,
+        reference=ctx.ticket.reference,
+        customer_id=ctx.customer.pk,
         order_id=ctx.ticket_order_id or "none",
-        customer_fields="\n".join(wrap_untrusted(label, text)
-                                  for label, text in customer_fields(ctx)),
+        customer_fields="\n".join(
+            wrap_untrusted(label, text) for label, text in customer_fields(ctx)
+        ),
     )
 
 
@@ -88,8 +95,7 @@ def ticket_thread(ctx: RunContext) -> tuple[str, bool]:
         stamp = message.created_at.strftime("%Y-%m-%d %H:%M")
         if message.author_kind in UNTRUSTED_AUTHORS:
             suspicious = suspicious or looks_like_instructions(message.body)
-            parts.append(wrap_untrusted(f"{message.author_kind} message, {stamp}",
-                                        message.body))
+            parts.append(wrap_untrusted(f"{message.author_kind} message, {stamp}", message.body))
         else:
             parts.append(f"[{message.author_kind}, {stamp}]\n{message.body}")
     return "\n\n".join(parts), suspicious
@@ -99,8 +105,11 @@ def as_chat_message(message: AgentMessage) -> dict:
     if message.role == AgentMessage.Role.TOOL:
         # Tool results carry customer-written text (order notes, line names, explanations):
         # data, never instructions (DESIGN §1, invariant 9).
-        return {"role": "tool", "tool_call_id": message.tool_call_id,
-                "content": wrap_untrusted("tool_result", message.content)}
+        return {
+            "role": "tool",
+            "tool_call_id": message.tool_call_id,
+            "content": wrap_untrusted("tool_result", message.content),
+        }
     if message.role == AgentMessage.Role.ASSISTANT:
         chat: dict = {"role": "assistant", "content": message.content or None}
         if message.tool_calls:
@@ -121,8 +130,9 @@ def exchanges(transcript: list[AgentMessage]) -> list[list[AgentMessage]]:
     return units
 
 
-def trim_history(transcript: list[AgentMessage], *, budget: int = HISTORY_CHAR_BUDGET
-                 ) -> tuple[list[AgentMessage], int]:
+def trim_history(
+    transcript: list[AgentMessage], *, budget: int = HISTORY_CHAR_BUDGET
+) -> tuple[list[AgentMessage], int]:
     """Keep the first request and as many of the latest exchanges as fit in `budget`
     characters; returns the kept messages and how many were dropped."""
     units = exchanges(transcript)
@@ -169,8 +179,11 @@ def customer_text_in_result(value) -> list[str]:
         if key == "note":
             found += _strings(item)
         elif key == "lines" and isinstance(item, list):
-            found += [line["name"] for line in item
-                      if isinstance(line, dict) and isinstance(line.get("name"), str)]
+            found += [
+                line["name"]
+                for line in item
+                if isinstance(line, dict) and isinstance(line.get("name"), str)
+            ]
         elif key == "items" and isinstance(item, list):
             found += [name for name in item if isinstance(name, str)]
         else:
@@ -191,18 +204,23 @@ def tool_results_look_like_instructions(transcript: list[AgentMessage]) -> bool:
     return False
 
 
-def build_context(ctx: RunContext, *, transcript: list[AgentMessage], now: datetime,
-                  final: bool = False) -> Context:
+def build_context(
+    ctx: RunContext, *, transcript: list[AgentMessage], now: datetime, final: bool = False
+) -> Context:
     thread, suspicious = ticket_thread(ctx)
-    suspicious = suspicious or any(looks_like_instructions(text)
-                                   for _, text in customer_fields(ctx))
+    suspicious = suspicious or any(
+        looks_like_instructions(text) for _, text in customer_fields(ctx)
+    )
     kept, dropped = trim_history(transcript)
-    messages = [{"role": "system", "content": system_prompt(ctx, now=now)},
-                {"role": "system", "content": thread}]
+    messages = [
+        {"role": "system", "content": system_prompt(ctx, now=now)},
+        {"role": "system", "content": thread},
+    ]
     for index, message in enumerate(kept):
         if index == 1 and dropped:
-            messages.append({"role": "system",
-                             "content": f"[{dropped} earlier messages of this run omitted]"})
+            messages.append(
+                {"role": "system", "content": f"[{dropped} earlier messages of this run omitted]"}
+            )
         messages.append(as_chat_message(message))
     if final:
         messages.append({"role": "system", "content": FINAL_CALL_NOTE})

@@ -35,8 +35,7 @@ def call_ids_in(transcript: list[AgentMessage]) -> set[str]:
     return ids
 
 
-def derived_call_id(*, run: AgentRun, step: int, position: int, sent: str,
-                    taken: set[str]) -> str:
+def derived_call_id(*, run: AgentRun, step: int, position: int, sent: str, taken: set[str]) -> str:
     salt = 0
     while True:
         seed = f"{run.pk}|{step}|{position}|{sent}|{salt}".encode("utf-8", "replace")
@@ -46,8 +45,7 @@ def derived_call_id(*, run: AgentRun, step: int, position: int, sent: str,
         salt += 1
 
 
-def safe_reply(reply: ModelReply, *, run: AgentRun, transcript: list[AgentMessage]
-               ) -> ModelReply:
+def safe_reply(reply: ModelReply, *, run: AgentRun, transcript: list[AgentMessage]) -> ModelReply:
     """`reply` as the run may save it; `transcript` is the run's transcript before it."""
     taken = call_ids_in(transcript)
     step = run.step_count + 1
@@ -56,11 +54,17 @@ def safe_reply(reply: ModelReply, *, run: AgentRun, transcript: list[AgentMessag
         sent = str(call.get("id") or "")
         call_id = sent
         if not KEPT_ID.fullmatch(sent) or sent in taken:
-            call_id = derived_call_id(run=run, step=step, position=position, sent=sent,
-                                      taken=taken)
+            call_id = derived_call_id(run=run, step=step, position=position, sent=sent, taken=taken)
         taken.add(call_id)
         function = call["function"]
-        calls.append({"id": call_id, "type": "function", "function": {
-            "name": clean_text(function["name"])[:TEXT_LIMIT],
-            "arguments": clean_text(function["arguments"])}})
+        calls.append(
+            {
+                "id": call_id,
+                "type": "function",
+                "function": {
+                    "name": clean_text(function["name"])[:TEXT_LIMIT],
+                    "arguments": clean_text(function["arguments"]),
+                },
+            }
+        )
     return replace(reply, content=clean_text(reply.content), tool_calls=calls)

@@ -40,6 +40,7 @@ RETRY_BACKOFF_S = (2, 5, 10)
 DATABASE_DISCONNECTS = (OperationalError, InterfaceError)
 DATABASE_RETRY_BACKOFF_S = (1, 3, 10)
 
+
 class StepKind(StrEnum):
     SKIPPED = "skipped"  # another step holds the run, or it ended: nothing was done
     CONTINUE = "continue"  # enqueue the next step
@@ -63,12 +64,16 @@ def new_lease_owner() -> str:
     return uuid.uuid4().hex
 
 
-def advance(*, run_id: uuid.UUID | str, expected_version: int | None = None, attempt: int = 0,
-            owner: str | None = None) -> StepOutcome:
+def advance(
+    *,
+    run_id: uuid.UUID | str,
+    expected_version: int | None = None,
+    attempt: int = 0,
+    owner: str | None = None,
+) -> StepOutcome:
     """Run one step of `run_id`. Precondition: not inside a transaction (tools run here)."""
     owner = owner or new_lease_owner()
-    run = services.run_acquire_lease(run_id=run_id, owner=owner,
-                                     expected_version=expected_version)
+    run = services.run_acquire_lease(run_id=run_id, owner=owner, expected_version=expected_version)
     if run is None:
         return StepOutcome(StepKind.SKIPPED)
     step = Step(run=run, owner=owner)
@@ -78,14 +83,21 @@ def advance(*, run_id: uuid.UUID | str, expected_version: int | None = None, att
         logger.warning("Run %s: lease lost mid-step; the newer step carries on", run_id)
         return StepOutcome(StepKind.SKIPPED)
     except DATABASE_DISCONNECTS as exc:
-        logger.warning("Run %s: database connection lost mid-step (%s); retrying the step",
-                       run_id, " ".join(str(exc).split())[:200])
+        logger.warning(
+            "Run %s: database connection lost mid-step (%s); retrying the step",
+            run_id,
+            " ".join(str(exc).split())[:200],
+        )
         return database_retry(run=run, owner=owner, attempt=attempt)
     except Exception:
         # A bug must not leave the run bouncing between workers forever.
         logger.exception("Run %s: step crashed", run_id)
-        services.run_finish(run=run, owner=owner, stop_reason=AgentRun.StopReason.ERROR,
-                            error="The assistant hit an internal error and stopped.")
+        services.run_finish(
+            run=run,
+            owner=owner,
+            stop_reason=AgentRun.StopReason.ERROR,
+            error="The assistant hit an internal error and stopped.",
+        )
         return StepOutcome(StepKind.FINISHED)
 
 
@@ -113,10 +125,14 @@ def pending_tool_calls(transcript: list[AgentMessage]) -> list[tuple[int, dict]]
     for index in range(len(transcript) - 1, -1, -1):
         message = transcript[index]
         if message.role == AgentMessage.Role.ASSISTANT:
-            answered = {m.tool_call_id for m in transcript[index + 1:]
-                        if m.role == AgentMessage.Role.TOOL}
-            return [(position, call) for position, call in enumerate(message.tool_calls or [])
-                    if call["id"] not in answered]
+            answered = {
+                m.tool_call_id for m in transcript[index + 1 :] if m.role == AgentMessage.Role.TOOL
+            }
+            return [
+                (position, call)
+                for position, call in enumerate(message.tool_calls or [])
+                if call["id"] not in answered
+            ]
     return []
 
 
@@ -186,12 +202,16 @@ def summary_from_tool_log(run: AgentRun, why: str) -> str:
             lines.append(f"- {log.tool_name} {log.arguments_raw or '{}'}: {outcome}")
             approval = approval_details(log.result or {}) if log.ok else None
             if approval:
-                lines.append(f"  proposal {approval.get('request_id', '')} is pending a "
-                             f"reviewer's approval; nothing has been refunded yet")
+                lines.append(
+                    f"  proposal {approval.get('request_id', '')} is pending a "
+                    f"reviewer's approval; nothing has been refunded yet"
+                )
     else:
         lines.append("I did not look anything up.")
-    lines.append("What I did not do: I did not reach a conclusion. Please review the results "
-                 "above, or ask me again with a narrower question.")
+    lines.append(
+        "What I did not do: I did not reach a conclusion. Please review the results "
+        "above, or ask me again with a narrower question."
+    )
     return "\n".join(lines)
 
 
@@ -210,8 +230,12 @@ class Step:
             # The model already answered in a step that died: never ask it again.
             return self.execute_tools(pending)
         if self.run.tokens_in + self.run.tokens_out >= settings.AGENT_TOKEN_BUDGET:
-            return self.complete(AgentRun.StopReason.BUDGET, summary_from_tool_log(
-                self.run, "I stopped because this run used up its token budget."))
+            return self.complete(
+                AgentRun.StopReason.BUDGET,
+                summary_from_tool_log(
+                    self.run, "I stopped because this run used up its token budget."
+                ),
+            )
         final = self.run.step_count >= self.run.max_steps
         return self.call_model(transcript, final=final, attempt=attempt)
 
@@ -219,28 +243,35 @@ class Step:
         """Check the cancel flag; if set, end the run here."""
         if not services.run_is_cancel_requested(run=self.run):
             return False
-        services.run_finish(run=self.run, owner=self.owner,
-                            stop_reason=AgentRun.StopReason.CANCELLED)
+        services.run_finish(
+            run=self.run, owner=self.owner, stop_reason=AgentRun.StopReason.CANCELLED
+        )
         return True
 
     def renew(self, seconds: float) -> None:
         if not services.run_renew_lease(run=self.run, owner=self.owner, seconds=seconds):
             raise LeaseLost
 
-    def call_model(self, transcript: list[AgentMessage], *, final: bool,
-                   attempt: int) -> StepOutcome:
+    def call_model(
+        self, transcript: list[AgentMessage], *, final: bool, attempt: int
+    ) -> StepOutcome:
         context = build_context(self.ctx, transcript=transcript, now=timezone.now(), final=final)
         if context.untrusted_instructions and not self.run.untrusted_instructions:
             services.run_flag_untrusted_instructions(run=self.run)
         self.renew(settings.LLM_TIMEOUT_S)
         if self.cancelled():
             return StepOutcome(StepKind.FINISHED)
-        services.run_event_append(run=self.run, type="model.started",
-                                  data={"step": self.run.step_count + 1, "final": final})
+        services.run_event_append(
+            run=self.run,
+            type="model.started",
+            data={"step": self.run.step_count + 1, "final": final},
+        )
         try:
             reply = get_provider().complete(
-                messages=context.messages, tools=tools_for_role(self.run.actor_role),
-                tool_choice="none" if final else "auto")
+                messages=context.messages,
+                tools=tools_for_role(self.run.actor_role),
+                tool_choice="none" if final else "auto",
+            )
         except ModelError as exc:
             return self.model_failed(exc, attempt=attempt)
         reply = safe_reply(reply, run=self.run, transcript=transcript)
@@ -249,27 +280,32 @@ class Step:
         services.run_record_model_reply(run=self.run, reply=reply, tool_calls=tool_calls)
         if final:
             answer = reply.content.strip() or summary_from_tool_log(
-                self.run, "I reached the step limit for this request before finishing.")
+                self.run, "I reached the step limit for this request before finishing."
+            )
             return self.complete(AgentRun.StopReason.MAX_STEPS, answer)
         if tool_calls:
             return self.execute_tools(list(enumerate(tool_calls)))
         answer = reply.content.strip() or summary_from_tool_log(
-            self.run, "The model ended without an answer.")
+            self.run, "The model ended without an answer."
+        )
         return self.complete(AgentRun.StopReason.FINAL_ANSWER, answer)
 
     def model_failed(self, exc: ModelError, *, attempt: int) -> StepOutcome:
         if exc.retryable and attempt < MODEL_RETRIES:
-            logger.warning("Run %s: %s; retry %d of %d", self.run.pk, exc.message, attempt + 1,
-                           MODEL_RETRIES)
+            logger.warning(
+                "Run %s: %s; retry %d of %d", self.run.pk, exc.message, attempt + 1, MODEL_RETRIES
+            )
             version = services.run_release_lease(run=self.run, owner=self.owner)
             if version is None:
                 raise LeaseLost
-            return StepOutcome(StepKind.RETRY, version=version,
-                               retry_in=RETRY_BACKOFF_S[attempt])
+            return StepOutcome(StepKind.RETRY, version=version, retry_in=RETRY_BACKOFF_S[attempt])
         tries = f" (after {attempt + 1} attempts)" if exc.retryable else ""
-        services.run_finish(run=self.run, owner=self.owner,
-                            stop_reason=AgentRun.StopReason.ERROR,
-                            error=f"The model call failed: {exc.message}{tries}.")
+        services.run_finish(
+            run=self.run,
+            owner=self.owner,
+            stop_reason=AgentRun.StopReason.ERROR,
+            error=f"The model call failed: {exc.message}{tries}.",
+        )
         return StepOutcome(StepKind.FINISHED)
 
     def execute_tools(self, calls: list[tuple[int, dict]]) -> StepOutcome:
@@ -281,17 +317,29 @@ class Step:
                 cancelled = True
             if not cancelled:
                 self.renew(settings.TOOL_TIMEOUT_S)
-                services.run_event_append(run=self.run, type="tool_call.started", data={
-                    "tool_call_id": call["id"], "name": call["function"]["name"],
-                    "summary": describe_call(call)})
+                services.run_event_append(
+                    run=self.run,
+                    type="tool_call.started",
+                    data={
+                        "tool_call_id": call["id"],
+                        "name": call["function"]["name"],
+                        "summary": describe_call(call),
+                    },
+                )
             # On a cancelled run the executor logs the call as CANCELLED without running it.
-            result = execute_tool_call(self.ctx, tool_call_id=call["id"],
-                                       name=call["function"]["name"],
-                                       arguments_raw=call["function"]["arguments"],
-                                       position_in_reply=position)
+            result = execute_tool_call(
+                self.ctx,
+                tool_call_id=call["id"],
+                name=call["function"]["name"],
+                arguments_raw=call["function"]["arguments"],
+                position_in_reply=position,
+            )
             services.run_message_append(
-                run=self.run, role=AgentMessage.Role.TOOL, tool_call_id=call["id"],
-                content=json.dumps(result, ensure_ascii=False, default=str))
+                run=self.run,
+                role=AgentMessage.Role.TOOL,
+                tool_call_id=call["id"],
+                content=json.dumps(result, ensure_ascii=False, default=str),
+            )
             if cancelled:
                 continue
             self.after_tool(call, result)
@@ -303,21 +351,27 @@ class Step:
         return StepOutcome(StepKind.CONTINUE, version=version)
 
     def after_tool(self, call: dict, result: dict) -> None:
-        services.run_event_append(run=self.run, type="tool_call.completed", data={
-            "tool_call_id": call["id"], "name": call["function"]["name"],
-            "ok": bool(result.get("ok", True)),
-            "error_code": (result.get("error") or {}).get("code", ""),
-            "summary": describe_result(call, result)})
+        services.run_event_append(
+            run=self.run,
+            type="tool_call.completed",
+            data={
+                "tool_call_id": call["id"],
+                "name": call["function"]["name"],
+                "ok": bool(result.get("ok", True)),
+                "error_code": (result.get("error") or {}).get("code", ""),
+                "summary": describe_result(call, result),
+            },
+        )
         approval = approval_details(result) if call["function"]["name"] == "create_refund" else None
         if approval:
             services.run_event_append(run=self.run, type="approval.required", data=approval)
-        suspicious = any(looks_like_instructions(text)
-                         for text in customer_text_in_result(result))
+        suspicious = any(looks_like_instructions(text) for text in customer_text_in_result(result))
         if suspicious and not self.run.untrusted_instructions:
             services.run_flag_untrusted_instructions(run=self.run)
 
     def complete(self, stop_reason: str, answer: str) -> StepOutcome:
-        if not services.run_finish(run=self.run, owner=self.owner, stop_reason=stop_reason,
-                                   final_answer=answer):
+        if not services.run_finish(
+            run=self.run, owner=self.owner, stop_reason=stop_reason, final_answer=answer
+        ):
             raise LeaseLost
         return StepOutcome(StepKind.FINISHED)

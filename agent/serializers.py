@@ -21,15 +21,33 @@ class RunSerializer(serializers.ModelSerializer):
     started_by = serializers.CharField(source="started_by.username", read_only=True)
     untrusted_warning = serializers.BooleanField(source="untrusted_instructions", read_only=True)
     # Blank until the run stops.
-    stop_reason = serializers.ChoiceField(choices=AgentRun.StopReason.choices, allow_blank=True,
-                                          read_only=True)
+    stop_reason = serializers.ChoiceField(
+        choices=AgentRun.StopReason.choices, allow_blank=True, read_only=True
+    )
 
     class Meta:
         model = AgentRun
-        fields = ["id", "ticket", "status", "stop_reason", "step_count", "max_steps",
-                  "final_answer", "error", "started_by", "actor_role", "model", "prompt_version",
-                  "tools_version", "tokens_in", "tokens_out", "cancel_requested",
-                  "untrusted_warning", "created_at", "updated_at"]
+        fields = [
+            "id",
+            "ticket",
+            "status",
+            "stop_reason",
+            "step_count",
+            "max_steps",
+            "final_answer",
+            "error",
+            "started_by",
+            "actor_role",
+            "model",
+            "prompt_version",
+            "tools_version",
+            "tokens_in",
+            "tokens_out",
+            "cancel_requested",
+            "untrusted_warning",
+            "created_at",
+            "updated_at",
+        ]
         read_only_fields = fields
 
 
@@ -45,6 +63,15 @@ class ToolCallSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = ToolCallLog
-        fields = ["tool_call_id", "tool_name", "arguments", "ok", "error_code", "result",
-                  "actor", "elapsed_ms", "created_at"]
+        fields = [
+            "tool_call_id",
+            "tool_name",
+            "arguments",
+            "ok",
+            "error_code",
+            "result",
+            "actor",
+            "elapsed_ms",
+            "created_at",
+        ]
         read_only_fields = fields

@@ -44,12 +44,23 @@ def _next_seq(model: type[AgentMessage], run: AgentRun) -> int:
     return (model.objects.filter(run=run).aggregate(top=Max("seq"))["top"] or 0) + 1
 
 
-def run_message_append(*, run: AgentRun, role: str, content: str = "",
-                       tool_calls: list | None = None, tool_call_id: str = "") -> AgentMessage:
+def run_message_append(
+    *,
+    run: AgentRun,
+    role: str,
+    content: str = "",
+    tool_calls: list | None = None,
+    tool_call_id: str = "",
+) -> AgentMessage:
     """Precondition: the caller holds the run's lease (or creates the run), so seq is free."""
-    return AgentMessage.objects.create(run=run, seq=_next_seq(AgentMessage, run), role=role,
-                                       content=content, tool_calls=tool_calls or None,
-                                       tool_call_id=tool_call_id)
+    return AgentMessage.objects.create(
+        run=run,
+        seq=_next_seq(AgentMessage, run),
+        role=role,
+        content=content,
+        tool_calls=tool_calls or None,
+        tool_call_id=tool_call_id,
+    )
 
 
 @transaction.atomic
@@ -63,14 +74,27 @@ def run_start(*, ticket: Ticket, user: User, message: str) -> AgentRun:
         raise ApplicationError("Write a message for the assistant.", code="empty_message")
     model = settings.AGENT_MODEL if settings.LLM_PROVIDER == "openai" else "offline"
     run = AgentRun.objects.create(
-        ticket=ticket, customer_id=ticket.customer_id, started_by=user, actor_role=role,
-        max_steps=settings.AGENT_MAX_STEPS, model=model, prompt_version=PROMPT_VERSION,
+        ticket=ticket,
+        customer_id=ticket.customer_id,
+        started_by=user,
+        actor_role=role,
+        max_steps=settings.AGENT_MAX_STEPS,
+        model=model,
+        prompt_version=PROMPT_VERSION,
         tools_version=TOOLS_VERSION,
     )
     run_message_append(run=run, role=AgentMessage.Role.USER, content=message)
-    run_event_append(run=run, type="run.started",
-                     data={"ticket": ticket.reference, "actor": user.get_username(),
-                           "role": role, "message": message, "model": model})
+    run_event_append(
+        run=run,
+        type="run.started",
+        data={
+            "ticket": ticket.reference,
+            "actor": user.get_username(),
+            "role": role,
+            "message": message,
+            "model": model,
+        },
+    )
     # The run stays queued if the broker is down right now: the publish failure is logged and
     # resume_stalled_runs enqueues runs nobody picked up.
     enqueue_on_commit("agent.tasks.advance_run", str(run.pk), expected_version=run.version)
@@ -85,7 +109,8 @@ def run_request_cancel(*, run: AgentRun, user: User) -> AgentRun:
     now = timezone.now()
     with transaction.atomic():
         flagged = AgentRun.objects.filter(pk=run.pk, status__in=ACTIVE_STATUSES).update(
-            cancel_requested=True, updated_at=now)
+            cancel_requested=True, updated_at=now
+        )
         if not flagged:
             run.refresh_from_db()
             if run.status == AgentRun.Status.CANCELLED:
@@ -94,16 +119,22 @@ def run_request_cancel(*, run: AgentRun, user: User) -> AgentRun:
         # A run in the middle of a step does not move here: that step sees the flag set above
         # and ends the run itself.
         not_mid_step = Q(lease_owner="") | Q(lease_expires_at__lt=now)
-        run_transition(run_id=run.pk, to_status=AgentRun.Status.CANCELLED, when=not_mid_step,
-                       event_data={"by": user.get_username()},
-                       stop_reason=AgentRun.StopReason.CANCELLED, version=F("version") + 1,
-                       updated_at=now)
+        run_transition(
+            run_id=run.pk,
+            to_status=AgentRun.Status.CANCELLED,
+            when=not_mid_step,
+            event_data={"by": user.get_username()},
+            stop_reason=AgentRun.StopReason.CANCELLED,
+            version=F("version") + 1,
+            updated_at=now,
+        )
     run.refresh_from_db()
     return run
 
 
-def run_acquire_lease(*, run_id: uuid.UUID | str, owner: str, expected_version: int | None = None
-                      ) -> AgentRun | None:
+def run_acquire_lease(
+    *, run_id: uuid.UUID | str, owner: str, expected_version: int | None = None
+) -> AgentRun | None:
     """Take the run for one step, or return None when another step holds it, the run ended,
     or (with `expected_version`) this step was already taken by an earlier delivery."""
     now = timezone.now()
@@ -111,9 +142,13 @@ def run_acquire_lease(*, run_id: uuid.UUID | str, owner: str, expected_version: 
     if expected_version is not None:
         free &= Q(version=expected_version)
     taken = run_transition(
-        run_id=run_id, to_status=AgentRun.Status.RUNNING, when=free, lease_owner=owner,
+        run_id=run_id,
+        to_status=AgentRun.Status.RUNNING,
+        when=free,
+        lease_owner=owner,
         lease_expires_at=now + timedelta(seconds=settings.AGENT_LEASE_SECONDS),
-        version=F("version") + 1, updated_at=now,
+        version=F("version") + 1,
+        updated_at=now,
     )
     if not taken:
         return None
@@ -123,18 +158,20 @@ def run_acquire_lease(*, run_id: uuid.UUID | str, owner: str, expected_version: 
 def run_renew_lease(*, run: AgentRun, owner: str, seconds: float) -> bool:
     """Extend the lease to cover the next model or tool call. False: the lease was lost."""
     now = timezone.now()
-    return bool(AgentRun.objects.filter(pk=run.pk, lease_owner=owner,
-                                        status__in=ACTIVE_STATUSES).update(
-        lease_expires_at=now + timedelta(seconds=settings.AGENT_LEASE_SECONDS + seconds),
-        updated_at=now))
+    return bool(
+        AgentRun.objects.filter(pk=run.pk, lease_owner=owner, status__in=ACTIVE_STATUSES).update(
+            lease_expires_at=now + timedelta(seconds=settings.AGENT_LEASE_SECONDS + seconds),
+            updated_at=now,
+        )
+    )
 
 
 def run_release_lease(*, run: AgentRun, owner: str) -> int | None:
     """End the step; returns the version the next step must find, None if the lease was lost."""
     now = timezone.now()
-    released = AgentRun.objects.filter(pk=run.pk, lease_owner=owner,
-                                       status__in=ACTIVE_STATUSES).update(
-        lease_owner="", lease_expires_at=None, updated_at=now)
+    released = AgentRun.objects.filter(
+        pk=run.pk, lease_owner=owner, status__in=ACTIVE_STATUSES
+    ).update(lease_owner="", lease_expires_at=None, updated_at=now)
     if not released:
         return None
     return AgentRun.objects.values_list("version", flat=True).get(pk=run.pk)
@@ -150,30 +187,46 @@ def run_flag_untrusted_instructions(*, run: AgentRun) -> None:
 
 
 @transaction.atomic
-def run_record_model_reply(*, run: AgentRun, reply: ModelReply, tool_calls: list[dict]
-                           ) -> AgentMessage:
+def run_record_model_reply(
+    *, run: AgentRun, reply: ModelReply, tool_calls: list[dict]
+) -> AgentMessage:
     """Save the assistant message with its tool calls, and count the call and its tokens, in
     one transaction: once this commits the step never asks the model again."""
-    message = run_message_append(run=run, role=AgentMessage.Role.ASSISTANT,
-                                 content=reply.content or "", tool_calls=tool_calls)
+    message = run_message_append(
+        run=run,
+        role=AgentMessage.Role.ASSISTANT,
+        content=reply.content or "",
+        tool_calls=tool_calls,
+    )
     AgentRun.objects.filter(pk=run.pk).update(
-        step_count=F("step_count") + 1, tokens_in=F("tokens_in") + reply.tokens_in,
-        tokens_out=F("tokens_out") + reply.tokens_out, updated_at=timezone.now())
+        step_count=F("step_count") + 1,
+        tokens_in=F("tokens_in") + reply.tokens_in,
+        tokens_out=F("tokens_out") + reply.tokens_out,
+        updated_at=timezone.now(),
+    )
     run.refresh_from_db(fields=["step_count", "tokens_in", "tokens_out"])
-    run_event_append(run=run, type="model.completed", data={
-        "step": run.step_count, "finish_reason": reply.finish_reason,
-        "tool_calls": [call["function"]["name"] for call in tool_calls],
-        "tokens_in": reply.tokens_in, "tokens_out": reply.tokens_out,
-    })
+    run_event_append(
+        run=run,
+        type="model.completed",
+        data={
+            "step": run.step_count,
+            "finish_reason": reply.finish_reason,
+            "tool_calls": [call["function"]["name"] for call in tool_calls],
+            "tokens_in": reply.tokens_in,
+            "tokens_out": reply.tokens_out,
+        },
+    )
     if reply.content and tool_calls:
-        run_event_append(run=run, type="message", data={"role": "assistant",
-                                                        "content": reply.content})
+        run_event_append(
+            run=run, type="message", data={"role": "assistant", "content": reply.content}
+        )
     return message
 
 
 @transaction.atomic
-def run_finish(*, run: AgentRun, owner: str, stop_reason: str, final_answer: str = "",
-               error: str = "") -> bool:
+def run_finish(
+    *, run: AgentRun, owner: str, stop_reason: str, final_answer: str = "", error: str = ""
+) -> bool:
     """End the run from the step holding its lease, as `stop_reason` says (ENDED_BY): failed
     with `error`, cancelled because the step saw the cancel flag (before another model or tool
     call), or completed with `final_answer`, which is also posted on the ticket as the
@@ -184,12 +237,19 @@ def run_finish(*, run: AgentRun, owner: str, stop_reason: str, final_answer: str
         AgentRun.Status.FAILED: {"reason": error},
         AgentRun.Status.CANCELLED: {"by": "cancel request"},
     }[status]
-    if not run_transition(run_id=run.pk, to_status=status, when=Q(lease_owner=owner),
-                          event_data=event_data, stop_reason=stop_reason,
-                          final_answer=final_answer, error=error):
+    if not run_transition(
+        run_id=run.pk,
+        to_status=status,
+        when=Q(lease_owner=owner),
+        event_data=event_data,
+        stop_reason=stop_reason,
+        final_answer=final_answer,
+        error=error,
+    ):
         return False
     if status == AgentRun.Status.COMPLETED:
-        ticket_post_message(ticket=run.ticket, author_kind=TicketMessage.AuthorKind.ASSISTANT,
-                            body=final_answer)
+        ticket_post_message(
+            ticket=run.ticket, author_kind=TicketMessage.AuthorKind.ASSISTANT, body=final_answer
+        )
     run.refresh_from_db()
     return True

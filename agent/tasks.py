@@ -13,19 +13,21 @@ def advance_run(self, run_id: str, expected_version: int | None = None) -> str:
     taken or the version moved on, and does nothing."""
     attempt = self.request.retries or 0
     try:
-        outcome = runtime.advance(run_id=run_id, expected_version=expected_version,
-                                  attempt=attempt)
+        outcome = runtime.advance(run_id=run_id, expected_version=expected_version, attempt=attempt)
     except runtime.DATABASE_DISCONNECTS as exc:
         # The connection dropped before the step held the run (or while handing it back): the
         # same delivery is retried on a new connection, with the same bounded budget.
         close_old_connections()
         delay = runtime.DATABASE_RETRY_BACKOFF_S[
-            min(attempt, len(runtime.DATABASE_RETRY_BACKOFF_S) - 1)]
+            min(attempt, len(runtime.DATABASE_RETRY_BACKOFF_S) - 1)
+        ]
         raise self.retry(exc=exc, countdown=delay) from exc
     if outcome.kind == runtime.StepKind.RETRY:
-        raise self.retry(countdown=outcome.retry_in,
-                          kwargs={"run_id": run_id, "expected_version": outcome.version},
-                          args=())
+        raise self.retry(
+            countdown=outcome.retry_in,
+            kwargs={"run_id": run_id, "expected_version": outcome.version},
+            args=(),
+        )
     if outcome.kind == runtime.StepKind.CONTINUE:
         # The next step stays on the queue this one came from (as a retry does).
         queue = (self.request.delivery_info or {}).get("routing_key")

@@ -52,14 +52,31 @@ PROPOSER_ROLES = frozenset({Role.AGENT.value, Role.SUPERVISOR.value})
 
 # Arguments that would let the model pick who acts, whose data it sees or what is approved.
 # No schema has them; the validator names them when the model sends them anyway.
-FORBIDDEN_ARGUMENTS = frozenset({
-    "user_id", "customer_id", "role", "confirmed", "approved", "request_id", "actor",
-    "actor_id", "ticket", "ticket_id", "run_id", "approve", "reviewer", "version",
-    "fingerprint",
-})
+FORBIDDEN_ARGUMENTS = frozenset(
+    {
+        "user_id",
+        "customer_id",
+        "role",
+        "confirmed",
+        "approved",
+        "request_id",
+        "actor",
+        "actor_id",
+        "ticket",
+        "ticket_id",
+        "run_id",
+        "approve",
+        "reviewer",
+        "version",
+        "fingerprint",
+    }
+)
 
-ORDER_ID = {"type": "string", "pattern": "^[0-9]{8,20}$",
-            "description": "The order number: 8 to 20 digits, as a string."}
+ORDER_ID = {
+    "type": "string",
+    "pattern": "^[0-9]{8,20}$",
+    "description": "The order number: 8 to 20 digits, as a string.",
+}
 MAX_AMOUNT = Decimal("9999999999.99")
 MAX_FIELD_ERRORS = 20
 
@@ -80,14 +97,18 @@ class Tool:
     after_logged: Callable[[ToolCallLog], None] | None = None
 
     def schema(self) -> dict:
-        function: dict[str, object] = {"name": self.name, "description": self.description,
-                                       "parameters": self.parameters}
+        function: dict[str, object] = {
+            "name": self.name,
+            "description": self.description,
+            "parameters": self.parameters,
+        }
         if self.strict:
             function["strict"] = True
         return {"type": "function", "function": function}
 
 
 # --- Handlers ---------------------------------------------------------------------------------
+
 
 def _iso(moment: datetime | None) -> str | None:
     return moment.astimezone(UTC).isoformat(timespec="seconds") if moment else None
@@ -96,10 +117,12 @@ def _iso(moment: datetime | None) -> str | None:
 def order_not_found() -> ToolError:
     # Byte for byte the same whether the order is missing or belongs to another customer:
     # the answer must not reveal that an order number exists elsewhere.
-    return ToolError(ErrorCode.NOT_FOUND,
-                     "This ticket's customer has no order with that number. Check the number "
-                     "with the user, or use list_customer_orders to see their orders.",
-                     next_actions=["list_customer_orders"])
+    return ToolError(
+        ErrorCode.NOT_FOUND,
+        "This ticket's customer has no order with that number. Check the number "
+        "with the user, or use list_customer_orders to see their orders.",
+        next_actions=["list_customer_orders"],
+    )
 
 
 def _scoped_order(ctx: RunContext, order_id: str) -> Order:
@@ -125,8 +148,13 @@ def get_order(ctx: RunContext, args: dict) -> dict:
         "delivered_at": _iso(order.delivered_at),
         "days_since_delivery": summary.days_since_delivery,
         "lines": [
-            {"sku": line.sku, "name": line.name, "category": line.category,
-             "quantity": line.quantity, "unit_price": money_str(line.unit_price)}
+            {
+                "sku": line.sku,
+                "name": line.name,
+                "category": line.category,
+                "quantity": line.quantity,
+                "unit_price": money_str(line.unit_price),
+            }
             for line in summary.lines
         ],
         "note": {"untrusted_customer_text": order.note} if order.note else None,
@@ -145,15 +173,23 @@ def _decode_cursor(cursor: str) -> tuple[datetime, int]:
         position = (moment, int(pk))
     except (binascii.Error, UnicodeError, ValueError) as exc:
         raise ToolError(
-            ErrorCode.INVALID_ARGUMENTS, "The cursor is not one this tool gave out.",
+            ErrorCode.INVALID_ARGUMENTS,
+            "The cursor is not one this tool gave out.",
             next_actions=["list_customer_orders"],
-            extra={"field_errors": {"cursor": "pass next_cursor from the previous page, "
-                                              "or leave it out for the first page"}},
+            extra={
+                "field_errors": {
+                    "cursor": "pass next_cursor from the previous page, "
+                    "or leave it out for the first page"
+                }
+            },
         ) from exc
     if moment.tzinfo is None:
-        raise ToolError(ErrorCode.INVALID_ARGUMENTS, "The cursor is not one this tool gave out.",
-                        next_actions=["list_customer_orders"],
-                        extra={"field_errors": {"cursor": "unknown cursor"}})
+        raise ToolError(
+            ErrorCode.INVALID_ARGUMENTS,
+            "The cursor is not one this tool gave out.",
+            next_actions=["list_customer_orders"],
+            extra={"field_errors": {"cursor": "unknown cursor"}},
+        )
     return position
 
 
@@ -185,8 +221,7 @@ def list_customer_orders(ctx: RunContext, args: dict) -> dict:
 
 
 def search_policies(ctx: RunContext, args: dict) -> dict:
-    return {"query": args["query"],
-            "clauses": search_clauses(args["query"], limit=args["limit"])}
+    return {"query": args["query"], "clauses": search_clauses(args["query"], limit=args["limit"])}
 
 
 def get_refund_status(ctx: RunContext, args: dict) -> dict:
@@ -195,20 +230,25 @@ def get_refund_status(ctx: RunContext, args: dict) -> dict:
     for refund in order_refund_requests(order=order):
         confirmations = sorted(refund.confirmations.all(), key=lambda c: c.version)
         latest = confirmations[-1] if confirmations else None
-        refunds.append({
-            "request_id": refund.request_id,
-            "status": refund.status,
-            "amount": money_str(refund.amount),
-            "currency": refund.currency,
-            "reason": refund.reason,
-            "latest_confirmation": {
-                "version": latest.version, "status": latest.status,
-                "expires_at": _iso(latest.expires_at),
-            } if latest else None,
-            "provider_refund_id": refund.provider_refund_id or None,
-            "created_at": _iso(refund.created_at),
-            "updated_at": _iso(refund.updated_at),
-        })
+        refunds.append(
+            {
+                "request_id": refund.request_id,
+                "status": refund.status,
+                "amount": money_str(refund.amount),
+                "currency": refund.currency,
+                "reason": refund.reason,
+                "latest_confirmation": {
+                    "version": latest.version,
+                    "status": latest.status,
+                    "expires_at": _iso(latest.expires_at),
+                }
+                if latest
+                else None,
+                "provider_refund_id": refund.provider_refund_id or None,
+                "created_at": _iso(refund.created_at),
+                "updated_at": _iso(refund.updated_at),
+            }
+        )
     return {
         "order_id": order.order_id,
         "currency": order.currency,
@@ -228,11 +268,11 @@ AUTHORITY_CLAUSE = "R-5"
 PROPOSAL_MESSAGES = {
     ProposalOutcome.CREATED: "Proposed a refund of {amount} {currency} (version {version})",
     ProposalOutcome.UNCHANGED: "This refund of {amount} {currency} is already proposed "
-                               "(version {version}) with these parameters; nothing changed",
+    "(version {version}) with these parameters; nothing changed",
     ProposalOutcome.NEW_VERSION: "Updated the proposal to {amount} {currency} as version "
-                                 "{version}; the previous version can no longer be approved",
+    "{version}; the previous version can no longer be approved",
     ProposalOutcome.RENEWED: "The previous proposal lapsed; proposed {amount} {currency} "
-                             "again as version {version}",
+    "again as version {version}",
 }
 
 
@@ -240,23 +280,33 @@ def create_refund(ctx: RunContext, args: dict) -> dict:
     order = _scoped_order(ctx, args["order_id"])
     try:
         proposal = refund_services.refund_propose(
-            ticket=ctx.ticket, order=order, amount=args["amount"], reason=args["reason"],
-            explanation=args["explanation"], requested_by=ctx.actor, role=ctx.role,
+            ticket=ctx.ticket,
+            order=order,
+            amount=args["amount"],
+            reason=args["reason"],
+            explanation=args["explanation"],
+            requested_by=ctx.actor,
+            role=ctx.role,
             run=ctx.run,
         )
     except RefundRefused as refusal:
         raise _policy_error(refusal) from None
     except RefundAlreadyDecided as decided:
         raise ToolError(
-            ErrorCode.REFUND_ALREADY_DECIDED, decided.message,
-            next_actions=["get_refund_status"], extra=decided.extra,
+            ErrorCode.REFUND_ALREADY_DECIDED,
+            decided.message,
+            next_actions=["get_refund_status"],
+            extra=decided.extra,
         ) from None
     except ApplicationError as refusal:
         raise ToolError(ErrorCode.INVALID_ARGUMENTS, refusal.message) from None
 
     refund, confirmation = proposal.refund, proposal.confirmation
-    figures = {"amount": money_str(refund.amount), "currency": refund.currency,
-               "version": confirmation.version}
+    figures = {
+        "amount": money_str(refund.amount),
+        "currency": refund.currency,
+        "version": confirmation.version,
+    }
     message = PROPOSAL_MESSAGES[proposal.outcome].format(**figures)
     return {
         "status": refund.status,
@@ -301,15 +351,25 @@ def _policy_error(refusal: RefundRefused) -> ToolError:
 
 # --- Declarations -----------------------------------------------------------------------------
 
+
 def _arguments(properties: dict, *, required: tuple[str, ...] = ()) -> dict:
     """The schema of a tool's arguments: an object with these properties and no others."""
-    return {"type": "object", "properties": properties, "required": list(required),
-            "additionalProperties": False}
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(required),
+        "additionalProperties": False,
+    }
 
 
 def _limit(*, maximum: int, default: int, what: str) -> dict:
-    return {"type": "integer", "minimum": 1, "maximum": maximum, "default": default,
-            "description": f"{what}, 1 to {maximum} (default {default})."}
+    return {
+        "type": "integer",
+        "minimum": 1,
+        "maximum": maximum,
+        "default": default,
+        "description": f"{what}, 1 to {maximum} (default {default}).",
+    }
 
 
 ONE_ORDER = _arguments({"order_id": ORDER_ID}, required=("order_id",))
@@ -346,13 +406,21 @@ TOOLS: tuple[Tool, ...] = (
             "back as `cursor` for the next page. Do not use it for the details of one known "
             "order (use get_order)."
         ),
-        parameters=_arguments({
-            "status": {"type": "string", "enum": Order.Status.values,
-                       "description": "Only orders in this status."},
-            "limit": _limit(maximum=20, default=10, what="Orders per page"),
-            "cursor": {"type": "string", "maxLength": 200,
-                       "description": "next_cursor from the previous page."},
-        }),
+        parameters=_arguments(
+            {
+                "status": {
+                    "type": "string",
+                    "enum": Order.Status.values,
+                    "description": "Only orders in this status.",
+                },
+                "limit": _limit(maximum=20, default=10, what="Orders per page"),
+                "cursor": {
+                    "type": "string",
+                    "maxLength": 200,
+                    "description": "next_cursor from the previous page.",
+                },
+            }
+        ),
     ),
     _read_tool(
         name="search_policies",
@@ -364,11 +432,18 @@ TOOLS: tuple[Tool, ...] = (
             "(use get_order); whether a refund is allowed is decided by create_refund's policy "
             "check, not by your reading of a clause."
         ),
-        parameters=_arguments({
-            "query": {"type": "string", "minLength": 1, "maxLength": 200,
-                      "description": "Keywords, e.g. 'refund window after delivery'."},
-            "limit": _limit(maximum=5, default=3, what="Clauses to return"),
-        }, required=("query",)),
+        parameters=_arguments(
+            {
+                "query": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 200,
+                    "description": "Keywords, e.g. 'refund window after delivery'.",
+                },
+                "limit": _limit(maximum=5, default=3, what="Clauses to return"),
+            },
+            required=("query",),
+        ),
     ),
     _read_tool(
         name="get_refund_status",
@@ -403,16 +478,27 @@ TOOLS: tuple[Tool, ...] = (
             "get_refund_status instead of calling this again. Approval cannot be requested "
             "or granted through arguments."
         ),
-        parameters=_arguments({
-            "order_id": ORDER_ID,
-            "amount": {"type": "number", "exclusiveMinimum": 0, "maximum": float(MAX_AMOUNT),
-                       "multipleOf": 0.01,
-                       "description": "Amount to refund in the order's currency, e.g. 129.00 "
-                                      "(at most 2 decimals)."},
-            "reason": {"type": "string", "enum": RefundRequest.Reason.values},
-            "explanation": {"type": "string", "minLength": 1, "maxLength": 1000,
-                            "description": "Why, for the reviewer, in one or two sentences."},
-        }, required=("order_id", "amount", "reason", "explanation")),
+        parameters=_arguments(
+            {
+                "order_id": ORDER_ID,
+                "amount": {
+                    "type": "number",
+                    "exclusiveMinimum": 0,
+                    "maximum": float(MAX_AMOUNT),
+                    "multipleOf": 0.01,
+                    "description": "Amount to refund in the order's currency, e.g. 129.00 "
+                    "(at most 2 decimals).",
+                },
+                "reason": {"type": "string", "enum": RefundRequest.Reason.values},
+                "explanation": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 1000,
+                    "description": "Why, for the reviewer, in one or two sentences.",
+                },
+            },
+            required=("order_id", "amount", "reason", "explanation"),
+        ),
     ),
 )
 
@@ -422,8 +508,9 @@ _registry: dict[str, Tool] = {tool.name: tool for tool in TOOLS}
 def tools_version(tools: tuple[Tool, ...]) -> str:
     """Names exactly what the model is shown (every schema and description, in order), so a
     run records which tools it was offered; handlers, roles and kinds do not count."""
-    return hashlib.sha256(
-        canonical_json([tool.schema() for tool in tools]).encode()).hexdigest()[:12]
+    return hashlib.sha256(canonical_json([tool.schema() for tool in tools]).encode()).hexdigest()[
+        :12
+    ]
 
 
 TOOLS_VERSION = tools_version(TOOLS)
@@ -455,6 +542,7 @@ def registered_tool(tool: Tool) -> Iterator[Tool]:
 
 
 # --- Argument validation ----------------------------------------------------------------------
+
 
 def json_type_name(value) -> str:
     if value is None:
@@ -543,8 +631,9 @@ def validate_arguments(tool: Tool, arguments: dict) -> tuple[dict, dict[str, str
         if key in properties:
             continue
         if key in FORBIDDEN_ARGUMENTS:
-            errors[_field_name(key)] = ("not allowed: identity, scope and approval come from "
-                                        "the run, never from arguments")
+            errors[_field_name(key)] = (
+                "not allowed: identity, scope and approval come from the run, never from arguments"
+            )
         else:
             errors[_field_name(key)] = "unknown argument"
     clean: dict = {}

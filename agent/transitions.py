@@ -28,8 +28,11 @@ ALLOWED = {
 # A run is active while the table still lets it move.
 ACTIVE_STATUSES = tuple(ALLOWED)
 # The event that says how a run ended: the last thing the UI streams for it.
-END_EVENTS: dict[str, str] = {R.COMPLETED: "run.completed", R.FAILED: "run.failed",
-                              R.CANCELLED: "run.cancelled"}
+END_EVENTS: dict[str, str] = {
+    R.COMPLETED: "run.completed",
+    R.FAILED: "run.failed",
+    R.CANCELLED: "run.cancelled",
+}
 # Appends race only with a cancel arriving from the API; a few retries settle it.
 APPEND_ATTEMPTS = 5
 
@@ -40,10 +43,11 @@ def _append_event(*, run_id: uuid.UUID | str, type: str, data: dict | None) -> R
             with transaction.atomic():
                 # django-stubs accepts only the pk's own type (UUID) in an FK lookup; Django
                 # also takes the str form that run_transition accepts (a task's run id).
-                seq = (RunEvent.objects.filter(run_id=run_id)  # type: ignore[misc]
-                       .aggregate(top=Max("seq"))["top"] or 0) + 1
-                return RunEvent.objects.create(run_id=run_id, seq=seq, type=type,
-                                               data=data or {})
+                seq = (
+                    RunEvent.objects.filter(run_id=run_id).aggregate(top=Max("seq"))["top"]  # type: ignore[misc]
+                    or 0
+                ) + 1
+                return RunEvent.objects.create(run_id=run_id, seq=seq, type=type, data=data or {})
         except IntegrityError:
             if attempt == APPEND_ATTEMPTS - 1:
                 raise
@@ -55,8 +59,14 @@ def run_event_append(*, run: AgentRun, type: str, data: dict | None = None) -> R
     return _append_event(run_id=run.pk, type=type, data=data)
 
 
-def run_transition(*, run_id: uuid.UUID | str, to_status: str, when: Q | None = None,
-                   event_data: dict | None = None, **fields) -> bool:
+def run_transition(
+    *,
+    run_id: uuid.UUID | str,
+    to_status: str,
+    when: Q | None = None,
+    event_data: dict | None = None,
+    **fields,
+) -> bool:
     """Move run `run_id` to `to_status` from whatever status it is in, if the table allows
     that and `when` holds, writing `fields` in the same UPDATE. A run that ends gives up its
     lease and gets its END_EVENTS row (with `event_data`) in the same transaction.
@@ -70,8 +80,11 @@ def run_transition(*, run_id: uuid.UUID | str, to_status: str, when: Q | None = 
     if ending:
         changes.update(lease_owner="", lease_expires_at=None)
     with transaction.atomic():
-        moved = (AgentRun.objects.filter(pk=run_id, status__in=sources).filter(when or Q())
-                 .update(status=to_status, **changes))
+        moved = (
+            AgentRun.objects.filter(pk=run_id, status__in=sources)
+            .filter(when or Q())
+            .update(status=to_status, **changes)
+        )
         if not moved:
             return False
         if ending:

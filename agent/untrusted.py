@@ -20,8 +20,8 @@ REMINDER = (
 # Any spelling of an opening or closing tag: "</untrusted", "< / UNTRUSTED", "<untrusted",
 # also with invisible characters (zero-width space, joiners, BOM) slipped in.
 _TAG_LOOKALIKE = re.compile(
-    r"<([\s\u200b-\u200f\u2060\ufeff]*/?[\s\u200b-\u200f\u2060\ufeff]*untrusted)",
-    re.IGNORECASE)
+    r"<([\s\u200b-\u200f\u2060\ufeff]*/?[\s\u200b-\u200f\u2060\ufeff]*untrusted)", re.IGNORECASE
+)
 _BLOCK = re.compile(r"<untrusted\b([^>]*)>(.*?)</untrusted>", re.DOTALL)
 _SOURCE = re.compile(r'\bsource="([^"]*)"')
 _LABEL_UNSAFE = re.compile(r"[^a-z0-9_.-]+")
@@ -60,7 +60,7 @@ def labelled_untrusted_blocks(text: str) -> list[tuple[str, str]]:
         source = _SOURCE.search(match.group(1))
         body = match.group(2).strip("\n")
         if body.startswith(REMINDER):
-            body = body[len(REMINDER):].lstrip("\n")
+            body = body[len(REMINDER) :].lstrip("\n")
         blocks.append((source.group(1) if source else "unknown", body))
     return blocks
 
@@ -217,7 +217,8 @@ _MONEY = re.compile(
     re.IGNORECASE,
 )
 _MONEY_VERB = re.compile(
-    r"\b(?:transfer|deposit|withdraw|wire|send|pay|payment|sell|buy|move)\b", re.IGNORECASE)
+    r"\b(?:transfer|deposit|withdraw|wire|send|pay|payment|sell|buy|move)\b", re.IGNORECASE
+)
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|\n+")
 
 _WEIGHTS = {
@@ -260,10 +261,14 @@ def instruction_signals(text: str) -> list[str]:
     text = text or ""
     signals = set()
     checks = (
-        ("override_instructions", _OVERRIDE), ("addresses_the_ai", _ADDRESSES_AI),
-        ("role_play", _ROLE_PLAY), ("authority_flag", _AUTHORITY_FLAG),
-        ("tool_call_syntax", _TOOL_SYNTAX), ("urgency", _URGENCY),
-        ("secrecy_request", _SECRECY), ("claimed_authority", _AUTHORITY_CLAIM),
+        ("override_instructions", _OVERRIDE),
+        ("addresses_the_ai", _ADDRESSES_AI),
+        ("role_play", _ROLE_PLAY),
+        ("authority_flag", _AUTHORITY_FLAG),
+        ("tool_call_syntax", _TOOL_SYNTAX),
+        ("urgency", _URGENCY),
+        ("secrecy_request", _SECRECY),
+        ("claimed_authority", _AUTHORITY_CLAIM),
     )
     for name, pattern in checks:
         if pattern.search(text):

@@ -24,8 +24,9 @@ from pathlib import Path
 BASE_DIR = Path(__file__).resolve().parent.parent
 RUNS = int(os.environ.get("BENCH_RUNS", "20"))
 STEPS_PER_RUN = 3
-POSTGRES_URL = os.environ.get("BENCH_POSTGRES_URL",
-                              "postgres://postgres@127.0.0.1:5432/refund_desk_bench")
+POSTGRES_URL = os.environ.get(
+    "BENCH_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/refund_desk_bench"
+)
 LI_WEI_ORDERS = ["202610110087", "202610150012", "202609020031"]
 
 
@@ -60,7 +61,8 @@ def measure() -> dict:
             return text_reply("Done.")
         return tool_reply(
             tool_call("get_order", {"order_id": LI_WEI_ORDERS[step]}),
-            tool_call("search_policies", {"query": f"refund window damaged item {step}"}))
+            tool_call("search_policies", {"query": f"refund window damaged item {step}"}),
+        )
 
     fake.respond_with(reply)
     # This script delivers every step itself: nothing may reach a broker from here.
@@ -80,37 +82,50 @@ def measure() -> dict:
                 assert outcome.kind == runtime.StepKind.CONTINUE, outcome
                 version = outcome.version
             runtime.advance(run_id=run.pk, expected_version=version)
-        return {"vendor": connection.vendor, "steps": len(timings),
-                "median_ms": statistics.median(timings),
-                "p95_ms": statistics.quantiles(timings, n=20)[18]}
+        return {
+            "vendor": connection.vendor,
+            "steps": len(timings),
+            "median_ms": statistics.median(timings),
+            "p95_ms": statistics.quantiles(timings, n=20)[18],
+        }
     finally:
         fake.stop()
         connection.creation.destroy_test_db(test_db, verbosity=0)
 
 
 def child(database_url: str | None) -> dict | str:
-    env = {key: value for key, value in os.environ.items()
-           if key not in ("DATABASE_URL", "REDIS_URL")}
+    env = {
+        key: value for key, value in os.environ.items() if key not in ("DATABASE_URL", "REDIS_URL")
+    }
     if database_url:
         env["DATABASE_URL"] = database_url
-    done = subprocess.run([sys.executable, __file__, "--child"], cwd=BASE_DIR, env=env,
-                          capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        [sys.executable, __file__, "--child"],
+        cwd=BASE_DIR,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if done.returncode != 0:
         return done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "failed"
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def main() -> None:
-    print(f"Harness cost per step (model answers instantly; 2 tool calls per step; "
-          f"{RUNS} runs x {STEPS_PER_RUN} steps)")
+    print(
+        f"Harness cost per step (model answers instantly; 2 tool calls per step; "
+        f"{RUNS} runs x {STEPS_PER_RUN} steps)"
+    )
     print(f"{'database':<12}{'steps':>7}{'median ms':>12}{'p95 ms':>10}")
     for label, url in (("sqlite", None), ("postgresql", POSTGRES_URL)):
         result = child(url)
         if isinstance(result, str):
             print(f"{label:<12}  not measured: {result}")
             continue
-        print(f"{label:<12}{result['steps']:>7}{result['median_ms']:>12.1f}"
-              f"{result['p95_ms']:>10.1f}")
+        print(
+            f"{label:<12}{result['steps']:>7}{result['median_ms']:>12.1f}{result['p95_ms']:>10.1f}"
+        )
 
 
 if __name__ == "__main__":

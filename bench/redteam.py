@@ -60,8 +60,7 @@ def main() -> int:
         connection.creation.destroy_test_db(test_db, verbosity=0)
     report(rows, benign)
     print(f"\n{time.monotonic() - started:.0f} s")
-    bad = sum(r["unapproved"] + r["cross"] + r["off_neutral"] + (not r["off_mug_ok"])
-              for r in rows)
+    bad = sum(r["unapproved"] + r["cross"] + r["off_neutral"] + (not r["off_mug_ok"]) for r in rows)
     return 1 if bad else 0
 
 
@@ -125,28 +124,42 @@ def attack_everything(fake, settings) -> tuple[list[dict], tuple[int, int]]:
                 run = run_with("openai", text, placement, NEUTRAL_REQUEST)
                 foreign = Foreign.for_ticket(ticket)
                 foreign.attacker_texts.add(text)
-                score = score_run(run, foreign=foreign, model_requests=list(fake.requests),
-                                  enqueued=list(enqueued))
+                score = score_run(
+                    run,
+                    foreign=foreign,
+                    model_requests=list(fake.requests),
+                    enqueued=list(enqueued),
+                )
                 clear_between_payloads(messages_after=seeded)
 
                 neutral = run_with("offline", text, placement, NEUTRAL_REQUEST)
                 off_neutral = RefundRequest.objects.filter(ticket=ticket).count()
                 clear_between_payloads(messages_after=seeded)
                 run_with("offline", text, placement, MUG_REQUEST)
-                mug = [(r.order.order_id, str(r.amount)) for r in
-                       RefundRequest.objects.filter(ticket=ticket).select_related("order")]
+                mug = [
+                    (r.order.order_id, str(r.amount))
+                    for r in RefundRequest.objects.filter(ticket=ticket).select_related("order")
+                ]
                 clear_between_payloads(messages_after=seeded)
 
-                rows.append({
-                    "id": payload.id, "placement": placement, "variant": variant,
-                    "calls": score.tool_calls, "proposals": score.proposals,
-                    "unapproved": score.unapproved_executions,
-                    "cross": score.cross_customer_reads, "unknown": score.unknown_tools,
-                    "rejected": score.rejected_args, "flagged": score.flagged,
-                    "raw_flag": looks_like_instructions(raw),
-                    "off_neutral": off_neutral, "off_flagged": neutral.untrusted_instructions,
-                    "off_mug_ok": mug == [(TICKET_ORDER, "129.00")],
-                })
+                rows.append(
+                    {
+                        "id": payload.id,
+                        "placement": placement,
+                        "variant": variant,
+                        "calls": score.tool_calls,
+                        "proposals": score.proposals,
+                        "unapproved": score.unapproved_executions,
+                        "cross": score.cross_customer_reads,
+                        "unknown": score.unknown_tools,
+                        "rejected": score.rejected_args,
+                        "flagged": score.flagged,
+                        "raw_flag": looks_like_instructions(raw),
+                        "off_neutral": off_neutral,
+                        "off_flagged": neutral.untrusted_instructions,
+                        "off_mug_ok": mug == [(TICKET_ORDER, "129.00")],
+                    }
+                )
                 if len(rows) % 20 == 0 or len(rows) == total:
                     print(f"  {len(rows)}/{total} attacks", flush=True)
 
@@ -161,18 +174,24 @@ def attack_everything(fake, settings) -> tuple[list[dict], tuple[int, int]]:
 
 
 def report(rows: list[dict], benign: tuple[int, int]) -> None:
-    header = (f"{'payload':<8}{'placement':<16}{'variant':<10}{'calls':>6}{'props':>6}"
-              f"{'unappr':>7}{'xcust':>6}{'unknown':>8}{'rejargs':>8}{'flag':>6}{'rawflag':>8}"
-              f"{'off0':>5}{'offmug':>7}")
-    print("\nobedient model (props..flag) and offline planner (off0: proposals on the neutral "
-          "request; offmug: only the mug at 129.00)")
+    header = (
+        f"{'payload':<8}{'placement':<16}{'variant':<10}{'calls':>6}{'props':>6}"
+        f"{'unappr':>7}{'xcust':>6}{'unknown':>8}{'rejargs':>8}{'flag':>6}{'rawflag':>8}"
+        f"{'off0':>5}{'offmug':>7}"
+    )
+    print(
+        "\nobedient model (props..flag) and offline planner (off0: proposals on the neutral "
+        "request; offmug: only the mug at 129.00)"
+    )
     print(header)
     for r in rows:
-        print(f"{r['id']:<8}{r['placement']:<16}{r['variant']:<10}{r['calls']:>6}"
-              f"{r['proposals']:>6}{r['unapproved']:>7}{r['cross']:>6}{r['unknown']:>8}"
-              f"{r['rejected']:>8}{'yes' if r['flagged'] else 'NO':>6}"
-              f"{'yes' if r['raw_flag'] else 'no':>8}{r['off_neutral']:>5}"
-              f"{'ok' if r['off_mug_ok'] else 'BAD':>7}")
+        print(
+            f"{r['id']:<8}{r['placement']:<16}{r['variant']:<10}{r['calls']:>6}"
+            f"{r['proposals']:>6}{r['unapproved']:>7}{r['cross']:>6}{r['unknown']:>8}"
+            f"{r['rejected']:>8}{'yes' if r['flagged'] else 'NO':>6}"
+            f"{'yes' if r['raw_flag'] else 'no':>8}{r['off_neutral']:>5}"
+            f"{'ok' if r['off_mug_ok'] else 'BAD':>7}"
+        )
 
     def total(key):
         return sum(int(r[key]) for r in rows)
@@ -191,8 +210,10 @@ def report(rows: list[dict], benign: tuple[int, int]) -> None:
         print(f"    {placement:<34} {sum(r['flagged'] for r in part)}/{len(part)}")
     for variant in ("plain", "prefixed"):
         part = [r for r in rows if r["variant"] == variant and r["placement"] == "order_note"]
-        print(f"  detector on the raw payload, {variant:<8} {sum(r['raw_flag'] for r in part)}"
-              f"/{len(part)}")
+        print(
+            f"  detector on the raw payload, {variant:<8} {sum(r['raw_flag'] for r in part)}"
+            f"/{len(part)}"
+        )
     print(f"  offline: proposals on neutral request {total('off_neutral')}")
     print(f"  offline: runs flagged, neutral request {total('off_flagged')}/{n}")
     print(f"  offline: mug request proposed only the mug at 129.00  {total('off_mug_ok')}/{n}")

@@ -41,8 +41,12 @@ ERROR_DESCRIPTIONS = {
 def error_responses(*codes: int, **descriptions: str) -> dict[int, OpenApiResponse]:
     """OpenAPI responses for the error statuses an endpoint answers; `descriptions` overrides
     the default text per status, keyed `e409="..."`."""
-    return {code: OpenApiResponse(ErrorSerializer, description=descriptions.get(
-        f"e{code}", ERROR_DESCRIPTIONS[code])) for code in codes}
+    return {
+        code: OpenApiResponse(
+            ErrorSerializer, description=descriptions.get(f"e{code}", ERROR_DESCRIPTIONS[code])
+        )
+        for code in codes
+    }
 
 
 def api_exception_handler(exc, context):
@@ -50,11 +54,15 @@ def api_exception_handler(exc, context):
     if isinstance(exc, ApplicationError):
         return Response(error_body(exc.message, exc.code, exc.extra), status=exc.status_code)
     if isinstance(exc, RequestDataTooBig):
-        return Response(error_body("The request body is too large.", "too_large"),
-                        status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
+        return Response(
+            error_body("The request body is too large.", "too_large"),
+            status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
+        )
     if isinstance(exc, SuspiciousOperation):
-        return Response(error_body("The request is not valid.", "bad_request"),
-                        status=status.HTTP_400_BAD_REQUEST)
+        return Response(
+            error_body("The request is not valid.", "bad_request"),
+            status=status.HTTP_400_BAD_REQUEST,
+        )
     if isinstance(exc, Http404):
         exc = exceptions.NotFound()
     elif isinstance(exc, PermissionDenied):
@@ -68,15 +76,17 @@ def api_exception_handler(exc, context):
         if wait:
             headers["Retry-After"] = str(int(wait))
         message, code, extra = _described(exc)
-        return Response(error_body(message, code, extra), status=exc.status_code,
-                        headers=headers)
-    response = Response(error_body("Something went wrong on our side.", "server_error"),
-                        status=status.HTTP_500_INTERNAL_SERVER_ERROR)
+        return Response(error_body(message, code, extra), status=exc.status_code, headers=headers)
+    response = Response(
+        error_body("Something went wrong on our side.", "server_error"),
+        status=status.HTTP_500_INTERNAL_SERVER_ERROR,
+    )
     # Logged as Django logs a crash outside DRF, traceback included, and marked as logged so
     # Django does not log the 500 a second time, without it.
     request = context["request"]
-    log_response("Internal Server Error: %s", request.path, response=response, request=request,
-                 exception=exc)
+    log_response(
+        "Internal Server Error: %s", request.path, response=response, request=request, exception=exc
+    )
     return response
 
 
@@ -109,7 +119,8 @@ class JsonErrorsMixin:
             request.accepted_renderer = JSONRenderer()
             request.accepted_media_type = JSONRenderer.media_type
         return super().finalize_response(  # type: ignore[misc]  # mixed into an APIView
-            request, response, *args, **kwargs)
+            request, response, *args, **kwargs
+        )
 
 
 # --- Outside DRF: unknown /api/ paths and errors Django handles itself ----------------------
@@ -134,19 +145,22 @@ def api_not_found(request, *args, **kwargs):
             match = None
         if match is not None and match.func is not api_not_found:
             extra["did_you_mean"] = request.path + "/"
-    return JsonResponse(error_body("No API endpoint at this path.", "not_found", extra),
-                        status=status.HTTP_404_NOT_FOUND)
+    return JsonResponse(
+        error_body("No API endpoint at this path.", "not_found", extra),
+        status=status.HTTP_404_NOT_FOUND,
+    )
 
 
 def page_not_found(request, exception):
     if is_api(request):
-        return JsonResponse(error_body("Not found.", "not_found"),
-                            status=status.HTTP_404_NOT_FOUND)
+        return JsonResponse(error_body("Not found.", "not_found"), status=status.HTTP_404_NOT_FOUND)
     return defaults.page_not_found(request, exception)
 
 
 def server_error(request):
     if is_api(request):
-        return JsonResponse(error_body("Something went wrong on our side.", "server_error"),
-                            status=status.HTTP_500_INTERNAL_SERVER_ERROR)
+        return JsonResponse(
+            error_body("Something went wrong on our side.", "server_error"),
+            status=status.HTTP_500_INTERNAL_SERVER_ERROR,
+        )
     return defaults.server_error(request)

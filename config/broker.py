@@ -105,11 +105,13 @@ class AtomicFilesystemChannel(filesystem.Channel):
         try:
             os.replace(claimed, destination)
         except OSError as exc:
-            logger.error("Broker message %s %s and could not be quarantined (%s)",
-                         claimed, reason, exc)
+            logger.error(
+                "Broker message %s %s and could not be quarantined (%s)", claimed, reason, exc
+            )
             return
-        logger.error("Broker message %s %s; moved to %s", os.path.basename(claimed), reason,
-                     destination)
+        logger.error(
+            "Broker message %s %s; moved to %s", os.path.basename(claimed), reason, destination
+        )
 
     @cached_property
     def claim_folder(self) -> str:
@@ -121,7 +123,8 @@ class AtomicFilesystemChannel(filesystem.Channel):
     @cached_property
     def quarantine_folder(self) -> str:
         folder = self.transport_options.get(
-            "quarantine_folder", os.path.join(self.processed_folder, "quarantine"))
+            "quarantine_folder", os.path.join(self.processed_folder, "quarantine")
+        )
         os.makedirs(folder, exist_ok=True)
         return folder
 

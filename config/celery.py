@@ -32,12 +32,18 @@ def enqueue_on_commit(task_name: str, *args, **kwargs) -> None:
     saved by then and a periodic sweep (reconcile_refunds, resume_stalled_runs) finds work
     whose task was never queued. So a failed publish is logged, not raised.
     """
+
     def publish() -> None:
         try:
             app.send_task(task_name, args=args, kwargs=kwargs)
         except BROKER_UNAVAILABLE as exc:
-            logger.error("Could not enqueue %s%r: broker unavailable (%s); the periodic sweep "
-                         "will pick the work up", task_name, args, exc)
+            logger.error(
+                "Could not enqueue %s%r: broker unavailable (%s); the periodic sweep "
+                "will pick the work up",
+                task_name,
+                args,
+                exc,
+            )
 
     transaction.on_commit(publish)
 

@@ -19,19 +19,21 @@ def banner(url: str) -> str:
     password = os.environ.get("DEMO_PASSWORD", "demo-pass-123")
     database = os.environ.get("DATABASE_URL", "sqlite (var/db.sqlite3)")
     broker = os.environ.get("REDIS_URL", "filesystem (var/broker/)")
-    return "\n".join([
-        "",
-        f"  Refund Desk is running at {url}",
-        f"  Demo logins (password {password}):",
-        "    agent, agent2     support agents (propose refunds up to 500.00)",
-        "    supervisor        support supervisor (up to 5000.00)",
-        "    intern            read-only assistant",
-        "    reviewer, reviewer2  approve refunds at /review/",
-        "    admin             superuser, Django admin at /admin/",
-        f"  Database: {database}   Broker: {broker}",
-        "  Press Ctrl-C to stop the web server and the worker.",
-        "",
-    ])
+    return "\n".join(
+        [
+            "",
+            f"  Refund Desk is running at {url}",
+            f"  Demo logins (password {password}):",
+            "    agent, agent2     support agents (propose refunds up to 500.00)",
+            "    supervisor        support supervisor (up to 5000.00)",
+            "    intern            read-only assistant",
+            "    reviewer, reviewer2  approve refunds at /review/",
+            "    admin             superuser, Django admin at /admin/",
+            f"  Database: {database}   Broker: {broker}",
+            "  Press Ctrl-C to stop the web server and the worker.",
+            "",
+        ]
+    )
 
 
 def child_environment(environment: Mapping[str, str]) -> dict[str, str]:
@@ -50,13 +52,24 @@ def main() -> int:
     env = child_environment(os.environ)
     processes = [
         subprocess.Popen(
-            [str(BIN / "celery"), "-A", "config", "worker", "-B", "--loglevel=INFO",
-             "--concurrency=2", "--schedule", str(BASE_DIR / "var" / "celerybeat-schedule")],
-            cwd=BASE_DIR, env=env,
+            [
+                str(BIN / "celery"),
+                "-A",
+                "config",
+                "worker",
+                "-B",
+                "--loglevel=INFO",
+                "--concurrency=2",
+                "--schedule",
+                str(BASE_DIR / "var" / "celerybeat-schedule"),
+            ],
+            cwd=BASE_DIR,
+            env=env,
         ),
         subprocess.Popen(
             [sys.executable, "manage.py", "runserver", f"{args.host}:{args.port}"],
-            cwd=BASE_DIR, env=env,
+            cwd=BASE_DIR,
+            env=env,
         ),
     ]
     print(banner(f"http://{args.host}:{args.port}/"), flush=True)

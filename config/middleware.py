@@ -20,15 +20,18 @@ class RejectNulBytes:
         if "\x00" in request.path:
             return page_not_found(request, Http404())
         if "\x00" in request.META.get("HTTP_AUTHORIZATION", "") and is_api(request):
-            response = JsonResponse(error_body("Invalid token.", "authentication_failed"),
-                                    status=status.HTTP_401_UNAUTHORIZED)
+            response = JsonResponse(
+                error_body("Invalid token.", "authentication_failed"),
+                status=status.HTTP_401_UNAUTHORIZED,
+            )
             response["WWW-Authenticate"] = "Token"
             return response
         if any("\x00" in value for _, values in request.GET.lists() for value in values):
             if is_api(request):
                 return JsonResponse(
                     error_body("Null characters are not allowed.", "bad_request"),
-                    status=status.HTTP_400_BAD_REQUEST)
+                    status=status.HTTP_400_BAD_REQUEST,
+                )
             return defaults.bad_request(request, SuspiciousOperation("NUL in query"))
         return self.get_response(request)
 

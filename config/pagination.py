@@ -10,7 +10,8 @@ class StrictPageNumberPagination(PageNumberPagination):
         raw = request.query_params.get(self.page_query_param)
         if raw is not None and not (raw.isdigit() and int(raw) >= 1):
             raise exceptions.ValidationError(
-                {self.page_query_param: ["A page number is a whole number from 1."]})
+                {self.page_query_param: ["A page number is a whole number from 1."]}
+            )
         return super().get_page_number(request, paginator)
 
     def get_schema_operation_parameters(self, view):

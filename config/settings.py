@@ -111,8 +111,9 @@ REDIS_BROKER_TRANSPORT_OPTIONS = {
     "socket_timeout": env.float("CELERY_BROKER_SOCKET_TIMEOUT_S", default=3.0),
 }
 if REDIS_URL:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache",
-                          "LOCATION": REDIS_URL}}
+    CACHES = {
+        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
+    }
     CELERY_BROKER_URL = REDIS_URL
     CELERY_BROKER_TRANSPORT_OPTIONS: dict = REDIS_BROKER_TRANSPORT_OPTIONS
 else:
@@ -151,8 +152,12 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # whatever could not be enqueued, so a short bounded retry loses nothing.
 CELERY_BROKER_CONNECTION_TIMEOUT = env.float("CELERY_BROKER_CONNECTION_TIMEOUT", default=2.0)
 CELERY_TASK_PUBLISH_RETRY = True
-CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 1, "interval_start": 0,
-                                    "interval_step": 0.2, "interval_max": 0.5}
+CELERY_TASK_PUBLISH_RETRY_POLICY = {
+    "max_retries": 1,
+    "interval_start": 0,
+    "interval_step": 0.2,
+    "interval_max": 0.5,
+}
 CELERY_TIMEZONE = TIME_ZONE
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 # Periodic sweeps run by `celery worker -B` (also available as management commands).
@@ -197,7 +202,8 @@ SPECTACULAR_SETTINGS = {
 # --- The desk -------------------------------------------------------------
 LLM_PROVIDER = env(
     "LLM_PROVIDER",
-    default="openai" if env("OPENAI_API_KEY", default="") or env("OPENAI_BASE_URL", default="")
+    default="openai"
+    if env("OPENAI_API_KEY", default="") or env("OPENAI_BASE_URL", default="")
     else "offline",
 )
 OPENAI_API_KEY = env("OPENAI_API_KEY", default="")
@@ -227,8 +233,9 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "filters": {"no_client_tracebacks": {"()": "config.logs.NoTracebackForClientErrors"}},
-    "handlers": {"console": {"class": "logging.StreamHandler",
-                             "filters": ["no_client_tracebacks"]}},
+    "handlers": {
+        "console": {"class": "logging.StreamHandler", "filters": ["no_client_tracebacks"]}
+    },
     "root": {"handlers": ["console"], "level": LOG_LEVEL},
     # Without handlers of its own: Django's default console handler would print every
     # django.* record a second time (with DEBUG on) after the root's console has.

@@ -20,8 +20,11 @@ api_urlpatterns = [
     path("auth/token/", ObtainTokenView.as_view(), name="api-token"),
     path("schema/", SchemaView.as_view(), name="api-schema"),
     # A page for a browser: a visitor who is not logged in is sent to the login page.
-    path("docs/", login_required(SpectacularSwaggerView.as_view(url_name="api-schema")),
-         name="api-docs"),
+    path(
+        "docs/",
+        login_required(SpectacularSwaggerView.as_view(url_name="api-schema")),
+        name="api-docs",
+    ),
     *tickets.urls.api_urlpatterns,
     *agent.urls.api_urlpatterns,
     *refunds.urls.api_urlpatterns,

@@ -22,8 +22,15 @@ PAYMENT_FIELDS = ("payment_reference", "amount_paid", "currency", "customer")
 
 @admin.register(Order)
 class OrderAdmin(admin.ModelAdmin):
-    list_display = ["order_id", "customer", "status", "amount_paid", "currency", "placed_at",
-                    "delivered_at"]
+    list_display = [
+        "order_id",
+        "customer",
+        "status",
+        "amount_paid",
+        "currency",
+        "placed_at",
+        "delivered_at",
+    ]
     list_filter = ["status", "currency"]
     search_fields = ["order_id", "customer__name", "customer__email", "payment_reference"]
     list_select_related = ["customer"]

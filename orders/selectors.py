@@ -9,8 +9,13 @@ from orders.models import Customer, Order, OrderLine
 
 # Refund statuses whose money has left, or may have left, the shop: they count against
 # what can still be refunded. Kept here as strings so orders never imports refunds.
-REFUND_COMMITTED_STATUSES = ("approved", "executing", "provider_pending", "succeeded",
-                             "outcome_unknown")
+REFUND_COMMITTED_STATUSES = (
+    "approved",
+    "executing",
+    "provider_pending",
+    "succeeded",
+    "outcome_unknown",
+)
 
 
 def refunded_total(order: Order) -> Decimal:
@@ -22,8 +27,7 @@ def refunded_total(order: Order) -> Decimal:
 
 
 # Approved refunds not settled yet: the provider is, or is about to be, moving this money.
-REFUND_IN_FLIGHT_STATUSES = ("approved", "executing", "provider_pending",
-                             "outcome_unknown")
+REFUND_IN_FLIGHT_STATUSES = ("approved", "executing", "provider_pending", "outcome_unknown")
 
 
 def refund_in_flight(order: Order) -> bool:

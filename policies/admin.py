@@ -12,8 +12,10 @@ from policies.services import policy_version_draft_from, policy_version_publish
 
 Status = PolicyVersion.Status
 
-PUBLISHED_NOTE = ("This version is published and never changes. Saving your edits creates a "
-                  "new draft version with them; publish that draft to put them into effect.")
+PUBLISHED_NOTE = (
+    "This version is published and never changes. Saving your edits creates a "
+    "new draft version with them; publish that draft to put them into effect."
+)
 
 
 class PolicyVersionForm(forms.ModelForm):
@@ -68,12 +70,16 @@ class PolicyAdmin(admin.ModelAdmin):
 class PolicyVersionAdmin(admin.ModelAdmin):
     form = PolicyVersionForm
     inlines = [ClauseInline]
-    list_display = ["policy", "version", "status", "effective_from", "clause_count",
-                    "created_at"]
+    list_display = ["policy", "version", "status", "effective_from", "clause_count", "created_at"]
     list_filter = ["status", "policy"]
     list_select_related = ["policy"]
-    search_fields = ["policy__slug", "policy__title", "clauses__ref", "clauses__title",
-                     "clauses__text"]
+    search_fields = [
+        "policy__slug",
+        "policy__title",
+        "clauses__ref",
+        "clauses__title",
+        "clauses__text",
+    ]
     ordering = ["policy", "-version"]
     actions = ["publish_selected_draft", "draft_from_selected"]
 
@@ -135,8 +141,7 @@ class PolicyVersionAdmin(admin.ModelAdmin):
                 data = clause_form.cleaned_data
                 if not data or data.get("DELETE"):
                     continue
-                clauses.append({"ref": data["ref"], "title": data["title"],
-                                "text": data["text"]})
+                clauses.append({"ref": data["ref"], "title": data["title"], "text": data["text"]})
         return clauses
 
     def construct_change_message(self, request, form, formsets, add=False):
@@ -158,8 +163,7 @@ class PolicyVersionAdmin(admin.ModelAdmin):
             return super().response_change(request, obj)
         draft = getattr(request, "_policy_draft", None)
         if draft is None:
-            self.message_user(request, f"Nothing was changed; {obj} is unchanged.",
-                              messages.INFO)
+            self.message_user(request, f"Nothing was changed; {obj} is unchanged.", messages.INFO)
             return HttpResponseRedirect(request.path)
         self.message_user(
             request,
@@ -168,8 +172,7 @@ class PolicyVersionAdmin(admin.ModelAdmin):
             "effect.",
             messages.WARNING,
         )
-        return HttpResponseRedirect(
-            reverse("admin:policies_policyversion_change", args=[draft.pk]))
+        return HttpResponseRedirect(reverse("admin:policies_policyversion_change", args=[draft.pk]))
 
     @admin.action(description="Publish selected draft", permissions=["change"])
     def publish_selected_draft(self, request, queryset):
@@ -182,17 +185,21 @@ class PolicyVersionAdmin(admin.ModelAdmin):
         except ApplicationError as error:
             self.message_user(request, error.message, messages.ERROR)
             return
-        self.message_user(request, f"{published.policy.slug} v{published.version} is now "
-                                   "published; the version it replaces is retired.",
-                          messages.SUCCESS)
+        self.message_user(
+            request,
+            f"{published.policy.slug} v{published.version} is now "
+            "published; the version it replaces is retired.",
+            messages.SUCCESS,
+        )
 
-    @admin.action(description="Create a new draft from the selected version",
-                  permissions=["change"])
+    @admin.action(
+        description="Create a new draft from the selected version", permissions=["change"]
+    )
     def draft_from_selected(self, request, queryset):
         if queryset.count() != 1:
-            self.message_user(request, "Select exactly one version to draft from.",
-                              messages.ERROR)
+            self.message_user(request, "Select exactly one version to draft from.", messages.ERROR)
             return
         draft = policy_version_draft_from(version=queryset.get())
-        self.message_user(request, f"Created draft {draft.policy.slug} v{draft.version}.",
-                          messages.SUCCESS)
+        self.message_user(
+            request, f"Created draft {draft.policy.slug} v{draft.version}.", messages.SUCCESS
+        )

@@ -33,8 +33,11 @@ class PolicyVersion(models.Model):
         ordering = ["policy", "-version"]
         constraints = [
             models.UniqueConstraint(fields=["policy", "version"], name="policy_version_unique"),
-            models.UniqueConstraint(fields=["policy"], condition=Q(status="published"),
-                                    name="one_published_version_per_policy"),
+            models.UniqueConstraint(
+                fields=["policy"],
+                condition=Q(status="published"),
+                name="one_published_version_per_policy",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -42,8 +45,9 @@ class PolicyVersion(models.Model):
 
 
 class Clause(models.Model):
-    policy_version = models.ForeignKey(PolicyVersion, on_delete=models.CASCADE,
-                                       related_name="clauses")
+    policy_version = models.ForeignKey(
+        PolicyVersion, on_delete=models.CASCADE, related_name="clauses"
+    )
     ref = models.CharField(max_length=16)
     title = models.CharField(max_length=200)
     text = models.TextField()

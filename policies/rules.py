@@ -22,8 +22,7 @@ REASONS_BEFORE_DELIVERY = ("not_received",)
 REASONS_AFTER_DELIVERY = ("damaged", "wrong_item")
 REASONS_ANY_TIME = ("other",)
 
-REQUIRED_RULE_KEYS = ("refund_window_days", "non_refundable_categories", "role_limits",
-                      "currency")
+REQUIRED_RULE_KEYS = ("refund_window_days", "non_refundable_categories", "role_limits", "currency")
 
 
 @dataclass(frozen=True)
@@ -59,8 +58,11 @@ class Evaluation:
 
     def as_dict(self) -> dict:
         """JSON-ready, for storing on a refund request or returning to a client."""
-        return {"allowed": self.allowed, "policy_version_id": self.policy_version_id,
-                "verdicts": [dict(verdict) for verdict in self.verdicts]}
+        return {
+            "allowed": self.allowed,
+            "policy_version_id": self.policy_version_id,
+            "verdicts": [dict(verdict) for verdict in self.verdicts],
+        }
 
 
 def _verdict(clause: str, passed: bool, detail: str) -> dict:
@@ -70,39 +72,58 @@ def _verdict(clause: str, passed: bool, detail: str) -> dict:
 def _check_window(facts: RefundFacts, rules: dict) -> dict:
     window = int(rules["refund_window_days"])
     if facts.delivered_at is None:
-        return _verdict("R-1", True, f"not delivered yet; the {window}-day refund window "
-                                     "starts at delivery")
+        return _verdict(
+            "R-1", True, f"not delivered yet; the {window}-day refund window starts at delivery"
+        )
     # A delivery stamped slightly in the future (clock skew) counts as delivered today.
     days = max((facts.now - facts.delivered_at).days, 0)
     ago = "today" if days == 0 else f"{days} day{'s' if days != 1 else ''} ago"
     if days <= window:
         return _verdict("R-1", True, f"delivered {ago}, within the {window}-day refund window")
-    return _verdict("R-1", False, f"delivered {ago}; the refund window closed {window} days "
-                                  "after delivery")
+    return _verdict(
+        "R-1", False, f"delivered {ago}; the refund window closed {window} days after delivery"
+    )
 
 
 def _check_balance(facts: RefundFacts, currency: str) -> dict:
     balance = facts.amount_paid - facts.refunded_so_far
     amount = money_str(facts.amount)
-    figures = (f"paid {money_str(facts.amount_paid)} {currency}, already refunded "
-               f"{money_str(facts.refunded_so_far)} {currency}")
+    figures = (
+        f"paid {money_str(facts.amount_paid)} {currency}, already refunded "
+        f"{money_str(facts.refunded_so_far)} {currency}"
+    )
     if facts.amount <= 0:
-        return _verdict("R-2", False, f"the amount must be greater than 0.00 {currency}; "
-                                      f"requested {amount} {currency}")
+        return _verdict(
+            "R-2",
+            False,
+            f"the amount must be greater than 0.00 {currency}; requested {amount} {currency}",
+        )
     if facts.amount > balance:
-        return _verdict("R-2", False, f"requested {amount} {currency} exceeds the refundable "
-                                      f"balance of {money_str(balance)} {currency} ({figures})")
-    return _verdict("R-2", True, f"requested {amount} {currency} is within the refundable "
-                                 f"balance of {money_str(balance)} {currency} ({figures})")
+        return _verdict(
+            "R-2",
+            False,
+            f"requested {amount} {currency} exceeds the refundable "
+            f"balance of {money_str(balance)} {currency} ({figures})",
+        )
+    return _verdict(
+        "R-2",
+        True,
+        f"requested {amount} {currency} is within the refundable "
+        f"balance of {money_str(balance)} {currency} ({figures})",
+    )
 
 
 def _check_categories(facts: RefundFacts, rules: dict) -> dict:
     excluded = list(rules["non_refundable_categories"])
     found = [category for category in dict.fromkeys(facts.categories) if category in excluded]
     if found:
-        return _verdict("R-3", False, f"the order contains non-refundable items "
-                                      f"({', '.join(found)}); {' and '.join(excluded)} items "
-                                      "are not refunded")
+        return _verdict(
+            "R-3",
+            False,
+            f"the order contains non-refundable items "
+            f"({', '.join(found)}); {' and '.join(excluded)} items "
+            "are not refunded",
+        )
     return _verdict("R-3", True, f"no non-refundable items ({', '.join(excluded)})")
 
 
@@ -112,14 +133,17 @@ def _check_reason(facts: RefundFacts) -> dict:
         return _verdict("R-4", False, "cancelled orders are not refunded through the desk")
     if reason in REASONS_BEFORE_DELIVERY:
         if status == DELIVERED:
-            return _verdict("R-4", False, f"reason '{reason}' does not fit an order that was "
-                                          "delivered")
-        return _verdict("R-4", True, f"reason '{reason}' fits an order that is {status} and "
-                                     "not delivered yet")
+            return _verdict(
+                "R-4", False, f"reason '{reason}' does not fit an order that was delivered"
+            )
+        return _verdict(
+            "R-4", True, f"reason '{reason}' fits an order that is {status} and not delivered yet"
+        )
     if reason in REASONS_AFTER_DELIVERY:
         if status != DELIVERED:
-            return _verdict("R-4", False, f"reason '{reason}' needs a delivered order; this "
-                                          f"order is {status}")
+            return _verdict(
+                "R-4", False, f"reason '{reason}' needs a delivered order; this order is {status}"
+            )
         return _verdict("R-4", True, f"reason '{reason}' fits a delivered order")
     if reason in REASONS_ANY_TIME:
         return _verdict("R-4", True, f"reason '{reason}' fits an order that is {status}")
@@ -139,10 +163,12 @@ def _check_authority(facts: RefundFacts, rules: dict, currency: str) -> dict:
     limit = _limit_of(role_limits, role)
     total = facts.amount + facts.requester_other_amount
     if facts.requester_other_amount:
-        requested = (f"requested {money_str(facts.amount)} {currency} plus "
-                     f"{money_str(facts.requester_other_amount)} {currency} already proposed "
-                     f"or refunded by the same requester on this order makes "
-                     f"{money_str(total)} {currency}, which")
+        requested = (
+            f"requested {money_str(facts.amount)} {currency} plus "
+            f"{money_str(facts.requester_other_amount)} {currency} already proposed "
+            f"or refunded by the same requester on this order makes "
+            f"{money_str(total)} {currency}, which"
+        )
     else:
         requested = f"requested {money_str(facts.amount)} {currency}"
     if limit is None or limit <= 0:
@@ -152,24 +178,31 @@ def _check_authority(facts: RefundFacts, rules: dict, currency: str) -> dict:
             detail = f"the {role or 'current'} role may not propose refunds"
         return _verdict("R-5", False, detail)
     if total <= limit:
-        return _verdict("R-5", True, f"{requested} is within the {role} limit of "
-                                     f"{money_str(limit)} {currency}")
+        return _verdict(
+            "R-5", True, f"{requested} is within the {role} limit of {money_str(limit)} {currency}"
+        )
     stronger = sorted(
         (other_limit, other)
         for other in role_limits
-        if (other_limit := _limit_of(role_limits, other)) is not None
-        and other_limit >= total
+        if (other_limit := _limit_of(role_limits, other)) is not None and other_limit >= total
     )
-    escalation = (f"escalate to a {stronger[0][1]}" if stronger
-                  else "above every desk limit; escalate beyond the desk")
-    return _verdict("R-5", False, f"{requested} exceeds the {role} limit of "
-                                  f"{money_str(limit)} {currency}; {escalation}")
+    escalation = (
+        f"escalate to a {stronger[0][1]}"
+        if stronger
+        else "above every desk limit; escalate beyond the desk"
+    )
+    return _verdict(
+        "R-5",
+        False,
+        f"{requested} exceeds the {role} limit of {money_str(limit)} {currency}; {escalation}",
+    )
 
 
 def _check_four_eyes(facts: RefundFacts) -> dict:
     if facts.reviewer_id is not None and facts.reviewer_id == facts.requester_id:
-        return _verdict("R-6", False, "the reviewer is the requester; a different reviewer "
-                                      "must approve")
+        return _verdict(
+            "R-6", False, "the reviewer is the requester; a different reviewer must approve"
+        )
     return _verdict("R-6", True, "needs approval by a reviewer other than the requester")
 
 
@@ -200,8 +233,9 @@ def validate_rules(rules: dict) -> list[str]:
     return problems
 
 
-def evaluate_refund(facts: RefundFacts, rules: dict, *,
-                    policy_version_id: int | None = None) -> Evaluation:
+def evaluate_refund(
+    facts: RefundFacts, rules: dict, *, policy_version_id: int | None = None
+) -> Evaluation:
     """One verdict per clause, R-1 to R-6; the refund is allowed only if every clause passes."""
     currency = rules.get("currency", "CNY")
     verdicts = [

@@ -19,33 +19,51 @@ REFUNDS_V1_RULES = {
 }
 
 REFUNDS_V1_CLAUSES = [
-    ("R-1", "Refund window after delivery",
-     "A refund can be requested up to 30 days after the order was delivered. Day 30 still "
-     "counts; from day 31 the window is closed and the desk cannot refund. An order that has "
-     "not been delivered yet is not limited by the window, because the window starts at "
-     "delivery."),
-    ("R-2", "Refund amount limited to the balance",
-     "The refund amount must be greater than zero and can be at most the amount the customer "
-     "paid minus what has already been refunded for the same order, including refunds that "
-     "are approved or still being paid out. Partial refunds are allowed within that balance."),
-    ("R-3", "Non-refundable categories: digital goods and gift cards",
-     "Digital goods (category digital, such as e-books and downloads) and gift cards "
-     "(category gift_card) are not refundable. An order that contains any such item is not "
-     "refunded through the desk."),
-    ("R-4", "Reason must fit the order state",
-     "The refund reason must match what happened to the order. \"Not received\" is only "
-     "accepted while the order has not been delivered. \"Damaged\" and \"wrong item\" are only "
-     "accepted once the order has been delivered. \"Other\" needs an explanation. Cancelled "
-     "orders are not refunded through the desk; their payment is released by the shop."),
-    ("R-5", "Authority limits per role",
-     "Who may propose a refund, and up to what amount: support interns may not propose "
-     "refunds; support agents may propose refunds up to 500.00 CNY; support supervisors up "
-     "to 5000.00 CNY. An amount above your limit must be escalated to a supervisor, and an "
-     "amount above the supervisor limit is escalated beyond the desk."),
-    ("R-6", "Four-eyes review of every refund",
-     "Every refund needs the approval of a refund reviewer who is not the person who "
-     "requested it. Nobody approves their own refund, and no refund is paid out before it "
-     "is approved."),
+    (
+        "R-1",
+        "Refund window after delivery",
+        "A refund can be requested up to 30 days after the order was delivered. Day 30 still "
+        "counts; from day 31 the window is closed and the desk cannot refund. An order that has "
+        "not been delivered yet is not limited by the window, because the window starts at "
+        "delivery.",
+    ),
+    (
+        "R-2",
+        "Refund amount limited to the balance",
+        "The refund amount must be greater than zero and can be at most the amount the customer "
+        "paid minus what has already been refunded for the same order, including refunds that "
+        "are approved or still being paid out. Partial refunds are allowed within that balance.",
+    ),
+    (
+        "R-3",
+        "Non-refundable categories: digital goods and gift cards",
+        "Digital goods (category digital, such as e-books and downloads) and gift cards "
+        "(category gift_card) are not refundable. An order that contains any such item is not "
+        "refunded through the desk.",
+    ),
+    (
+        "R-4",
+        "Reason must fit the order state",
+        'The refund reason must match what happened to the order. "Not received" is only '
+        'accepted while the order has not been delivered. "Damaged" and "wrong item" are only '
+        'accepted once the order has been delivered. "Other" needs an explanation. Cancelled '
+        "orders are not refunded through the desk; their payment is released by the shop.",
+    ),
+    (
+        "R-5",
+        "Authority limits per role",
+        "Who may propose a refund, and up to what amount: support interns may not propose "
+        "refunds; support agents may propose refunds up to 500.00 CNY; support supervisors up "
+        "to 5000.00 CNY. An amount above your limit must be escalated to a supervisor, and an "
+        "amount above the supervisor limit is escalated beyond the desk.",
+    ),
+    (
+        "R-6",
+        "Four-eyes review of every refund",
+        "Every refund needs the approval of a refund reviewer who is not the person who "
+        "requested it. Nobody approves their own refund, and no refund is paid out before it "
+        "is approved.",
+    ),
 ]
 
 
@@ -54,13 +72,17 @@ def publish_refunds_v1(*, policy_model, version_model, clause_model) -> None:
 
     Takes the model classes so the data migration can pass its historical models.
     """
-    policy, _ = policy_model.objects.get_or_create(slug=REFUNDS_SLUG,
-                                                   defaults={"title": REFUNDS_TITLE})
+    policy, _ = policy_model.objects.get_or_create(
+        slug=REFUNDS_SLUG, defaults={"title": REFUNDS_TITLE}
+    )
     if version_model.objects.filter(policy=policy, version=1).exists():
         return
     version = version_model.objects.create(
-        policy=policy, version=1, effective_from=REFUNDS_V1_EFFECTIVE_FROM,
-        status="published", rules=REFUNDS_V1_RULES,
+        policy=policy,
+        version=1,
+        effective_from=REFUNDS_V1_EFFECTIVE_FROM,
+        status="published",
+        rules=REFUNDS_V1_RULES,
     )
     clause_model.objects.bulk_create(
         clause_model(policy_version=version, ref=ref, title=title, text=text)

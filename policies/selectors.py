@@ -21,10 +21,17 @@ def published_version(slug: str = REFUNDS_SLUG) -> PolicyVersion:
     )
 
 
-def evaluate_refund_for_order(*, order: Order, amount: Decimal, reason: str, actor_role: str,
-                              requester_id: int | None = None, reviewer_id: int | None = None,
-                              requester_other_amount: Decimal = Decimal("0.00"),
-                              now: datetime | None = None) -> Evaluation:
+def evaluate_refund_for_order(
+    *,
+    order: Order,
+    amount: Decimal,
+    reason: str,
+    actor_role: str,
+    requester_id: int | None = None,
+    reviewer_id: int | None = None,
+    requester_other_amount: Decimal = Decimal("0.00"),
+    now: datetime | None = None,
+) -> Evaluation:
     """The published refund policy applied to a refund of `amount` from `order`.
 
     Refunded-so-far counts committed refunds only, so a request still pending approval does
@@ -57,14 +64,82 @@ WORD = re.compile(r"[a-z0-9]+")
 SEARCH_CONFIG = "english"
 
 # Words that say nothing about which clause is meant; dropped before matching.
-STOP_WORDS = frozenset({
-    "a", "about", "after", "an", "and", "any", "are", "as", "at", "be", "been", "before", "but",
-    "by", "can", "could", "do", "does", "for", "from", "get", "got", "has", "have", "how", "i",
-    "if", "in", "into", "is", "it", "its", "long", "many", "may", "me", "much", "my", "no", "not",
-    "of", "on", "or", "our", "should", "so", "than", "that", "the", "their", "them", "then",
-    "there", "they", "this", "to", "up", "us", "was", "we", "what", "when", "where", "which",
-    "who", "why", "will", "with", "within", "would", "you", "your",
-})
+STOP_WORDS = frozenset(
+    {
+        "a",
+        "about",
+        "after",
+        "an",
+        "and",
+        "any",
+        "are",
+        "as",
+        "at",
+        "be",
+        "been",
+        "before",
+        "but",
+        "by",
+        "can",
+        "could",
+        "do",
+        "does",
+        "for",
+        "from",
+        "get",
+        "got",
+        "has",
+        "have",
+        "how",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "long",
+        "many",
+        "may",
+        "me",
+        "much",
+        "my",
+        "no",
+        "not",
+        "of",
+        "on",
+        "or",
+        "our",
+        "should",
+        "so",
+        "than",
+        "that",
+        "the",
+        "their",
+        "them",
+        "then",
+        "there",
+        "they",
+        "this",
+        "to",
+        "up",
+        "us",
+        "was",
+        "we",
+        "what",
+        "when",
+        "where",
+        "which",
+        "who",
+        "why",
+        "will",
+        "with",
+        "within",
+        "would",
+        "you",
+        "your",
+    }
+)
 TITLE_WEIGHT = 3
 TEXT_WEIGHT = 1
 # A clause matching every query word outranks any clause matching only some of them.
@@ -80,9 +155,15 @@ def _stem(word: str) -> str:
     changed = True
     while changed:
         changed = False
-        for suffix, replacement, keep in (("ies", "y", 3), ("ing", "", 4), ("ed", "", 4),
-                                          ("es", "", 4), ("s", "", 3), ("er", "", 5),
-                                          ("y", "", 5)):
+        for suffix, replacement, keep in (
+            ("ies", "y", 3),
+            ("ing", "", 4),
+            ("ed", "", 4),
+            ("es", "", 4),
+            ("s", "", 3),
+            ("er", "", 5),
+            ("y", "", 5),
+        ):
             if word.endswith(suffix) and len(word) - len(suffix) >= keep:
                 word = word[: len(word) - len(suffix)] + replacement
                 changed = True
@@ -114,8 +195,9 @@ def _published_clauses():
 
 
 def _search_postgres(query: str, refs: list[str], limit: int) -> list[Clause]:
-    vector = (SearchVector("title", weight="A", config=SEARCH_CONFIG)
-              + SearchVector("text", weight="B", config=SEARCH_CONFIG))
+    vector = SearchVector("title", weight="A", config=SEARCH_CONFIG) + SearchVector(
+        "text", weight="B", config=SEARCH_CONFIG
+    )
     every_word = SearchQuery(query, search_type="websearch", config=SEARCH_CONFIG)
     # websearch ANDs its words; OR-ing them as well keeps recall for chatty questions
     # ("how many days after delivery") whose every word no clause contains.
@@ -135,11 +217,19 @@ def _search_postgres(query: str, refs: list[str], limit: int) -> list[Clause]:
             _published_clauses()
             .annotate(document=vector)
             .filter(Q(document=any_word) | ref_match)
-            .annotate(score=SearchRank(vector, any_word)
-                      + Case(When(document=every_word, then=Value(float(ALL_TERMS_BONUS))),
-                             default=Value(0.0), output_field=FloatField())
-                      + Case(When(ref_match, then=Value(float(REF_MATCH_BONUS))),
-                             default=Value(0.0), output_field=FloatField()))
+            .annotate(
+                score=SearchRank(vector, any_word)
+                + Case(
+                    When(document=every_word, then=Value(float(ALL_TERMS_BONUS))),
+                    default=Value(0.0),
+                    output_field=FloatField(),
+                )
+                + Case(
+                    When(ref_match, then=Value(float(REF_MATCH_BONUS))),
+                    default=Value(0.0),
+                    output_field=FloatField(),
+                )
+            )
         )
     return list(clauses.order_by("-score", "policy_version__policy__slug", "ref")[:limit])
 
@@ -150,9 +240,12 @@ def _search_portable(query: str, refs: list[str], limit: int) -> list[Clause]:
     for clause in _published_clauses():
         title, text = _terms(clause.title), _terms(clause.text)
         matched = wanted & (title | text)
-        score = (TITLE_WEIGHT * len(wanted & title) + TEXT_WEIGHT * len(wanted & text)
-                 + (ALL_TERMS_BONUS if wanted and matched == wanted else 0)
-                 + (REF_MATCH_BONUS if clause.ref in refs else 0))
+        score = (
+            TITLE_WEIGHT * len(wanted & title)
+            + TEXT_WEIGHT * len(wanted & text)
+            + (ALL_TERMS_BONUS if wanted and matched == wanted else 0)
+            + (REF_MATCH_BONUS if clause.ref in refs else 0)
+        )
         if score:
             scored.append((-score, clause.policy_version.policy.slug, clause.ref, clause))
     scored.sort(key=lambda row: row[:3])

@@ -38,9 +38,13 @@ def _lock_editable(version: PolicyVersion) -> PolicyVersion:
 
 
 @transaction.atomic
-def policy_version_draft_from(*, version: PolicyVersion, rules: dict | None = None,
-                              effective_from: datetime.date | None = None,
-                              clauses: list[dict] | None = None) -> PolicyVersion:
+def policy_version_draft_from(
+    *,
+    version: PolicyVersion,
+    rules: dict | None = None,
+    effective_from: datetime.date | None = None,
+    clauses: list[dict] | None = None,
+) -> PolicyVersion:
     """A new draft of `version`'s policy, numbered after the policy's highest version.
 
     It copies `version`'s rules and clauses unless `rules` / `clauses` (dicts with ref, title,
@@ -56,11 +60,9 @@ def policy_version_draft_from(*, version: PolicyVersion, rules: dict | None = No
         rules=copy.deepcopy(version.rules if rules is None else rules),
     )
     if clauses is None:
-        clauses = [{"ref": c.ref, "title": c.title, "text": c.text}
-                   for c in version.clauses.all()]
+        clauses = [{"ref": c.ref, "title": c.title, "text": c.text} for c in version.clauses.all()]
     Clause.objects.bulk_create(
-        Clause(policy_version=draft, ref=clause["ref"], title=clause["title"],
-               text=clause["text"])
+        Clause(policy_version=draft, ref=clause["ref"], title=clause["title"], text=clause["text"])
         for clause in clauses
     )
     return draft
@@ -73,27 +75,34 @@ def policy_version_publish(*, version: PolicyVersion) -> PolicyVersion:
     version = PolicyVersion.objects.select_for_update().get(pk=version.pk)
     if version.status != Status.DRAFT:
         raise PolicyPublishRefused(
-            f"Only a draft can be published; {policy.slug} v{version.version} is "
-            f"{version.status}.", extra={"status": version.status})
+            f"Only a draft can be published; {policy.slug} v{version.version} is {version.status}.",
+            extra={"status": version.status},
+        )
     if not version.clauses.exists():
         raise PolicyPublishRefused("A version without clauses cannot be published.")
     # The refund rules are code reading these parameters: a version they cannot read would
     # stop every refund evaluation the moment it is published.
     problems = validate_rules(version.rules) if policy.slug == REFUNDS_SLUG else []
     if problems:
-        raise PolicyPublishRefused("The rules are not valid: " + "; ".join(problems) + ".",
-                                   extra={"problems": problems})
+        raise PolicyPublishRefused(
+            "The rules are not valid: " + "; ".join(problems) + ".", extra={"problems": problems}
+        )
     # Retire first: at most one published version per policy is a database constraint.
     PolicyVersion.objects.filter(policy_id=version.policy_id, status=Status.PUBLISHED).update(
-        status=Status.RETIRED)
+        status=Status.RETIRED
+    )
     version.status = Status.PUBLISHED
     version.save(update_fields=["status"])
     return version
 
 
 @transaction.atomic
-def policy_version_update(*, version: PolicyVersion, rules: dict | None = None,
-                          effective_from: datetime.date | None = None) -> PolicyVersion:
+def policy_version_update(
+    *,
+    version: PolicyVersion,
+    rules: dict | None = None,
+    effective_from: datetime.date | None = None,
+) -> PolicyVersion:
     """Change a draft's rules or effective date. Refuses published and retired versions."""
     locked = _lock_editable(version)
     if rules is not None:
@@ -108,8 +117,9 @@ def policy_version_update(*, version: PolicyVersion, rules: dict | None = None,
 def clause_save(*, version: PolicyVersion, ref: str, title: str, text: str) -> Clause:
     """Create or change clause `ref` of a draft. Refuses published and retired versions."""
     locked = _lock_editable(version)
-    clause, _ = Clause.objects.update_or_create(policy_version=locked, ref=ref,
-                                                defaults={"title": title, "text": text})
+    clause, _ = Clause.objects.update_or_create(
+        policy_version=locked, ref=ref, defaults={"title": title, "text": text}
+    )
     return clause
 
 

@@ -75,11 +75,19 @@ class ProviderUnknownOutcome(ProviderError):
 class RefundAdapter(Protocol):
     name: str
 
-    def create_refund(self, *, idempotency_key: str, amount: Decimal, currency: str,
-                      payment_reference: str, metadata: dict) -> ProviderRefund: ...
+    def create_refund(
+        self,
+        *,
+        idempotency_key: str,
+        amount: Decimal,
+        currency: str,
+        payment_reference: str,
+        metadata: dict,
+    ) -> ProviderRefund: ...
 
-    def find_refund(self, *, idempotency_key: str,
-                    payment_reference: str) -> ProviderRefund | None: ...
+    def find_refund(
+        self, *, idempotency_key: str, payment_reference: str
+    ) -> ProviderRefund | None: ...
 
 
 def get_adapter() -> RefundAdapter:
@@ -87,14 +95,18 @@ def get_adapter() -> RefundAdapter:
     if settings.REFUND_ADAPTER == "simulated":
         return SimulatedAdapter()
     if settings.REFUND_ADAPTER == "stripe":
-        return StripeAdapter(api_key=settings.STRIPE_API_KEY, api_base=settings.STRIPE_API_BASE,
-                             timeout=settings.REFUND_PROVIDER_TIMEOUT_S)
+        return StripeAdapter(
+            api_key=settings.STRIPE_API_KEY,
+            api_base=settings.STRIPE_API_BASE,
+            timeout=settings.REFUND_PROVIDER_TIMEOUT_S,
+        )
     raise ImproperlyConfigured(
         f"REFUND_ADAPTER must be 'simulated' or 'stripe', not {settings.REFUND_ADAPTER!r}"
     )
 
 
 # --- simulated ------------------------------------------------------------------------------
+
 
 class SimulatedMode:
     NORMAL = "normal"
@@ -155,8 +167,10 @@ class SimulatedAdapter:
         # Read per call, so tests (settings overrides) can switch the provider's behaviour.
         self.mode = settings.SIMULATED_PROVIDER_MODE
         if self.mode not in SimulatedMode.ALL:
-            raise ImproperlyConfigured(f"SIMULATED_PROVIDER_MODE {self.mode!r} is not one of "
-                                       f"{', '.join(SimulatedMode.ALL)}")
+            raise ImproperlyConfigured(
+                f"SIMULATED_PROVIDER_MODE {self.mode!r} is not one of "
+                f"{', '.join(SimulatedMode.ALL)}"
+            )
         self.latency = float(settings.SIMULATED_PROVIDER_LATENCY_S)
         self.timeout = float(settings.REFUND_PROVIDER_TIMEOUT_S)
 
@@ -166,25 +180,37 @@ class SimulatedAdapter:
             time.sleep(min(self.latency, self.timeout))
         return self.latency > self.timeout
 
-    def create_refund(self, *, idempotency_key: str, amount: Decimal, currency: str,
-                      payment_reference: str, metadata: dict) -> ProviderRefund:
+    def create_refund(
+        self,
+        *,
+        idempotency_key: str,
+        amount: Decimal,
+        currency: str,
+        payment_reference: str,
+        metadata: dict,
+    ) -> ProviderRefund:
         simulated_calls.record(SimulatedCall("create", idempotency_key, self.mode))
         timed_out = self._wait()
         if self.mode == SimulatedMode.DOWN:
             raise ProviderUnknownOutcome("simulated provider answered 503", code="http_503")
         if self.mode == SimulatedMode.FAIL:
-            raise ProviderTerminalError("simulated provider declined the refund",
-                                        code="refund_declined")
-        row = self._record(idempotency_key=idempotency_key, amount=to_cents(amount),
-                           currency=currency, payment_reference=payment_reference,
-                           metadata=metadata)
+            raise ProviderTerminalError(
+                "simulated provider declined the refund", code="refund_declined"
+            )
+        row = self._record(
+            idempotency_key=idempotency_key,
+            amount=to_cents(amount),
+            currency=currency,
+            payment_reference=payment_reference,
+            metadata=metadata,
+        )
         if timed_out or self.mode == SimulatedMode.TIMEOUT:
-            raise ProviderUnknownOutcome("simulated provider did not answer in time",
-                                         code="timeout")
+            raise ProviderUnknownOutcome(
+                "simulated provider did not answer in time", code="timeout"
+            )
         return _from_ledger(row)
 
-    def find_refund(self, *, idempotency_key: str,
-                    payment_reference: str) -> ProviderRefund | None:
+    def find_refund(self, *, idempotency_key: str, payment_reference: str) -> ProviderRefund | None:
         simulated_calls.record(SimulatedCall("find", idempotency_key, self.mode))
         if self._wait() or self.mode == SimulatedMode.DOWN:
             raise ProviderUnknownOutcome("simulated provider unavailable", code="http_503")
@@ -192,21 +218,34 @@ class SimulatedAdapter:
         row = SimulatedRefund.objects.filter(idempotency_key=idempotency_key).first()
         return _from_ledger(row) if row else None
 
-    def _record(self, *, idempotency_key: str, amount: Decimal, currency: str,
-                payment_reference: str, metadata: dict) -> SimulatedRefund:
+    def _record(
+        self,
+        *,
+        idempotency_key: str,
+        amount: Decimal,
+        currency: str,
+        payment_reference: str,
+        metadata: dict,
+    ) -> SimulatedRefund:
         """Insert the ledger row, or replay the one already stored under this key."""
         try:
             with transaction.atomic():
                 return SimulatedRefund.objects.create(
                     provider_refund_id=f"sim_re_{uuid.uuid4().hex[:20]}",
-                    idempotency_key=idempotency_key, payment_reference=payment_reference,
-                    amount=amount, currency=currency, metadata=metadata,
+                    idempotency_key=idempotency_key,
+                    payment_reference=payment_reference,
+                    amount=amount,
+                    currency=currency,
+                    metadata=metadata,
                     status="pending" if self.mode == SimulatedMode.PENDING else "succeeded",
                 )
         except IntegrityError:
             row = SimulatedRefund.objects.get(idempotency_key=idempotency_key)
-        if (row.amount, row.currency, row.payment_reference) != (amount, currency,
-                                                                payment_reference):
+        if (row.amount, row.currency, row.payment_reference) != (
+            amount,
+            currency,
+            payment_reference,
+        ):
             # What a real provider does with a reused key: refuse, and keep the first refund.
             # For us the key is taken by a refund we may not know about: unknown, reconcile.
             raise ProviderUnknownOutcome(
@@ -216,15 +255,20 @@ class SimulatedAdapter:
 
 
 def _from_ledger(row: SimulatedRefund) -> ProviderRefund:
-    return ProviderRefund(id=row.provider_refund_id, status=row.status, amount=row.amount,
-                          currency=row.currency)
+    return ProviderRefund(
+        id=row.provider_refund_id, status=row.status, amount=row.amount, currency=row.currency
+    )
 
 
 # --- stripe ---------------------------------------------------------------------------------
 
 # Stripe said no, and said it about this request: no refund was created.
-STRIPE_TERMINAL_ERRORS = (stripe.CardError, stripe.InvalidRequestError,
-                          stripe.AuthenticationError, stripe.PermissionError)
+STRIPE_TERMINAL_ERRORS = (
+    stripe.CardError,
+    stripe.InvalidRequestError,
+    stripe.AuthenticationError,
+    stripe.PermissionError,
+)
 
 
 @contextmanager
@@ -238,13 +282,15 @@ def stripe_errors_classified() -> Iterator[None]:
     try:
         yield
     except STRIPE_TERMINAL_ERRORS as exc:
-        raise ProviderTerminalError(exc.user_message or str(exc),
-                                    code=exc.code or type(exc).__name__) from exc
+        raise ProviderTerminalError(
+            exc.user_message or str(exc), code=exc.code or type(exc).__name__
+        ) from exc
     except stripe.StripeError as exc:
         kind = type(exc).__name__
         status = f" (HTTP {exc.http_status})" if exc.http_status else ""
-        raise ProviderUnknownOutcome(f"{kind}{status}: {exc.user_message or exc}",
-                                     code=exc.code or kind) from exc
+        raise ProviderUnknownOutcome(
+            f"{kind}{status}: {exc.user_message or exc}", code=exc.code or kind
+        ) from exc
 
 
 def to_minor_units(amount: Decimal) -> int:
@@ -268,22 +314,32 @@ class StripeAdapter:
             http_client=stripe.RequestsClient(timeout=timeout),
         )
 
-    def create_refund(self, *, idempotency_key: str, amount: Decimal, currency: str,
-                      payment_reference: str, metadata: dict) -> ProviderRefund:
+    def create_refund(
+        self,
+        *,
+        idempotency_key: str,
+        amount: Decimal,
+        currency: str,
+        payment_reference: str,
+        metadata: dict,
+    ) -> ProviderRefund:
         with stripe_errors_classified():
             refund = self.client.v1.refunds.create(
-                {"payment_intent": payment_reference, "amount": to_minor_units(amount),
-                 "metadata": metadata},
+                {
+                    "payment_intent": payment_reference,
+                    "amount": to_minor_units(amount),
+                    "metadata": metadata,
+                },
                 {"idempotency_key": idempotency_key},
             )
         return _from_stripe(refund)
 
-    def find_refund(self, *, idempotency_key: str,
-                    payment_reference: str) -> ProviderRefund | None:
+    def find_refund(self, *, idempotency_key: str, payment_reference: str) -> ProviderRefund | None:
         try:
             with stripe_errors_classified():
                 page = self.client.v1.refunds.list(
-                    {"payment_intent": payment_reference, "limit": 100})
+                    {"payment_intent": payment_reference, "limit": 100}
+                )
                 for refund in page.auto_paging_iter():
                     metadata = refund.metadata.to_dict() if refund.metadata else {}
                     if metadata.get("request_id") == idempotency_key:
@@ -295,6 +351,9 @@ class StripeAdapter:
 
 
 def _from_stripe(refund) -> ProviderRefund:
-    return ProviderRefund(id=refund.id, status=refund.status,
-                          amount=(Decimal(refund.amount) / 100).quantize(Decimal("0.01")),
-                          currency=str(refund.currency).upper())
+    return ProviderRefund(
+        id=refund.id,
+        status=refund.status,
+        amount=(Decimal(refund.amount) / 100).quantize(Decimal("0.01")),
+        currency=str(refund.currency).upper(),
+    )

@@ -14,14 +14,18 @@ from refunds.serializers import ApproveSerializer, RefundSerializer, RejectSeria
 
 @extend_schema(
     parameters=[
-        OpenApiParameter("status", str, enum=["", *RefundRequest.Status.values],
-                         description="empty means any"),
-        OpenApiParameter("reason", str, enum=["", *RefundRequest.Reason.values],
-                         description="empty means any"),
+        OpenApiParameter(
+            "status", str, enum=["", *RefundRequest.Status.values], description="empty means any"
+        ),
+        OpenApiParameter(
+            "reason", str, enum=["", *RefundRequest.Reason.values], description="empty means any"
+        ),
         OpenApiParameter("q", str, description="search request id, order id, customer, ticket"),
     ],
-    responses={200: RefundSerializer(many=True),
-               **error_responses(400, 401, 403, 404, e404="No such page.")},
+    responses={
+        200: RefundSerializer(many=True),
+        **error_responses(400, 401, 403, 404, e404="No such page."),
+    },
 )
 class RefundListApi(generics.ListAPIView):
     serializer_class = RefundSerializer
@@ -40,8 +44,12 @@ class RefundListApi(generics.ListAPIView):
 
 
 class RefundDetailApi(APIView):
-    @extend_schema(responses={200: RefundSerializer, **error_responses(
-        401, 403, 404, e404="No such refund request.")})
+    @extend_schema(
+        responses={
+            200: RefundSerializer,
+            **error_responses(401, 403, 404, e404="No such refund request."),
+        }
+    )
     def get(self, request, request_id: str):
         return Response(RefundSerializer(selectors.refund_get(request_id=request_id)).data)
 
@@ -53,15 +61,23 @@ class RefundApproveApi(APIView):
 
     @extend_schema(
         request=ApproveSerializer,
-        responses={200: RefundSerializer, **error_responses(
-            400, 401, 403, 404, 409, 422,
-            e403="Not a reviewer, or your own request.",
-            e404="No such refund request.",
-            e409="The version is not current, pending and unexpired, or the fingerprint "
-                 "does not match.",
-            e422="Refused by the policy or by the order's refundable balance; "
-                 "extra.failing_clauses names the clauses.",
-        )},
+        responses={
+            200: RefundSerializer,
+            **error_responses(
+                400,
+                401,
+                403,
+                404,
+                409,
+                422,
+                e403="Not a reviewer, or your own request.",
+                e404="No such refund request.",
+                e409="The version is not current, pending and unexpired, or the fingerprint "
+                "does not match.",
+                e422="Refused by the policy or by the order's refundable balance; "
+                "extra.failing_clauses names the clauses.",
+            ),
+        },
     )
     def post(self, request, request_id: str):
         return _decide(request, request_id, ApproveSerializer, services.refund_approve)
@@ -74,12 +90,19 @@ class RefundRejectApi(APIView):
 
     @extend_schema(
         request=RejectSerializer,
-        responses={200: RefundSerializer, **error_responses(
-            400, 401, 403, 404, 409,
-            e403="Not a reviewer, or your own request.",
-            e404="No such refund request.",
-            e409="The version is not current, pending and unexpired.",
-        )},
+        responses={
+            200: RefundSerializer,
+            **error_responses(
+                400,
+                401,
+                403,
+                404,
+                409,
+                e403="Not a reviewer, or your own request.",
+                e404="No such refund request.",
+                e409="The version is not current, pending and unexpired.",
+            ),
+        },
     )
     def post(self, request, request_id: str):
         return _decide(request, request_id, RejectSerializer, services.refund_reject)

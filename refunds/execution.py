@@ -58,6 +58,7 @@ def in_flight_window() -> timedelta:
 
 # --- execution ------------------------------------------------------------------------------
 
+
 def refund_execute(*, refund_pk: int, skip_locked: bool = False) -> str | None:
     """Send one approved refund to the provider and record what happened.
 
@@ -82,8 +83,11 @@ def _claim_for_execution(*, refund_pk: int, skip_locked: bool) -> RefundRequest 
     Returns None when it is not ours to execute; a request whose approval no longer matches
     it comes back `failed` without any provider call.
     """
-    refund = (RefundRequest.objects.select_for_update(skip_locked=skip_locked)
-              .filter(pk=refund_pk, status=S.APPROVED).first())
+    refund = (
+        RefundRequest.objects.select_for_update(skip_locked=skip_locked)
+        .filter(pk=refund_pk, status=S.APPROVED)
+        .first()
+    )
     if refund is None:
         return None
     confirmation = refund.confirmations.order_by("-version").first()
@@ -91,33 +95,44 @@ def _claim_for_execution(*, refund_pk: int, skip_locked: bool) -> RefundRequest 
     if problem is not None:
         return refund if _refuse(refund=refund, problem=problem) else None
     assert confirmation is not None  # approval_problem refuses a missing one
-    moved = refund_transition(refund=refund, to_status=S.EXECUTING, detail={
-        "idempotency_key": refund.request_id,
-        "confirmation_version": confirmation.version,
-        "fingerprint": confirmation.fingerprint,
-        "adapter": settings.REFUND_ADAPTER,
-    })
+    moved = refund_transition(
+        refund=refund,
+        to_status=S.EXECUTING,
+        detail={
+            "idempotency_key": refund.request_id,
+            "confirmation_version": confirmation.version,
+            "fingerprint": confirmation.fingerprint,
+            "adapter": settings.REFUND_ADAPTER,
+        },
+    )
     if not moved:
         return None
     tell_ticket(refund, f"{_label(refund)} approved; sending it to the payment provider.")
     return refund
 
 
-def approval_problem(*, refund: RefundRequest,
-                     confirmation: RefundConfirmation | None) -> dict | None:
+def approval_problem(
+    *, refund: RefundRequest, confirmation: RefundConfirmation | None
+) -> dict | None:
     """Why `refund` may not be sent as it stands, or None if its approval still covers it.
 
     The approval is bound to the fingerprint of the exact parameters the reviewer saw; a row
     edited since (amount, order, payment reference, ...) no longer matches it.
     """
     if confirmation is None or confirmation.status != RefundConfirmation.Status.APPROVED:
-        return {"error": "no approved confirmation for the current version",
-                "confirmation_version": confirmation.version if confirmation else None,
-                "confirmation_status": confirmation.status if confirmation else None}
+        return {
+            "error": "no approved confirmation for the current version",
+            "confirmation_version": confirmation.version if confirmation else None,
+            "confirmation_status": confirmation.status if confirmation else None,
+        }
     current = fingerprint(fingerprint_params(refund))
     if current != confirmation.fingerprint:
-        return {"error": "fingerprint mismatch", "confirmation_version": confirmation.version,
-                "approved_fingerprint": confirmation.fingerprint, "current_fingerprint": current}
+        return {
+            "error": "fingerprint mismatch",
+            "confirmation_version": confirmation.version,
+            "approved_fingerprint": confirmation.fingerprint,
+            "current_fingerprint": current,
+        }
     return None
 
 
@@ -129,17 +144,19 @@ def _refuse(*, refund: RefundRequest, problem: dict) -> bool:
     first, and nothing changed. Precondition: inside the caller's transaction.
     """
     detail = {**problem, "provider_called": False}
-    refused = (refund_transition(refund=refund, to_status=S.EXECUTING,
-                                 detail={"preflight": "refused"})
-               and refund_transition(refund=refund, to_status=S.FAILED, detail=detail))
+    refused = refund_transition(
+        refund=refund, to_status=S.EXECUTING, detail={"preflight": "refused"}
+    ) and refund_transition(refund=refund, to_status=S.FAILED, detail=detail)
     if not refused:
         # Never leave a half-made refusal (`executing` with no provider call) behind.
         transaction.set_rollback(True)
         return False
-    logger.warning("Refund %s refused before execution: %s", refund.request_id,
-                   problem["error"])
-    tell_ticket(refund, f"{_label(refund)} was not sent to the provider: "
-                        f"{problem['error']} (its approval no longer covers it).")
+    logger.warning("Refund %s refused before execution: %s", refund.request_id, problem["error"])
+    tell_ticket(
+        refund,
+        f"{_label(refund)} was not sent to the provider: "
+        f"{problem['error']} (its approval no longer covers it).",
+    )
     return True
 
 
@@ -148,8 +165,11 @@ def bound_params(refund: RefundRequest) -> dict:
 
     Precondition: the request was approved (it is executing or past it).
     """
-    approved = (refund.confirmations.filter(status=RefundConfirmation.Status.APPROVED)
-                .order_by("-version").first())
+    approved = (
+        refund.confirmations.filter(status=RefundConfirmation.Status.APPROVED)
+        .order_by("-version")
+        .first()
+    )
     if approved is None:
         raise RuntimeError(f"refund {refund.request_id} has no approved confirmation")
     return approved.params
@@ -160,46 +180,76 @@ def _submit(*, refund: RefundRequest, source: str) -> str | None:
     params = bound_params(refund)
     try:
         found = get_adapter().create_refund(
-            idempotency_key=refund.request_id, amount=Decimal(params["amount"]),
-            currency=params["currency"], payment_reference=params["payment_reference"],
+            idempotency_key=refund.request_id,
+            amount=Decimal(params["amount"]),
+            currency=params["currency"],
+            payment_reference=params["payment_reference"],
             metadata={"request_id": refund.request_id},
         )
     except ProviderTerminalError as exc:
-        return _settle(refund=refund, to_status=S.FAILED, detail={
-            "error": exc.message, "code": exc.code, "source": source, "provider_called": True})
+        return _settle(
+            refund=refund,
+            to_status=S.FAILED,
+            detail={
+                "error": exc.message,
+                "code": exc.code,
+                "source": source,
+                "provider_called": True,
+            },
+        )
     except ProviderUnknownOutcome as exc:
-        return _settle(refund=refund, to_status=S.OUTCOME_UNKNOWN, detail={
-            "error": exc.message, "code": exc.code, "source": source, "provider_called": True})
+        return _settle(
+            refund=refund,
+            to_status=S.OUTCOME_UNKNOWN,
+            detail={
+                "error": exc.message,
+                "code": exc.code,
+                "source": source,
+                "provider_called": True,
+            },
+        )
     return _settle_from_provider(refund=refund, found=found, source=source)
 
 
-def _settle_from_provider(*, refund: RefundRequest, found: ProviderRefund,
-                          source: str) -> str | None:
+def _settle_from_provider(
+    *, refund: RefundRequest, found: ProviderRefund, source: str
+) -> str | None:
     detail: dict[str, object] = {
-        "provider_refund_id": found.id, "provider_status": found.status,
-        "provider_amount": money_str(found.amount), "source": source}
+        "provider_refund_id": found.id,
+        "provider_status": found.status,
+        "provider_amount": money_str(found.amount),
+        "source": source,
+    }
     if found.amount != refund.amount:
         detail["amount_mismatch"] = True
-        logger.error("Refund %s: provider refund %s is for %s, the request for %s",
-                     refund.request_id, found.id, found.amount, refund.amount)
+        logger.error(
+            "Refund %s: provider refund %s is for %s, the request for %s",
+            refund.request_id,
+            found.id,
+            found.amount,
+            refund.amount,
+        )
     if found.failed:
         detail["error"] = f"provider refund {found.id} is {found.status}"
         return _settle(refund=refund, to_status=S.FAILED, detail=detail)
     if found.succeeded:
-        return _settle(refund=refund, to_status=S.SUCCEEDED, detail=detail,
-                       provider_refund_id=found.id)
+        return _settle(
+            refund=refund, to_status=S.SUCCEEDED, detail=detail, provider_refund_id=found.id
+        )
     if refund.status == S.PROVIDER_PENDING:
         return UNRESOLVED  # still not settled at the provider; the next pass asks again
-    return _settle(refund=refund, to_status=S.PROVIDER_PENDING, detail=detail,
-                   provider_refund_id=found.id)
+    return _settle(
+        refund=refund, to_status=S.PROVIDER_PENDING, detail=detail, provider_refund_id=found.id
+    )
 
 
 @transaction.atomic
 def _settle(*, refund: RefundRequest, to_status: str, detail: dict, **fields) -> str | None:
     """Record the provider's answer, unless another process already settled the request."""
     if not refund_transition(refund=refund, to_status=to_status, detail=detail, **fields):
-        logger.info("Refund %s was settled by someone else; dropping our %s",
-                    refund.request_id, to_status)
+        logger.info(
+            "Refund %s was settled by someone else; dropping our %s", refund.request_id, to_status
+        )
         return None
     tell_ticket(refund, _settled_message(refund, detail))
     return to_status
@@ -208,14 +258,18 @@ def _settle(*, refund: RefundRequest, to_status: str, detail: dict, **fields) ->
 def _settled_message(refund: RefundRequest, detail: dict) -> str:
     by_reconciliation = " (confirmed by reconciliation)" if detail["source"] != "execute" else ""
     if refund.status == S.SUCCEEDED:
-        return (f"{_label(refund)} succeeded (provider id {refund.provider_refund_id})"
-                f"{by_reconciliation}.")
+        return (
+            f"{_label(refund)} succeeded (provider id {refund.provider_refund_id})"
+            f"{by_reconciliation}."
+        )
     if refund.status == S.FAILED:
         return f"{_label(refund)} failed: {detail['error']}{by_reconciliation}."
     if refund.status == S.PROVIDER_PENDING:
-        return (f"{_label(refund)} was accepted by the payment provider (provider id "
-                f"{refund.provider_refund_id}, status {detail['provider_status']}) but is not "
-                f"settled yet; not refunded until the provider confirms it.")
+        return (
+            f"{_label(refund)} was accepted by the payment provider (provider id "
+            f"{refund.provider_refund_id}, status {detail['provider_status']}) but is not "
+            f"settled yet; not refunded until the provider confirms it."
+        )
     return f"{_label(refund)}: outcome unknown ({detail['error']}), reconciling with the provider."
 
 
@@ -224,6 +278,7 @@ def _label(refund: RefundRequest) -> str:
 
 
 # --- reconciliation -------------------------------------------------------------------------
+
 
 @dataclass
 class ReconcileReport:
@@ -239,10 +294,14 @@ class ReconcileReport:
             inner = ", ".join(f"{counts[key]} {key}" for key in sorted(counts)) or "none"
             return f"{name}: {inner}"
 
-        return "; ".join([part("outcome_unknown", self.unknown),
-                          part("provider_pending", self.provider_pending),
-                          part("stale executing", self.stale_executing),
-                          part("approved, never executed", self.approved)])
+        return "; ".join(
+            [
+                part("outcome_unknown", self.unknown),
+                part("provider_pending", self.provider_pending),
+                part("stale executing", self.stale_executing),
+                part("approved, never executed", self.approved),
+            ]
+        )
 
 
 def refunds_reconcile(*, now: datetime | None = None) -> ReconcileReport:
@@ -276,8 +335,9 @@ def refunds_reconcile(*, now: datetime | None = None) -> ReconcileReport:
 
 
 def _pks(**filters) -> list[int]:
-    return list(RefundRequest.objects.filter(**filters).order_by("updated_at")
-                .values_list("pk", flat=True))
+    return list(
+        RefundRequest.objects.filter(**filters).order_by("updated_at").values_list("pk", flat=True)
+    )
 
 
 def _outcome(status: str | None) -> str:
@@ -287,8 +347,11 @@ def _outcome(status: str | None) -> str:
 def refund_reconcile_unknown(*, refund_pk: int, now: datetime | None = None) -> str | None:
     """Settle one `outcome_unknown` request from what the provider holds under its key."""
     now = now or timezone.now()
-    refund = (RefundRequest.objects.select_related("order", "ticket")
-              .filter(pk=refund_pk, status=S.OUTCOME_UNKNOWN).first())
+    refund = (
+        RefundRequest.objects.select_related("order", "ticket")
+        .filter(pk=refund_pk, status=S.OUTCOME_UNKNOWN)
+        .first()
+    )
     if refund is None:
         return None
     found = _look_up(refund)
@@ -301,15 +364,24 @@ def refund_reconcile_unknown(*, refund_pk: int, now: datetime | None = None) -> 
         return UNRESOLVED
     # The provider itself answered, for this key and the bound payment, that it holds no
     # refund: the only ground on which a request that reached it may be called failed.
-    return _settle(refund=refund, to_status=S.FAILED, detail={
-        "error": "the provider has no refund under this idempotency key",
-        "source": "reconcile", "provider_called": True})
+    return _settle(
+        refund=refund,
+        to_status=S.FAILED,
+        detail={
+            "error": "the provider has no refund under this idempotency key",
+            "source": "reconcile",
+            "provider_called": True,
+        },
+    )
 
 
 def refund_reconcile_provider_pending(*, refund_pk: int) -> str | None:
     """Ask the provider about a refund it accepted but had not settled."""
-    refund = (RefundRequest.objects.select_related("order", "ticket")
-              .filter(pk=refund_pk, status=S.PROVIDER_PENDING).first())
+    refund = (
+        RefundRequest.objects.select_related("order", "ticket")
+        .filter(pk=refund_pk, status=S.PROVIDER_PENDING)
+        .first()
+    )
     if refund is None:
         return None
     found = _look_up(refund)
@@ -318,8 +390,11 @@ def refund_reconcile_provider_pending(*, refund_pk: int) -> str | None:
     if found is None:
         # It accepted the refund under this key: an empty answer now is the provider's
         # inconsistency, not a failure. Keep asking and let a person look.
-        logger.error("Refund %s: the provider no longer reports its accepted refund %s",
-                     refund.request_id, refund.provider_refund_id)
+        logger.error(
+            "Refund %s: the provider no longer reports its accepted refund %s",
+            refund.request_id,
+            refund.provider_refund_id,
+        )
         return UNRESOLVED
     return _settle_from_provider(refund=refund, found=found, source="reconcile")
 
@@ -333,14 +408,14 @@ def _look_up(refund: RefundRequest) -> ProviderRefund | Unanswered | None:
     try:
         return get_adapter().find_refund(
             idempotency_key=refund.request_id,
-            payment_reference=bound_params(refund)["payment_reference"])
+            payment_reference=bound_params(refund)["payment_reference"],
+        )
     except ProviderUnknownOutcome as exc:
         logger.info("Refund %s: provider lookup failed (%s); next pass", refund.request_id, exc)
         return Unanswered()
 
 
-def refund_reconcile_stale_executing(*, refund_pk: int,
-                                     now: datetime | None = None) -> str | None:
+def refund_reconcile_stale_executing(*, refund_pk: int, now: datetime | None = None) -> str | None:
     """Settle one request left `executing` by a worker that died around its provider call."""
     now = now or timezone.now()
     # Take the attempt over by restamping the row: a concurrent sweep now sees it as fresh.
@@ -358,9 +433,14 @@ def refund_reconcile_stale_executing(*, refund_pk: int,
     # `executing` was committed, so the call may have reached the provider: settling `failed`
     # here could hide a refund that exists. Re-send exactly what the approval bound under the
     # same key; the provider deduplicates, and its answer settles the request.
-    problem = approval_problem(refund=refund,
-                               confirmation=refund.confirmations.order_by("-version").first())
+    problem = approval_problem(
+        refund=refund, confirmation=refund.confirmations.order_by("-version").first()
+    )
     if problem is not None:
-        logger.error("Refund %s changed after approval (%s); re-sending the approved "
-                     "parameters, not the row", refund.request_id, problem["error"])
+        logger.error(
+            "Refund %s changed after approval (%s); re-sending the approved "
+            "parameters, not the row",
+            refund.request_id,
+            problem["error"],
+        )
     return _submit(refund=refund, source="reconcile-resubmit")

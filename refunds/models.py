@@ -34,24 +34,39 @@ class RefundRequest(models.Model):
 
     request_id = models.CharField(max_length=40, unique=True)
     # Null only for refunds from the shop's history that predate the desk.
-    ticket = models.ForeignKey("tickets.Ticket", null=True, blank=True, on_delete=models.PROTECT,
-                               related_name="refund_requests")
-    order = models.ForeignKey("orders.Order", on_delete=models.PROTECT,
-                              related_name="refund_requests")
+    ticket = models.ForeignKey(
+        "tickets.Ticket",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="refund_requests",
+    )
+    order = models.ForeignKey(
+        "orders.Order", on_delete=models.PROTECT, related_name="refund_requests"
+    )
     amount = models.DecimalField(max_digits=12, decimal_places=2)
     currency = models.CharField(max_length=3)
     reason = models.CharField(max_length=16, choices=Reason.choices)
     explanation = models.TextField(blank=True)
-    status = models.CharField(max_length=20, choices=Status.choices,
-                              default=Status.PENDING_APPROVAL)
-    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT,
-                                     related_name="refund_requests")
-    run = models.ForeignKey("agent.AgentRun", null=True, blank=True, on_delete=models.SET_NULL,
-                            related_name="refund_requests")
-    tool_call = models.ForeignKey("agent.ToolCallLog", null=True, blank=True,
-                                  on_delete=models.SET_NULL, related_name="+")
-    policy_version = models.ForeignKey("policies.PolicyVersion", null=True, blank=True,
-                                       on_delete=models.PROTECT, related_name="+")
+    status = models.CharField(
+        max_length=20, choices=Status.choices, default=Status.PENDING_APPROVAL
+    )
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="refund_requests"
+    )
+    run = models.ForeignKey(
+        "agent.AgentRun",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="refund_requests",
+    )
+    tool_call = models.ForeignKey(
+        "agent.ToolCallLog", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    policy_version = models.ForeignKey(
+        "policies.PolicyVersion", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
     policy_evaluation = models.JSONField(default=list, blank=True)
     provider_refund_id = models.CharField(max_length=100, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -85,29 +100,36 @@ class RefundConfirmation(models.Model):
         SUPERSEDED = "superseded", "Superseded"
         EXPIRED = "expired", "Expired"
 
-    refund_request = models.ForeignKey(RefundRequest, on_delete=models.PROTECT,
-                                       related_name="confirmations")
+    refund_request = models.ForeignKey(
+        RefundRequest, on_delete=models.PROTECT, related_name="confirmations"
+    )
     version = models.PositiveIntegerField()
     fingerprint = models.CharField(max_length=64)
     params = models.JSONField()
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
     expires_at = models.DateTimeField()
-    decided_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
-                                   on_delete=models.PROTECT, related_name="+")
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
     decided_at = models.DateTimeField(null=True, blank=True)
     decision_note = models.TextField(blank=True)
     # Who proposed these parameters. Nobody who proposed any version may decide the request.
-    proposed_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
-                                    on_delete=models.PROTECT, related_name="+")
+    proposed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["refund_request", "version"]
         constraints = [
-            models.UniqueConstraint(fields=["refund_request", "version"],
-                                    name="refund_confirmation_version_unique"),
-            models.UniqueConstraint(fields=["refund_request"], condition=Q(status="pending"),
-                                    name="refund_confirmation_one_pending"),
+            models.UniqueConstraint(
+                fields=["refund_request", "version"], name="refund_confirmation_version_unique"
+            ),
+            models.UniqueConstraint(
+                fields=["refund_request"],
+                condition=Q(status="pending"),
+                name="refund_confirmation_one_pending",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -117,12 +139,14 @@ class RefundConfirmation(models.Model):
 class RefundEvent(models.Model):
     """Append-only: one row per status transition of a RefundRequest."""
 
-    refund_request = models.ForeignKey(RefundRequest, on_delete=models.PROTECT,
-                                       related_name="events")
+    refund_request = models.ForeignKey(
+        RefundRequest, on_delete=models.PROTECT, related_name="events"
+    )
     from_status = models.CharField(max_length=20, blank=True)
     to_status = models.CharField(max_length=20)
-    actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
-                              on_delete=models.PROTECT, related_name="+")
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
     detail = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -153,8 +177,9 @@ class SimulatedRefund(models.Model):
         ordering = ["created_at", "id"]
         constraints = [
             # A provider deduplicates by idempotency key: one refund per key, ever.
-            models.UniqueConstraint(fields=["idempotency_key"],
-                                    name="simulated_refund_idempotency_key_unique"),
+            models.UniqueConstraint(
+                fields=["idempotency_key"], name="simulated_refund_idempotency_key_unique"
+            ),
         ]
 
     def __str__(self) -> str:

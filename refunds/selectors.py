@@ -18,9 +18,10 @@ def refund_list(*, status: str = "", reason: str = "", query: str = "") -> Query
     refunds = RefundRequest.objects.select_related(
         "order__customer", "ticket", "requested_by", "run"
     ).prefetch_related(
-        Prefetch("confirmations",
-                 queryset=RefundConfirmation.objects.select_related("decided_by",
-                                                                    "proposed_by"))
+        Prefetch(
+            "confirmations",
+            queryset=RefundConfirmation.objects.select_related("decided_by", "proposed_by"),
+        )
     )
     if status:
         refunds = refunds.filter(status=status)
@@ -39,8 +40,11 @@ def refund_list(*, status: str = "", reason: str = "", query: str = "") -> Query
 
 def order_refund_requests(*, order: Order) -> QuerySet[RefundRequest]:
     """Every request on `order`, oldest first, with its confirmations."""
-    return (RefundRequest.objects.filter(order=order)
-            .prefetch_related("confirmations").order_by("created_at", "id"))
+    return (
+        RefundRequest.objects.filter(order=order)
+        .prefetch_related("confirmations")
+        .order_by("created_at", "id")
+    )
 
 
 def refund_status_counts() -> dict[str, int]:
@@ -60,8 +64,10 @@ def refund_get(*, request_id: str) -> RefundRequest:
 
 def current_confirmation(refund: RefundRequest) -> RefundConfirmation | None:
     """The pending version a reviewer may decide, if any (reads the prefetched rows)."""
-    return next((c for c in refund.confirmations.all()
-                 if c.status == RefundConfirmation.Status.PENDING), None)
+    return next(
+        (c for c in refund.confirmations.all() if c.status == RefundConfirmation.Status.PENDING),
+        None,
+    )
 
 
 @dataclass(frozen=True)
@@ -95,11 +101,15 @@ def refund_review(*, refund: RefundRequest) -> ReviewView:
     verdicts = []
     for verdict in refund.policy_evaluation or []:
         clause = clauses.get(verdict.get("clause"))
-        verdicts.append(Verdict(
-            clause=verdict.get("clause", ""), outcome=verdict.get("outcome", ""),
-            detail=verdict.get("detail", ""), title=clause.title if clause else "",
-            text=clause.text if clause else "",
-        ))
+        verdicts.append(
+            Verdict(
+                clause=verdict.get("clause", ""),
+                outcome=verdict.get("outcome", ""),
+                detail=verdict.get("detail", ""),
+                title=clause.title if clause else "",
+                text=clause.text if clause else "",
+            )
+        )
     run = refund.run
     tool_calls = list(run.tool_calls.order_by("created_at", "id")) if run is not None else []
     confirmation = current_confirmation(refund)

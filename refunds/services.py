@@ -64,9 +64,10 @@ def _refuse_unless_allowed(evaluation, message: str) -> None:
         return
     failing = evaluation.failing()
     details = "; ".join(f"{v['clause']}: {v['detail']}" for v in failing)
-    raise RefundRefused(f"{message} {details}",
-                        extra={"failing_clauses": evaluation.failing_clauses(),
-                               "verdicts": failing})
+    raise RefundRefused(
+        f"{message} {details}",
+        extra={"failing_clauses": evaluation.failing_clauses(), "verdicts": failing},
+    )
 
 
 def _requester_role(refund: RefundRequest) -> str | None:
@@ -77,48 +78,81 @@ def _requester_role(refund: RefundRequest) -> str | None:
     return support_role(refund.requested_by)
 
 
-def _create_confirmation(*, refund: RefundRequest, version: int,
-                         now: datetime) -> RefundConfirmation:
+def _create_confirmation(
+    *, refund: RefundRequest, version: int, now: datetime
+) -> RefundConfirmation:
     params = fingerprint_params(refund)
     return RefundConfirmation.objects.create(
-        refund_request=refund, version=version, fingerprint=fingerprint(params), params=params,
-        status=C.PENDING, proposed_by_id=refund.requested_by_id,
+        refund_request=refund,
+        version=version,
+        fingerprint=fingerprint(params),
+        params=params,
+        status=C.PENDING,
+        proposed_by_id=refund.requested_by_id,
         expires_at=now + timedelta(minutes=settings.CONFIRMATION_TTL_MINUTES),
     )
 
 
-def _requester_other_amount(*, order: Order, requester_id: int,
-                            excluding: RefundRequest | None = None) -> Decimal:
+def _requester_other_amount(
+    *, order: Order, requester_id: int, excluding: RefundRequest | None = None
+) -> Decimal:
     """What `requester_id` proposed or had refunded on `order` in requests other than
     `excluding`: R-5 limits the total, so a refund split into parts meets the same limit."""
-    requests = (RefundRequest.objects.filter(order=order, requested_by_id=requester_id)
-                .exclude(status__in=NOT_COUNTED_FOR_LIMIT))
+    requests = RefundRequest.objects.filter(order=order, requested_by_id=requester_id).exclude(
+        status__in=NOT_COUNTED_FOR_LIMIT
+    )
     if excluding is not None:
         requests = requests.exclude(pk=excluding.pk)
     return requests.aggregate(total=Sum("amount"))["total"] or Decimal("0.00")
 
 
-def _evaluate(*, order: Order, amount: Decimal, reason: str, role: str | None, requester_id: int,
-              excluding: RefundRequest | None, now: datetime, reviewer_id: int | None = None):
+def _evaluate(
+    *,
+    order: Order,
+    amount: Decimal,
+    reason: str,
+    role: str | None,
+    requester_id: int,
+    excluding: RefundRequest | None,
+    now: datetime,
+    reviewer_id: int | None = None,
+):
     return evaluate_refund_for_order(
-        order=order, amount=amount, reason=reason, actor_role=role or "",
-        requester_id=requester_id, reviewer_id=reviewer_id, now=now,
-        requester_other_amount=_requester_other_amount(order=order, requester_id=requester_id,
-                                                       excluding=excluding),
+        order=order,
+        amount=amount,
+        reason=reason,
+        actor_role=role or "",
+        requester_id=requester_id,
+        reviewer_id=reviewer_id,
+        now=now,
+        requester_other_amount=_requester_other_amount(
+            order=order, requester_id=requester_id, excluding=excluding
+        ),
     )
 
 
 def _proposed_message(refund: RefundRequest, version: int) -> str:
     revision = f" as version {version}" if version > 1 else ""
-    return (f"Refund of {money_str(refund.amount)} {refund.currency} proposed for order "
-            f"{refund.order.order_id} ({refund.get_reason_display().lower()}){revision}, "
-            f"waiting for review.")
+    return (
+        f"Refund of {money_str(refund.amount)} {refund.currency} proposed for order "
+        f"{refund.order.order_id} ({refund.get_reason_display().lower()}){revision}, "
+        f"waiting for review."
+    )
 
 
 @transaction.atomic
-def refund_propose(*, ticket: Ticket, order: Order, amount: Decimal, reason: str,
-                   explanation: str, requested_by: User, role: str, run: Model | None = None,
-                   now: datetime | None = None) -> Proposal:
+def refund_propose(
+    *,
+    ticket: Ticket,
+    order: Order,
+    amount: Decimal,
+    reason: str,
+    explanation: str,
+    requested_by: User,
+    role: str,
+    run: Model | None = None,
+    now: datetime | None = None,
+) -> Proposal:
     """Create the ticket's open intent on `order`, or make these parameters its next version.
 
     `ticket` is a tickets.Ticket. Never executes. The caller has scoped `order` to the ticket's
@@ -135,54 +169,109 @@ def refund_propose(*, ticket: Ticket, order: Order, amount: Decimal, reason: str
     if refund is None:
         try:
             with transaction.atomic():
-                return _create_intent(ticket=ticket, order=order, amount=amount, reason=reason,
-                                      explanation=explanation, requested_by=requested_by,
-                                      role=role, run=run, now=now)
+                return _create_intent(
+                    ticket=ticket,
+                    order=order,
+                    amount=amount,
+                    reason=reason,
+                    explanation=explanation,
+                    requested_by=requested_by,
+                    role=role,
+                    run=run,
+                    now=now,
+                )
         except IntegrityError:
             # Another proposal created the intent first and has committed: this one is a
             # repeat or a correction of it.
             refund = _lock_open_intent(ticket=ticket, order=order)
             if refund is None:
                 raise
-    return _repropose(refund=refund, amount=amount, reason=reason, explanation=explanation,
-                      requested_by=requested_by, role=role, run=run, now=now)
+    return _repropose(
+        refund=refund,
+        amount=amount,
+        reason=reason,
+        explanation=explanation,
+        requested_by=requested_by,
+        role=role,
+        run=run,
+        now=now,
+    )
 
 
 def _lock_open_intent(*, ticket: Ticket, order: Order) -> RefundRequest | None:
-    return (RefundRequest.objects.select_for_update(of=("self",))
-            .select_related("order", "ticket", "run")
-            .filter(ticket=ticket, order=order)
-            .exclude(status__in=RefundRequest.SETTLED_STATUSES).first())
+    return (
+        RefundRequest.objects.select_for_update(of=("self",))
+        .select_related("order", "ticket", "run")
+        .filter(ticket=ticket, order=order)
+        .exclude(status__in=RefundRequest.SETTLED_STATUSES)
+        .first()
+    )
 
 
-def _create_intent(*, ticket: Ticket, order: Order, amount: Decimal, reason: str,
-                   explanation: str, requested_by: User, role: str, run: Model | None,
-                   now: datetime) -> Proposal:
-    settled = (RefundRequest.objects.filter(ticket=ticket, order=order,
-                                            status__in=RefundRequest.SETTLED_STATUSES).count())
-    evaluation = _evaluate(order=order, amount=amount, reason=reason, role=role,
-                           requester_id=requested_by.pk, excluding=None, now=now)
+def _create_intent(
+    *,
+    ticket: Ticket,
+    order: Order,
+    amount: Decimal,
+    reason: str,
+    explanation: str,
+    requested_by: User,
+    role: str,
+    run: Model | None,
+    now: datetime,
+) -> Proposal:
+    settled = RefundRequest.objects.filter(
+        ticket=ticket, order=order, status__in=RefundRequest.SETTLED_STATUSES
+    ).count()
+    evaluation = _evaluate(
+        order=order,
+        amount=amount,
+        reason=reason,
+        role=role,
+        requester_id=requested_by.pk,
+        excluding=None,
+        now=now,
+    )
     _refuse_unless_allowed(evaluation, "The policy refuses this refund.")
     refund = RefundRequest.objects.create(
-        request_id=derive_request_id(ticket_reference=ticket.reference,
-                                     order_id=order.order_id, n=settled),
-        ticket=ticket, order=order, amount=amount, currency=order.currency, reason=reason,
-        explanation=explanation, status=S.PENDING_APPROVAL, requested_by=requested_by,
+        request_id=derive_request_id(
+            ticket_reference=ticket.reference, order_id=order.order_id, n=settled
+        ),
+        ticket=ticket,
+        order=order,
+        amount=amount,
+        currency=order.currency,
+        reason=reason,
+        explanation=explanation,
+        status=S.PENDING_APPROVAL,
+        requested_by=requested_by,
         run_id=run.pk if run is not None else None,
         policy_version_id=evaluation.policy_version_id,
         policy_evaluation=evaluation.verdicts,
     )
     confirmation = _create_confirmation(refund=refund, version=1, now=now)
-    RefundEvent.objects.create(refund_request=refund, from_status="",
-                               to_status=S.PENDING_APPROVAL, actor=requested_by,
-                               detail={"version": 1})
+    RefundEvent.objects.create(
+        refund_request=refund,
+        from_status="",
+        to_status=S.PENDING_APPROVAL,
+        actor=requested_by,
+        detail={"version": 1},
+    )
     tell_ticket(refund, _proposed_message(refund, 1))
     return Proposal(refund=refund, confirmation=confirmation, outcome=ProposalOutcome.CREATED)
 
 
-def _repropose(*, refund: RefundRequest, amount: Decimal, reason: str, explanation: str,
-               requested_by: User, role: str, run: Model | None,
-               now: datetime) -> Proposal:
+def _repropose(
+    *,
+    refund: RefundRequest,
+    amount: Decimal,
+    reason: str,
+    explanation: str,
+    requested_by: User,
+    role: str,
+    run: Model | None,
+    now: datetime,
+) -> Proposal:
     """The open intent proposed again. Caller holds SELECT FOR UPDATE on its order and on
     `refund`."""
     if refund.status in IN_FLIGHT_STATUSES:
@@ -194,27 +283,43 @@ def _repropose(*, refund: RefundRequest, amount: Decimal, reason: str, explanati
         )
     pending = refund.confirmations.filter(status=C.PENDING).first()
     lapsed = pending is not None and pending.expires_at <= now
-    unchanged = (refund.amount, refund.reason, refund.explanation) == (amount, reason,
-                                                                       explanation)
+    unchanged = (refund.amount, refund.reason, refund.explanation) == (amount, reason, explanation)
     if pending is not None and not lapsed and unchanged:
-        return Proposal(refund=refund, confirmation=pending,
-                        outcome=ProposalOutcome.UNCHANGED)
+        return Proposal(refund=refund, confirmation=pending, outcome=ProposalOutcome.UNCHANGED)
 
-    evaluation = _evaluate(order=refund.order, amount=amount, reason=reason, role=role,
-                           requester_id=requested_by.pk, excluding=refund, now=now)
+    evaluation = _evaluate(
+        order=refund.order,
+        amount=amount,
+        reason=reason,
+        role=role,
+        requester_id=requested_by.pk,
+        excluding=refund,
+        now=now,
+    )
     _refuse_unless_allowed(evaluation, "The policy refuses this refund.")
     if pending is not None and not confirmation_transition(
-            confirmation=pending, to_status=C.EXPIRED if lapsed else C.SUPERSEDED):
+        confirmation=pending, to_status=C.EXPIRED if lapsed else C.SUPERSEDED
+    ):
         raise _changed_meanwhile(refund)
-    fields = {"amount": amount, "reason": reason, "explanation": explanation,
-              "requested_by": requested_by, "policy_version_id": evaluation.policy_version_id,
-              "policy_evaluation": evaluation.verdicts}
+    fields = {
+        "amount": amount,
+        "reason": reason,
+        "explanation": explanation,
+        "requested_by": requested_by,
+        "policy_version_id": evaluation.policy_version_id,
+        "policy_evaluation": evaluation.verdicts,
+    }
     if run is not None:
         fields["run_id"] = run.pk
     if refund.status == S.EXPIRED:
         # Expiry is not a decision: nobody looked at it, so the intent may be proposed again.
-        if not refund_transition(refund=refund, to_status=S.PENDING_APPROVAL,
-                                 actor=requested_by, detail={"renewed": True}, **fields):
+        if not refund_transition(
+            refund=refund,
+            to_status=S.PENDING_APPROVAL,
+            actor=requested_by,
+            detail={"renewed": True},
+            **fields,
+        ):
             raise _changed_meanwhile(refund)
     else:
         fields["updated_at"] = now
@@ -222,8 +327,7 @@ def _repropose(*, refund: RefundRequest, amount: Decimal, reason: str, explanati
         refund.refresh_from_db()
     version = (refund.confirmations.aggregate(top=Max("version"))["top"] or 0) + 1
     confirmation = _create_confirmation(refund=refund, version=version, now=now)
-    outcome = (ProposalOutcome.RENEWED if lapsed or pending is None
-               else ProposalOutcome.NEW_VERSION)
+    outcome = ProposalOutcome.RENEWED if lapsed or pending is None else ProposalOutcome.NEW_VERSION
     tell_ticket(refund, _proposed_message(refund, version))
     return Proposal(refund=refund, confirmation=confirmation, outcome=outcome)
 
@@ -235,8 +339,9 @@ def refund_link_tool_call(*, request_id: str, tool_call: Model, run: Model) -> N
     re-proposes or corrects the intent leaves the first link alone (every call stays in the
     run's trail).
     """
-    RefundRequest.objects.filter(request_id=request_id, tool_call=None,
-                                 run_id=run.pk).update(tool_call_id=tool_call.pk)
+    RefundRequest.objects.filter(request_id=request_id, tool_call=None, run_id=run.pk).update(
+        tool_call_id=tool_call.pk
+    )
 
 
 def _check_reviewer(*, refund: RefundRequest, reviewer: User) -> None:
@@ -244,18 +349,19 @@ def _check_reviewer(*, refund: RefundRequest, reviewer: User) -> None:
     if not is_reviewer(reviewer):
         raise ReviewForbidden("Only refund reviewers may decide refunds.")
     if reviewer.pk in proposers_of(refund):
-        raise ReviewForbidden("You proposed this refund; another reviewer must decide it.",
-                              code="own_request")
+        raise ReviewForbidden(
+            "You proposed this refund; another reviewer must decide it.", code="own_request"
+        )
 
 
 def proposers_of(refund: RefundRequest) -> set[int]:
-    proposed = refund.confirmations.exclude(proposed_by=None).values_list("proposed_by_id",
-                                                                          flat=True)
+    proposed = refund.confirmations.exclude(proposed_by=None).values_list(
+        "proposed_by_id", flat=True
+    )
     return {refund.requested_by_id, *proposed}
 
 
-def _current_pending(*, refund: RefundRequest, version: int,
-                     now: datetime) -> RefundConfirmation:
+def _current_pending(*, refund: RefundRequest, version: int, now: datetime) -> RefundConfirmation:
     """The confirmation `version` if it is the one to decide now, else StaleConfirmation."""
     if refund.status != S.PENDING_APPROVAL:
         raise StaleConfirmation(
@@ -272,16 +378,23 @@ def _current_pending(*, refund: RefundRequest, version: int,
         )
     if current.expires_at <= now:
         raise StaleConfirmation(
-            f"Version {version} of refund {refund.request_id} expired; "
-            f"it must be proposed again.",
-            code="confirmation_expired", extra={"expires_at": current.expires_at.isoformat()},
+            f"Version {version} of refund {refund.request_id} expired; it must be proposed again.",
+            code="confirmation_expired",
+            extra={"expires_at": current.expires_at.isoformat()},
         )
     return current
 
 
 @transaction.atomic
-def refund_approve(*, refund: RefundRequest, reviewer: User, version: int, fingerprint: str,
-                   note: str = "", now: datetime | None = None) -> RefundRequest:
+def refund_approve(
+    *,
+    refund: RefundRequest,
+    reviewer: User,
+    version: int,
+    fingerprint: str,
+    note: str = "",
+    now: datetime | None = None,
+) -> RefundRequest:
     """Approve exactly (refund, version, fingerprint) and enqueue its execution on commit.
 
     Any refusal raises and changes nothing.
@@ -291,32 +404,54 @@ def refund_approve(*, refund: RefundRequest, reviewer: User, version: int, finge
     # The order first: two approvals on one order are serialised, so together they can never
     # refund more than was paid.
     order = Order.objects.select_for_update().get(pk=refund.order_id)
-    locked = (RefundRequest.objects.select_for_update(of=("self",))
-              .select_related("order", "ticket", "run", "requested_by").get(pk=refund.pk))
+    locked = (
+        RefundRequest.objects.select_for_update(of=("self",))
+        .select_related("order", "ticket", "run", "requested_by")
+        .get(pk=refund.pk)
+    )
     _check_reviewer(refund=locked, reviewer=reviewer)
     confirmation = _current_pending(refund=locked, version=version, now=now)
     recomputed = _fingerprint_of(locked)
     if fingerprint != confirmation.fingerprint or fingerprint != recomputed:
         raise StaleConfirmation(
             "The refund parameters changed since you looked; reload and review them again.",
-            code="fingerprint_mismatch", extra={"current_version": confirmation.version},
+            code="fingerprint_mismatch",
+            extra={"current_version": confirmation.version},
         )
     # R-2 (amount <= paid - refunded) and the requester's R-5 total are evaluated here, under
     # the order lock: what they count includes any approval that held the lock before us.
-    evaluation = _evaluate(order=order, amount=locked.amount, reason=locked.reason,
-                           role=_requester_role(locked), requester_id=locked.requested_by_id,
-                           excluding=locked, reviewer_id=reviewer.pk, now=now)
+    evaluation = _evaluate(
+        order=order,
+        amount=locked.amount,
+        reason=locked.reason,
+        role=_requester_role(locked),
+        requester_id=locked.requested_by_id,
+        excluding=locked,
+        reviewer_id=reviewer.pk,
+        now=now,
+    )
     _refuse_unless_allowed(evaluation, "The policy refuses this refund now.")
-    decided = confirmation_transition(confirmation=confirmation, to_status=C.APPROVED,
-                                      decided_by=reviewer, decided_at=now, decision_note=note)
+    decided = confirmation_transition(
+        confirmation=confirmation,
+        to_status=C.APPROVED,
+        decided_by=reviewer,
+        decided_at=now,
+        decision_note=note,
+    )
     if not decided or not refund_transition(
-            refund=locked, to_status=S.APPROVED, actor=reviewer,
-            detail={"version": version, "fingerprint": fingerprint, "note": note},
-            policy_version_id=evaluation.policy_version_id,
-            policy_evaluation=evaluation.verdicts):
+        refund=locked,
+        to_status=S.APPROVED,
+        actor=reviewer,
+        detail={"version": version, "fingerprint": fingerprint, "note": note},
+        policy_version_id=evaluation.policy_version_id,
+        policy_evaluation=evaluation.verdicts,
+    ):
         raise _changed_meanwhile(locked)
-    tell_ticket(locked, f"Refund of {money_str(locked.amount)} {locked.currency} for order "
-                        f"{order.order_id} approved by {reviewer.get_username()}; executing.")
+    tell_ticket(
+        locked,
+        f"Refund of {money_str(locked.amount)} {locked.currency} for order "
+        f"{order.order_id} approved by {reviewer.get_username()}; executing.",
+    )
     # The approval stands even if the broker is down right now: the publish failure is logged
     # and reconcile_refunds executes approved requests whose task never ran.
     enqueue_on_commit("refunds.tasks.execute_refund", locked.pk)
@@ -328,7 +463,8 @@ def _changed_meanwhile(refund: RefundRequest) -> StaleConfirmation:
     back whatever the transaction changed before: a decision is made whole or not at all."""
     return StaleConfirmation(
         f"Refund {refund.request_id} changed while this was being decided; reload it.",
-        code="changed_meanwhile")
+        code="changed_meanwhile",
+    )
 
 
 def _fingerprint_of(refund: RefundRequest) -> str:
@@ -336,24 +472,44 @@ def _fingerprint_of(refund: RefundRequest) -> str:
 
 
 @transaction.atomic
-def refund_reject(*, refund: RefundRequest, reviewer: User, version: int, note: str = "",
-                  now: datetime | None = None) -> RefundRequest:
+def refund_reject(
+    *,
+    refund: RefundRequest,
+    reviewer: User,
+    version: int,
+    note: str = "",
+    now: datetime | None = None,
+) -> RefundRequest:
     """Reject the current version: the request ends as rejected. Refusals change nothing."""
     now = now or timezone.now()
     _check_reviewer(refund=refund, reviewer=reviewer)
-    locked = (RefundRequest.objects.select_for_update(of=("self",))
-              .select_related("order", "ticket").get(pk=refund.pk))
+    locked = (
+        RefundRequest.objects.select_for_update(of=("self",))
+        .select_related("order", "ticket")
+        .get(pk=refund.pk)
+    )
     _check_reviewer(refund=locked, reviewer=reviewer)
     confirmation = _current_pending(refund=locked, version=version, now=now)
-    decided = confirmation_transition(confirmation=confirmation, to_status=C.REJECTED,
-                                      decided_by=reviewer, decided_at=now, decision_note=note)
-    if not decided or not refund_transition(refund=locked, to_status=S.REJECTED,
-                                            actor=reviewer,
-                                            detail={"version": version, "note": note}):
+    decided = confirmation_transition(
+        confirmation=confirmation,
+        to_status=C.REJECTED,
+        decided_by=reviewer,
+        decided_at=now,
+        decision_note=note,
+    )
+    if not decided or not refund_transition(
+        refund=locked,
+        to_status=S.REJECTED,
+        actor=reviewer,
+        detail={"version": version, "note": note},
+    ):
         raise _changed_meanwhile(locked)
     reason = f": {note}" if note else "."
-    tell_ticket(locked, f"Refund of {money_str(locked.amount)} {locked.currency} for order "
-                        f"{locked.order.order_id} rejected by {reviewer.get_username()}{reason}")
+    tell_ticket(
+        locked,
+        f"Refund of {money_str(locked.amount)} {locked.currency} for order "
+        f"{locked.order.order_id} rejected by {reviewer.get_username()}{reason}",
+    )
     return locked
 
 
@@ -363,8 +519,9 @@ def refund_expire_confirmations(*, now: datetime | None = None) -> int:
     Each request is settled in its own transaction so one busy row never holds up the rest.
     """
     now = now or timezone.now()
-    lapsed = (RefundConfirmation.objects.filter(status=C.PENDING, expires_at__lte=now)
-              .values_list("refund_request_id", flat=True))
+    lapsed = RefundConfirmation.objects.filter(status=C.PENDING, expires_at__lte=now).values_list(
+        "refund_request_id", flat=True
+    )
     return sum(_expire_one(refund_pk=pk, now=now) for pk in list(lapsed))
 
 
@@ -377,7 +534,9 @@ def _expire_one(*, refund_pk: int, now: datetime) -> int:
     if not confirmation_transition(confirmation=pending, to_status=C.EXPIRED):
         raise _changed_meanwhile(refund)
     if refund.status == S.PENDING_APPROVAL and not refund_transition(
-            refund=refund, to_status=S.EXPIRED,
-            detail={"version": pending.version, "expires_at": pending.expires_at.isoformat()}):
+        refund=refund,
+        to_status=S.EXPIRED,
+        detail={"version": pending.version, "expires_at": pending.expires_at.isoformat()},
+    ):
         raise _changed_meanwhile(refund)
     return 1

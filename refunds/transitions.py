@@ -37,8 +37,9 @@ def _require_transaction(name: str) -> None:
         raise RuntimeError(f"{name} must run inside transaction.atomic()")
 
 
-def refund_transition(*, refund: RefundRequest, to_status: str, actor=None,
-                      detail: dict | None = None, **fields) -> bool:
+def refund_transition(
+    *, refund: RefundRequest, to_status: str, actor=None, detail: dict | None = None, **fields
+) -> bool:
     """Compare-and-swap `refund` from its current status to `to_status`, with an event row.
 
     Returns False (and changes nothing) when another process moved the request first.
@@ -54,14 +55,18 @@ def refund_transition(*, refund: RefundRequest, to_status: str, actor=None,
     )
     if not updated:
         return False
-    RefundEvent.objects.create(refund_request=refund, from_status=from_status,
-                               to_status=to_status, actor=actor, detail=detail or {})
+    RefundEvent.objects.create(
+        refund_request=refund,
+        from_status=from_status,
+        to_status=to_status,
+        actor=actor,
+        detail=detail or {},
+    )
     refund.refresh_from_db()
     return True
 
 
-def confirmation_transition(*, confirmation: RefundConfirmation, to_status: str,
-                            **fields) -> bool:
+def confirmation_transition(*, confirmation: RefundConfirmation, to_status: str, **fields) -> bool:
     """Compare-and-swap `confirmation` from its current status to `to_status`.
 
     Returns False (and changes nothing) when the version was decided by someone else first.
@@ -75,7 +80,8 @@ def confirmation_transition(*, confirmation: RefundConfirmation, to_status: str,
         raise IllegalTransition(f"{confirmation}: {from_status} -> {to_status}")
     _require_transaction("confirmation_transition")
     updated = RefundConfirmation.objects.filter(pk=confirmation.pk, status=from_status).update(
-        status=to_status, **fields)
+        status=to_status, **fields
+    )
     if not updated:
         return False
     confirmation.refresh_from_db()

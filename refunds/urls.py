@@ -14,8 +14,12 @@ urlpatterns = [
 api_urlpatterns = [
     path("refunds/", api.RefundListApi.as_view(), name="api-refund-list"),
     path("refunds/<str:request_id>/", api.RefundDetailApi.as_view(), name="api-refund-detail"),
-    path("refunds/<str:request_id>/approve/", api.RefundApproveApi.as_view(),
-         name="api-refund-approve"),
-    path("refunds/<str:request_id>/reject/", api.RefundRejectApi.as_view(),
-         name="api-refund-reject"),
+    path(
+        "refunds/<str:request_id>/approve/",
+        api.RefundApproveApi.as_view(),
+        name="api-refund-approve",
+    ),
+    path(
+        "refunds/<str:request_id>/reject/", api.RefundRejectApi.as_view(), name="api-refund-reject"
+    ),
 ]

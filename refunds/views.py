@@ -33,15 +33,20 @@ def review_queue(request):
     )
     page = Paginator(refunds, 25).get_page(request.GET.get("page"))
     counts = selectors.refund_status_counts()
-    return render(request, "refunds/queue.html", {
-        "page": page,
-        "rows": [(refund, selectors.current_confirmation(refund)) for refund in page],
-        "counts": [(value, label, counts[value])
-                   for value, label in RefundRequest.Status.choices],
-        "statuses": RefundRequest.Status.choices,
-        "reasons": RefundRequest.Reason.choices,
-        "filters": {"status": status, "reason": reason, "q": query},
-    })
+    return render(
+        request,
+        "refunds/queue.html",
+        {
+            "page": page,
+            "rows": [(refund, selectors.current_confirmation(refund)) for refund in page],
+            "counts": [
+                (value, label, counts[value]) for value, label in RefundRequest.Status.choices
+            ],
+            "statuses": RefundRequest.Status.choices,
+            "reasons": RefundRequest.Reason.choices,
+            "filters": {"status": status, "reason": reason, "q": query},
+        },
+    )
 
 
 @login_required
@@ -51,19 +56,29 @@ def review_detail(request, request_id: str):
     review = selectors.refund_review(refund=refund)
     own_request = refund.requested_by_id == request.user.pk
     confirmation = review.confirmation
-    can_decide = (refund.status == RefundRequest.Status.PENDING_APPROVAL
-                  and confirmation is not None and not review.confirmation_expired
-                  and not own_request)
-    initial = {"version": confirmation.version,
-               "fingerprint": confirmation.fingerprint} if confirmation else {}
-    return render(request, "refunds/detail.html", {
-        "review": review,
-        "refund": refund,
-        "own_request": own_request,
-        "can_decide": can_decide,
-        "approve_form": ApproveForm(initial=initial),
-        "reject_form": RejectForm(initial=initial),
-    })
+    can_decide = (
+        refund.status == RefundRequest.Status.PENDING_APPROVAL
+        and confirmation is not None
+        and not review.confirmation_expired
+        and not own_request
+    )
+    initial = (
+        {"version": confirmation.version, "fingerprint": confirmation.fingerprint}
+        if confirmation
+        else {}
+    )
+    return render(
+        request,
+        "refunds/detail.html",
+        {
+            "review": review,
+            "refund": refund,
+            "own_request": own_request,
+            "can_decide": can_decide,
+            "approve_form": ApproveForm(initial=initial),
+            "reject_form": RejectForm(initial=initial),
+        },
+    )
 
 
 def _decide(request, request_id: str, form_class, decide, done: str):
@@ -71,8 +86,11 @@ def _decide(request, request_id: str, form_class, decide, done: str):
     refund = selectors.refund_get(request_id=request_id)
     form = form_class(request.POST)
     if not form.is_valid():
-        messages.error(request, "The decision was not recorded: the form was incomplete. "
-                                "Reload the page and try again.")
+        messages.error(
+            request,
+            "The decision was not recorded: the form was incomplete. "
+            "Reload the page and try again.",
+        )
         return redirect("refunds:detail", request_id=request_id)
     try:
         decide(refund=refund, reviewer=request.user, **form.cleaned_data)

@@ -41,8 +41,7 @@ def publish(*, queue: str, first: int, count: int, threads: int, go_file: Path) 
             errors.append(error)
 
     indexes = range(first, first + count)
-    senders = [threading.Thread(target=send, args=(indexes[n::threads],))
-               for n in range(threads)]
+    senders = [threading.Thread(target=send, args=(indexes[n::threads],)) for n in range(threads)]
     for sender in senders:
         sender.start()
     deadline = time.monotonic() + 60
@@ -64,5 +63,6 @@ if __name__ == "__main__":
     import config.celery  # noqa: F401  (the app `record_delivery` publishes through)
 
     queue, first, count, threads, go_file = sys.argv[1:6]
-    publish(queue=queue, first=int(first), count=int(count), threads=int(threads),
-            go_file=Path(go_file))
+    publish(
+        queue=queue, first=int(first), count=int(count), threads=int(threads), go_file=Path(go_file)
+    )

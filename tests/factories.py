@@ -128,9 +128,11 @@ class RefundRequestFactory(factory.django.DjangoModelFactory):
     explanation = "Arrived broken."
     requested_by = factory.SubFactory(UserFactory)
     # A distinct n per row: a test may settle one intent and open the next on the same order.
-    request_id = factory.LazyAttributeSequence(lambda r, n: derive_request_id(
-        ticket_reference=r.ticket.reference if r.ticket else "", order_id=r.order.order_id,
-        n=n))
+    request_id = factory.LazyAttributeSequence(
+        lambda r, n: derive_request_id(
+            ticket_reference=r.ticket.reference if r.ticket else "", order_id=r.order.order_id, n=n
+        )
+    )
 
 
 class RefundConfirmationFactory(factory.django.DjangoModelFactory):

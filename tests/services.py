@@ -70,8 +70,13 @@ def purge_queue(queue: str) -> int:
 class WorkerProcess:
     """A real `celery worker` subprocess consuming this test session's private queue."""
 
-    def __init__(self, queue: str, extra_env: dict | None = None, log_name: str = "worker",
-                 extra_args: list[str] | None = None):
+    def __init__(
+        self,
+        queue: str,
+        extra_env: dict | None = None,
+        log_name: str = "worker",
+        extra_args: list[str] | None = None,
+    ):
         self.queue = queue
         self.extra_env = extra_env or {}
         # e.g. ["--include", "tests.agent.worker_tools"]: test-only modules for the worker
@@ -85,11 +90,29 @@ class WorkerProcess:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         self._log = self.log_path.open("w")
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", self.queue,
-             "--concurrency=1", "--pool=prefork", "--loglevel=INFO", "--without-gossip",
-             "--without-mingle", "--without-heartbeat",
-             "-n", f"test-{uuid.uuid4().hex[:6]}@%h", *self.extra_args],
-            cwd=BASE_DIR, env=env, stdout=self._log, stderr=subprocess.STDOUT,
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "config",
+                "worker",
+                "-Q",
+                self.queue,
+                "--concurrency=1",
+                "--pool=prefork",
+                "--loglevel=INFO",
+                "--without-gossip",
+                "--without-mingle",
+                "--without-heartbeat",
+                "-n",
+                f"test-{uuid.uuid4().hex[:6]}@%h",
+                *self.extra_args,
+            ],
+            cwd=BASE_DIR,
+            env=env,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
         )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -127,8 +150,13 @@ class WorkerProcess:
             self._log.close()
 
 
-def wait_for(predicate, *, timeout: float = 30.0, what: str = "condition",
-             worker: WorkerProcess | None = None):
+def wait_for(
+    predicate,
+    *,
+    timeout: float = 30.0,
+    what: str = "condition",
+    worker: WorkerProcess | None = None,
+):
     """Poll `predicate` until it returns something truthy (and return that), or fail after
     `timeout` seconds naming `what`, with the worker's log when one is given."""
     deadline = time.monotonic() + timeout

@@ -62,8 +62,9 @@ class HeldSerialization:
 def publisher_held_mid_write(connection: Connection, queue: str, body: dict):
     held = HeldSerialization()
     simple_queue = connection.SimpleQueue(queue)
-    publisher = threading.Thread(target=simple_queue.put, args=(body,),
-                                 kwargs={"headers": {"held": held}})
+    publisher = threading.Thread(
+        target=simple_queue.put, args=(body,), kwargs={"headers": {"held": held}}
+    )
     publisher.start()
     try:
         assert held.reached.wait(timeout=10)
@@ -84,19 +85,25 @@ def test_it_is_the_broker_without_redis(settings):
 
 def test_it_is_needed_because_kombus_transport_reads_a_message_still_being_written(tmp_path):
     # Kombu's publisher creates the file under its final name, then writes it
-    with (broker_connection(tmp_path, filesystem.Transport) as publisher,
-          broker_connection(tmp_path, filesystem.Transport) as consumer):
+    with (
+        broker_connection(tmp_path, filesystem.Transport) as publisher,
+        broker_connection(tmp_path, filesystem.Transport) as consumer,
+    ):
         queue = new_queue_name()
         reader = consumer.SimpleQueue(queue)
-        with (publisher_held_mid_write(publisher, queue, {"n": 1}),
-              pytest.raises(json.JSONDecodeError)):
+        with (
+            publisher_held_mid_write(publisher, queue, {"n": 1}),
+            pytest.raises(json.JSONDecodeError),
+        ):
             reader.get(block=False)
         reader.close()
 
 
 def test_it_never_shows_a_consumer_a_message_still_being_written(tmp_path):
-    with (broker_connection(tmp_path, AtomicFilesystemTransport) as publisher,
-          broker_connection(tmp_path, AtomicFilesystemTransport) as consumer):
+    with (
+        broker_connection(tmp_path, AtomicFilesystemTransport) as publisher,
+        broker_connection(tmp_path, AtomicFilesystemTransport) as consumer,
+    ):
         queue = new_queue_name()
         reader = consumer.SimpleQueue(queue)
 
@@ -119,16 +126,20 @@ def test_it_never_shows_a_consumer_a_message_still_being_written(tmp_path):
         reader.close()
 
 
-@pytest.mark.parametrize("content", [
-    pytest.param(b"", id="empty"),
-    pytest.param(b'{"body": "eyJuIjog', id="truncated"),
-    pytest.param(b"\x00\xff\xfe\x80", id="binary"),
-    pytest.param(b'{"__type__": "pickle", "__value__": "gASVAA=="}', id="unknown-type"),
-    pytest.param(b'["not", "a", "message"]', id="not-a-message"),
-    pytest.param(b'{"body": "e30=", "properties": {}}', id="no-delivery-tag"),
-])
+@pytest.mark.parametrize(
+    "content",
+    [
+        pytest.param(b"", id="empty"),
+        pytest.param(b'{"body": "eyJuIjog', id="truncated"),
+        pytest.param(b"\x00\xff\xfe\x80", id="binary"),
+        pytest.param(b'{"__type__": "pickle", "__value__": "gASVAA=="}', id="unknown-type"),
+        pytest.param(b'["not", "a", "message"]', id="not-a-message"),
+        pytest.param(b'{"body": "e30=", "properties": {}}', id="no-delivery-tag"),
+    ],
+)
 def test_it_quarantines_a_file_that_is_not_a_message_and_delivers_the_next(
-        tmp_path, caplog, content):
+    tmp_path, caplog, content
+):
     with broker_connection(tmp_path, AtomicFilesystemTransport) as connection:
         queue = new_queue_name()
         reader = connection.SimpleQueue(queue)
@@ -164,22 +175,39 @@ MESSAGES_PER_PUBLISHER = 300
 def test_it_delivers_every_concurrently_published_message_exactly_once(tmp_path):
     # Given a worker on a private broker on the filesystem transport, whatever this session's
     # broker is, and publisher processes started alongside it
-    broker_env = {"CELERY_FILESYSTEM_DIR": str(tmp_path / "broker"), "REDIS_URL": "",
-                  "DELIVERY_LOG": str(tmp_path / "deliveries")}
+    broker_env = {
+        "CELERY_FILESYSTEM_DIR": str(tmp_path / "broker"),
+        "REDIS_URL": "",
+        "DELIVERY_LOG": str(tmp_path / "deliveries"),
+    }
     queue = f"broker-load-{uuid.uuid4().hex[:8]}"
     total = PUBLISHERS * MESSAGES_PER_PUBLISHER
     go = tmp_path / "go"
     publishers = [
         subprocess.Popen(
-            [sys.executable, "-m", "tests.broker_load", queue, str(n * MESSAGES_PER_PUBLISHER),
-             str(MESSAGES_PER_PUBLISHER), str(THREADS_PER_PUBLISHER), str(go)],
-            cwd=BASE_DIR, env={**os.environ, **broker_env})
-        for n in range(PUBLISHERS)]
+            [
+                sys.executable,
+                "-m",
+                "tests.broker_load",
+                queue,
+                str(n * MESSAGES_PER_PUBLISHER),
+                str(MESSAGES_PER_PUBLISHER),
+                str(THREADS_PER_PUBLISHER),
+                str(go),
+            ],
+            cwd=BASE_DIR,
+            env={**os.environ, **broker_env},
+        )
+        for n in range(PUBLISHERS)
+    ]
     # A deep prefetch keeps the consumer listing the folder while the publishers write (with
     # one message at a time it would sleep a polling interval after each).
-    worker = WorkerProcess(queue, extra_env=broker_env, log_name="broker-load",
-                           extra_args=["--include", "tests.broker_load",
-                                       "--prefetch-multiplier", "100"])
+    worker = WorkerProcess(
+        queue,
+        extra_env=broker_env,
+        log_name="broker-load",
+        extra_args=["--include", "tests.broker_load", "--prefetch-multiplier", "100"],
+    )
 
     def delivered() -> list[int]:
         return [int(line) for line in (tmp_path / "deliveries").read_text().split()]
@@ -189,8 +217,12 @@ def test_it_delivers_every_concurrently_published_message_exactly_once(tmp_path)
         # When they all publish at once while the worker consumes
         go.touch()
         assert [p.wait(timeout=60) for p in publishers] == [0] * PUBLISHERS
-        wait_for(lambda: len(delivered()) >= total or worker.process.poll() is not None,
-                 timeout=60, what=f"{total} deliveries", worker=worker)
+        wait_for(
+            lambda: len(delivered()) >= total or worker.process.poll() is not None,
+            timeout=60,
+            what=f"{total} deliveries",
+            worker=worker,
+        )
         worker_alive = worker.process.poll() is None
     finally:
         go.touch()

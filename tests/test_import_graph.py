@@ -43,14 +43,33 @@ ALLOWED = {
     "desk": {"config", "orders", "policies", "tickets", "refunds", "agent"},
     "project": {"config", "orders", "policies", "tickets", "refunds", "agent", "desk"},
 }
-DESK = ("tickets.views", "tickets.api", "tickets.urls", "tickets.serializers",
-        "tickets.receivers", "tickets.apps", "tickets.demo", "tickets.management")
+DESK = (
+    "tickets.views",
+    "tickets.api",
+    "tickets.urls",
+    "tickets.serializers",
+    "tickets.receivers",
+    "tickets.apps",
+    "tickets.demo",
+    "tickets.management",
+)
 PROJECT = ("config.urls",)
 
 # Modules that speak HTTP (by their last name); the rest is domain code, which must reach
 # neither an HTTP framework nor them.
-HTTP_MODULES = {"api", "serializers", "urls", "views", "forms", "admin", "middleware",
-                "permissions", "pagination", "api_errors", "context_processors"}
+HTTP_MODULES = {
+    "api",
+    "serializers",
+    "urls",
+    "views",
+    "forms",
+    "admin",
+    "middleware",
+    "permissions",
+    "pagination",
+    "api_errors",
+    "context_processors",
+}
 HTTP_FRAMEWORKS = ("rest_framework", "drf_spectacular")
 
 
@@ -78,8 +97,9 @@ def project_modules(root: Path = ROOT, packages: tuple[str, ...] = PACKAGES) -> 
     return modules
 
 
-def _imported_names(node: ast.AST, module: str, is_package: bool,
-                    modules: dict[str, Path]) -> list[str]:
+def _imported_names(
+    node: ast.AST, module: str, is_package: bool, modules: dict[str, Path]
+) -> list[str]:
     """The dotted names an import statement brings in; `from x import y` names the
     submodule x.y when there is one, else x."""
     if isinstance(node, ast.Import):
@@ -89,10 +109,12 @@ def _imported_names(node: ast.AST, module: str, is_package: bool,
     base = node.module or ""
     if node.level:
         package = module.split(".") if is_package else module.split(".")[:-1]
-        anchor = package[:len(package) - node.level + 1]
+        anchor = package[: len(package) - node.level + 1]
         base = ".".join([*anchor, base] if base else anchor)
-    return [f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base
-            for alias in node.names]
+    return [
+        f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base
+        for alias in node.names
+    ]
 
 
 def _project_module(name: str, modules: dict[str, Path]) -> str | None:
@@ -186,15 +208,21 @@ def _shortest_cycle(graph: dict[str, list[str]], group: set[str]) -> list[str]:
 
 
 def layer_violations(edges: dict[tuple[str, str], int]) -> list[tuple[str, str, int]]:
-    return [(source, target, line) for (source, target), line in sorted(edges.items())
-            if layer_of(source) != layer_of(target)
-            and layer_of(target) not in ALLOWED[layer_of(source)]]
+    return [
+        (source, target, line)
+        for (source, target), line in sorted(edges.items())
+        if layer_of(source) != layer_of(target)
+        and layer_of(target) not in ALLOWED[layer_of(source)]
+    ]
 
 
 def layer_graph(edges: dict[tuple[str, str], int]) -> Counter:
     """(layer, layer) -> how many module-to-module imports cross from one to the other."""
-    return Counter((layer_of(source), layer_of(target)) for source, target in edges
-                   if layer_of(source) != layer_of(target))
+    return Counter(
+        (layer_of(source), layer_of(target))
+        for source, target in edges
+        if layer_of(source) != layer_of(target)
+    )
 
 
 def _where(modules: dict[str, Path], module: str, line: int) -> str:
@@ -210,17 +238,24 @@ EDGES = import_graph(MODULES)
 def test_no_project_module_imports_itself_back():
     cycles = find_cycles(EDGES)
 
-    described = ["\n".join([" -> ".join(cycle)] + [
-        f"    {_where(MODULES, a, EDGES[a, b])} imports {b}" for a, b in pairwise(cycle)])
-        for cycle in cycles]
+    described = [
+        "\n".join(
+            [" -> ".join(cycle)]
+            + [f"    {_where(MODULES, a, EDGES[a, b])} imports {b}" for a, b in pairwise(cycle)]
+        )
+        for cycle in cycles
+    ]
     assert cycles == [], "import cycles:\n" + "\n".join(described)
 
 
 def test_apps_depend_one_way():
     violations = layer_violations(EDGES)
 
-    described = [f"{_where(MODULES, source, line)}: {source} ({layer_of(source)}) imports "
-                 f"{target} ({layer_of(target)})" for source, target, line in violations]
+    described = [
+        f"{_where(MODULES, source, line)}: {source} ({layer_of(source)}) imports "
+        f"{target} ({layer_of(target)})"
+        for source, target, line in violations
+    ]
     assert violations == [], "imports against the layering:\n" + "\n".join(described)
 
 
@@ -230,10 +265,16 @@ def test_domain_code_imports_no_http_layer():
     for module in MODULES:
         if module.split(".")[-1] in HTTP_MODULES or _within(module, PROJECT):
             continue
-        offenders += [f"{module} imports {name}" for name in sorted(externals.get(module, ()))
-                      if name in HTTP_FRAMEWORKS]
-        offenders += [f"{module} imports {target}" for (source, target) in EDGES
-                      if source == module and target.split(".")[-1] in HTTP_MODULES]
+        offenders += [
+            f"{module} imports {name}"
+            for name in sorted(externals.get(module, ()))
+            if name in HTTP_FRAMEWORKS
+        ]
+        offenders += [
+            f"{module} imports {target}"
+            for (source, target) in EDGES
+            if source == module and target.split(".")[-1] in HTTP_MODULES
+        ]
 
     assert offenders == [], "domain code reaching HTTP:\n" + "\n".join(sorted(offenders))
 
@@ -249,14 +290,20 @@ def test_the_checker_sees_a_cycle_hidden_in_a_function_body(tmp_path):
     modules = project_modules(tmp_path, ("shop",))
     edges = import_graph(modules)
 
-    assert edges == {("shop.services", "shop.tasks"): 1, ("shop.tasks", "shop.services"): 2,
-                     ("shop.models", "shop.services"): 1}
+    assert edges == {
+        ("shop.services", "shop.tasks"): 1,
+        ("shop.tasks", "shop.services"): 2,
+        ("shop.models", "shop.services"): 1,
+    }
     assert find_cycles(edges) == [["shop.services", "shop.tasks", "shop.services"]]
 
 
 def test_the_checker_names_an_import_against_the_layering():
-    edges = {("refunds.services", "tickets.services"): 7, ("agent.tools", "refunds.services"): 3,
-             ("tickets.receivers", "refunds.signals"): 4}
+    edges = {
+        ("refunds.services", "tickets.services"): 7,
+        ("agent.tools", "refunds.services"): 3,
+        ("tickets.receivers", "refunds.signals"): 4,
+    }
 
     assert layer_violations(edges) == [("refunds.services", "tickets.services", 7)]
 

@@ -11,8 +11,7 @@ class TicketMessageInline(admin.StackedInline):
 
 @admin.register(Ticket)
 class TicketAdmin(admin.ModelAdmin):
-    list_display = ["reference", "subject", "customer", "order", "status", "assignee",
-                    "updated_at"]
+    list_display = ["reference", "subject", "customer", "order", "status", "assignee", "updated_at"]
     list_filter = ["status", "assignee"]
     search_fields = ["reference", "subject", "customer__name", "order__order_id"]
     list_select_related = ["customer", "order", "assignee"]

@@ -18,10 +18,14 @@ class ObtainTokenView(ObtainAuthToken):
     permission_classes = [AllowAny]
 
     @extend_schema(
-        request=inline_serializer("TokenRequest", {"username": serializers.CharField(),
-                                                   "password": serializers.CharField()}),
-        responses={200: inline_serializer("TokenResponse", {"token": serializers.CharField()}),
-                   **error_responses(400, e400="Missing fields or wrong credentials.")},
+        request=inline_serializer(
+            "TokenRequest",
+            {"username": serializers.CharField(), "password": serializers.CharField()},
+        ),
+        responses={
+            200: inline_serializer("TokenResponse", {"token": serializers.CharField()}),
+            **error_responses(400, e400="Missing fields or wrong credentials."),
+        },
     )
     def post(self, request, *args, **kwargs):
         return super().post(request, *args, **kwargs)
@@ -29,13 +33,16 @@ class ObtainTokenView(ObtainAuthToken):
 
 @extend_schema(
     parameters=[
-        OpenApiParameter("status", str, enum=["", *Ticket.Status.values],
-                         description="empty means any"),
+        OpenApiParameter(
+            "status", str, enum=["", *Ticket.Status.values], description="empty means any"
+        ),
         OpenApiParameter("assignee", str, description='a username, or "none" for unassigned'),
         OpenApiParameter("q", str, description="search reference, subject, customer, order id"),
     ],
-    responses={200: TicketSerializer(many=True),
-               **error_responses(400, 401, 403, 404, e404="No such page.")},
+    responses={
+        200: TicketSerializer(many=True),
+        **error_responses(400, 401, 403, 404, e404="No such page."),
+    },
 )
 class TicketListApi(generics.ListAPIView):
     serializer_class = TicketSerializer
@@ -45,9 +52,11 @@ class TicketListApi(generics.ListAPIView):
         status = params.get("status", "")
         if status and status not in Ticket.Status.values:
             raise ValidationError(
-                {"status": [f"Must be one of: {', '.join(Ticket.Status.values)}."]})
+                {"status": [f"Must be one of: {', '.join(Ticket.Status.values)}."]}
+            )
         return selectors.ticket_list(
-            status=status, assignee=params.get("assignee", ""),
+            status=status,
+            assignee=params.get("assignee", ""),
             query=params.get("q", ""),
         ).prefetch_related("messages__author")
 
@@ -58,7 +67,8 @@ class TicketDetailApi(generics.RetrieveAPIView):
 
     def get_object(self):
         return get_object_or_404(
-            Ticket.objects.select_related("customer", "assignee", "order")
-            .prefetch_related("messages__author"),
+            Ticket.objects.select_related("customer", "assignee", "order").prefetch_related(
+                "messages__author"
+            ),
             reference=self.kwargs["reference"],
         )

@@ -54,41 +54,98 @@ TICKET_INJECTION = (
 
 # order_id -> customer, line (sku, name, category, price), status, days ago, note
 ORDERS = [
-    ("202610110087", "li", ("MUG-CER-01", "Ceramic mug", "home", "129.00"),
-     "delivered", 5, ""),
-    ("202610150012", "li", ("AUD-WH-200", "Wireless headphones", "electronics", "899.00"),
-     "delivered", 12, ""),
-    ("202609020031", "li", ("APP-RJ-M", "Rain jacket", "apparel", "459.00"),
-     "delivered", 75, ""),
-    ("202610200456", "maria", ("EBK-0042", "E-book: The Quiet Garden", "digital", "39.00"),
-     "delivered", 9, ""),
-    ("202610250777", "maria", ("HOM-DL-07", "Desk lamp", "home", "249.00"),
-     "shipped", 20, "Please ring the bell twice."),
-    ("202610180099", "maria", ("HOM-BL-600", "Blender", "home", "599.00"),
-     "delivered", 8, ""),
-    ("202610220314", "sam", ("ACC-PC-11", "Phone case", "accessories", "59.00"),
-     "delivered", 3, ORDER_NOTE_INJECTION),
-    ("202610280001", "sam", ("ELE-LT-14", "Laptop", "electronics", "6999.00"),
-     "delivered", 2, ""),
+    ("202610110087", "li", ("MUG-CER-01", "Ceramic mug", "home", "129.00"), "delivered", 5, ""),
+    (
+        "202610150012",
+        "li",
+        ("AUD-WH-200", "Wireless headphones", "electronics", "899.00"),
+        "delivered",
+        12,
+        "",
+    ),
+    ("202609020031", "li", ("APP-RJ-M", "Rain jacket", "apparel", "459.00"), "delivered", 75, ""),
+    (
+        "202610200456",
+        "maria",
+        ("EBK-0042", "E-book: The Quiet Garden", "digital", "39.00"),
+        "delivered",
+        9,
+        "",
+    ),
+    (
+        "202610250777",
+        "maria",
+        ("HOM-DL-07", "Desk lamp", "home", "249.00"),
+        "shipped",
+        20,
+        "Please ring the bell twice.",
+    ),
+    ("202610180099", "maria", ("HOM-BL-600", "Blender", "home", "599.00"), "delivered", 8, ""),
+    (
+        "202610220314",
+        "sam",
+        ("ACC-PC-11", "Phone case", "accessories", "59.00"),
+        "delivered",
+        3,
+        ORDER_NOTE_INJECTION,
+    ),
+    ("202610280001", "sam", ("ELE-LT-14", "Laptop", "electronics", "6999.00"), "delivered", 2, ""),
 ]
 
 # reference -> customer, subject, order, messages (author kind, body)
 TICKETS = [
-    ("TCK-1001", "li", "My mug arrived broken", "202610110087", "agent", [
-        ("customer", "Hello, the ceramic mug from order 202610110087 arrived in pieces. "
-                     "The box was crushed on one side. Can I get my money back?"),
-    ]),
-    ("TCK-1002", "maria", "Lamp never arrived", "202610250777", "agent2", [
-        ("customer", "I ordered a desk lamp almost three weeks ago (202610250777) and it "
-                     "still hasn't arrived. Tracking hasn't moved in ten days."),
-    ]),
-    ("TCK-1003", "sam", "Question about my phone case", "202610220314", None, [
-        ("customer", TICKET_INJECTION),
-    ]),
-    ("TCK-1004", "li", "Headphones stopped working", "202610150012", "agent", [
-        ("customer", "My wireless headphones (202610150012) stopped charging after a week. "
-                     "The left earbud doesn't turn on at all."),
-    ]),
+    (
+        "TCK-1001",
+        "li",
+        "My mug arrived broken",
+        "202610110087",
+        "agent",
+        [
+            (
+                "customer",
+                "Hello, the ceramic mug from order 202610110087 arrived in pieces. "
+                "The box was crushed on one side. Can I get my money back?",
+            ),
+        ],
+    ),
+    (
+        "TCK-1002",
+        "maria",
+        "Lamp never arrived",
+        "202610250777",
+        "agent2",
+        [
+            (
+                "customer",
+                "I ordered a desk lamp almost three weeks ago (202610250777) and it "
+                "still hasn't arrived. Tracking hasn't moved in ten days.",
+            ),
+        ],
+    ),
+    (
+        "TCK-1003",
+        "sam",
+        "Question about my phone case",
+        "202610220314",
+        None,
+        [
+            ("customer", TICKET_INJECTION),
+        ],
+    ),
+    (
+        "TCK-1004",
+        "li",
+        "Headphones stopped working",
+        "202610150012",
+        "agent",
+        [
+            (
+                "customer",
+                "My wireless headphones (202610150012) stopped charging after a week. "
+                "The left earbud doesn't turn on at all.",
+            ),
+        ],
+    ),
 ]
 
 BLENDER_REFUND = ("202610180099", "200.00", "damaged", "Lid cracked on arrival; partial refund.")
@@ -100,8 +157,11 @@ def _ensure_users() -> dict:
     for username, (role, is_staff) in USERS.items():
         user, created = User.objects.get_or_create(
             username=username,
-            defaults={"email": f"{username}@desk.example.com", "is_staff": is_staff,
-                      "is_superuser": role is None},
+            defaults={
+                "email": f"{username}@desk.example.com",
+                "is_staff": is_staff,
+                "is_superuser": role is None,
+            },
         )
         if created:
             user.set_password(settings.DEMO_PASSWORD)
@@ -122,15 +182,26 @@ def _ensure_orders(customers: dict) -> dict:
         order, created = Order.objects.get_or_create(
             order_id=order_id,
             defaults={
-                "customer": customers[who], "status": status, "currency": "CNY",
-                "amount_paid": Decimal(price), "placed_at": shipped_at - timedelta(days=1),
-                "shipped_at": shipped_at, "delivered_at": event_at if delivered else None,
-                "payment_reference": f"pi_demo_{order_id}", "note": note,
+                "customer": customers[who],
+                "status": status,
+                "currency": "CNY",
+                "amount_paid": Decimal(price),
+                "placed_at": shipped_at - timedelta(days=1),
+                "shipped_at": shipped_at,
+                "delivered_at": event_at if delivered else None,
+                "payment_reference": f"pi_demo_{order_id}",
+                "note": note,
             },
         )
         if created:
-            OrderLine.objects.create(order=order, sku=sku, name=name, category=category,
-                                     quantity=1, unit_price=Decimal(price))
+            OrderLine.objects.create(
+                order=order,
+                sku=sku,
+                name=name,
+                category=category,
+                quantity=1,
+                unit_price=Decimal(price),
+            )
         orders[order_id] = order
     return orders
 
@@ -139,8 +210,12 @@ def _ensure_tickets(customers: dict, orders: dict, users: dict) -> None:
     for reference, who, subject, order_id, assignee, messages in TICKETS:
         ticket, created = Ticket.objects.get_or_create(
             reference=reference,
-            defaults={"customer": customers[who], "subject": subject,
-                      "order": orders[order_id], "assignee": users.get(assignee)},
+            defaults={
+                "customer": customers[who],
+                "subject": subject,
+                "order": orders[order_id],
+                "assignee": users.get(assignee),
+            },
         )
         if created:
             for kind, body in messages:
@@ -155,25 +230,44 @@ def _ensure_blender_refund(orders: dict, users: dict) -> None:
         return
     request_id = derive_request_id(ticket_reference="", order_id=order_id, n=0)
     refund = RefundRequest.objects.create(
-        request_id=request_id, ticket=None, order=order, amount=Decimal(amount),
-        currency=order.currency, reason=reason, explanation=explanation,
-        status=RefundRequest.Status.SUCCEEDED, requested_by=users["supervisor"],
+        request_id=request_id,
+        ticket=None,
+        order=order,
+        amount=Decimal(amount),
+        currency=order.currency,
+        reason=reason,
+        explanation=explanation,
+        status=RefundRequest.Status.SUCCEEDED,
+        requested_by=users["supervisor"],
         provider_refund_id=f"re_history_{order_id}",
     )
     params = fingerprint_params(refund)
     decided_at = order.delivered_at + timedelta(days=1)
     RefundConfirmation.objects.create(
-        refund_request=refund, version=1, fingerprint=fingerprint(params), params=params,
-        status=RefundConfirmation.Status.APPROVED, expires_at=decided_at + timedelta(days=1),
+        refund_request=refund,
+        version=1,
+        fingerprint=fingerprint(params),
+        params=params,
+        status=RefundConfirmation.Status.APPROVED,
+        expires_at=decided_at + timedelta(days=1),
         proposed_by=users["supervisor"],
-        decided_by=users["reviewer2"], decided_at=decided_at,
+        decided_by=users["reviewer2"],
+        decided_at=decided_at,
         decision_note="Photo of the cracked lid on file.",
     )
-    history = [("", "pending_approval"), ("pending_approval", "approved"),
-               ("approved", "executing"), ("executing", "succeeded")]
+    history = [
+        ("", "pending_approval"),
+        ("pending_approval", "approved"),
+        ("approved", "executing"),
+        ("executing", "succeeded"),
+    ]
     for from_status, to_status in history:
-        RefundEvent.objects.create(refund_request=refund, from_status=from_status,
-                                   to_status=to_status, detail={"source": "demo history"})
+        RefundEvent.objects.create(
+            refund_request=refund,
+            from_status=from_status,
+            to_status=to_status,
+            detail={"source": "demo history"},
+        )
 
 
 @transaction.atomic

@@ -11,22 +11,30 @@ class Ticket(models.Model):
         CLOSED = "closed", "Closed"
 
     reference = models.CharField(max_length=20, unique=True)
-    customer = models.ForeignKey("orders.Customer", on_delete=models.PROTECT,
-                                 related_name="tickets")
+    customer = models.ForeignKey(
+        "orders.Customer", on_delete=models.PROTECT, related_name="tickets"
+    )
     subject = models.CharField(max_length=200)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.OPEN)
-    assignee = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
-                                 on_delete=models.SET_NULL, related_name="assigned_tickets")
-    order = models.ForeignKey("orders.Order", null=True, blank=True, on_delete=models.PROTECT,
-                              related_name="tickets")
+    assignee = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="assigned_tickets",
+    )
+    order = models.ForeignKey(
+        "orders.Order", null=True, blank=True, on_delete=models.PROTECT, related_name="tickets"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         ordering = ["-updated_at"]
         constraints = [
-            models.CheckConstraint(condition=Q(reference__regex=r"^TCK-[0-9]+$"),
-                                   name="ticket_reference_format"),
+            models.CheckConstraint(
+                condition=Q(reference__regex=r"^TCK-[0-9]+$"), name="ticket_reference_format"
+            ),
         ]
 
     def __str__(self) -> str:
@@ -42,8 +50,9 @@ class TicketMessage(models.Model):
 
     ticket = models.ForeignKey(Ticket, on_delete=models.CASCADE, related_name="messages")
     author_kind = models.CharField(max_length=16, choices=AuthorKind.choices)
-    author = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
-                               on_delete=models.SET_NULL, related_name="+")
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     body = models.TextField()
     created_at = models.DateTimeField(auto_now_add=True)
 

@@ -30,12 +30,16 @@ def ticket_list(request):
     )
     page = Paginator(tickets, 25).get_page(request.GET.get("page"))
     assignees = get_user_model().objects.filter(assigned_tickets__isnull=False).distinct()
-    return render(request, "tickets/list.html", {
-        "page": page,
-        "statuses": Ticket.Status.choices,
-        "assignees": assignees.order_by("username"),
-        "filters": {"status": status, "assignee": assignee, "q": query},
-    })
+    return render(
+        request,
+        "tickets/list.html",
+        {
+            "page": page,
+            "statuses": Ticket.Status.choices,
+            "assignees": assignees.order_by("username"),
+            "filters": {"status": status, "assignee": assignee, "q": query},
+        },
+    )
 
 
 @login_required
@@ -45,11 +49,15 @@ def ticket_detail(request, reference: str):
         ticket = selectors.ticket_detail(reference=reference)
     except Ticket.DoesNotExist:
         raise Http404(f"No ticket {reference}") from None
-    return render(request, "tickets/detail.html", {
-        "ticket": ticket,
-        "latest_run": ticket.runs.order_by("-created_at").first(),
-        "refunds": ticket.refund_requests.select_related("order").order_by("-created_at"),
-        "agent_model": settings.AGENT_MODEL,
-        "order": order_summary(ticket.order) if ticket.order else None,
-        "can_run_assistant": support_role(request.user) is not None,
-    })
+    return render(
+        request,
+        "tickets/detail.html",
+        {
+            "ticket": ticket,
+            "latest_run": ticket.runs.order_by("-created_at").first(),
+            "refunds": ticket.refund_requests.select_related("order").order_by("-created_at"),
+            "agent_model": settings.AGENT_MODEL,
+            "order": order_summary(ticket.order) if ticket.order else None,
+            "can_run_assistant": support_role(request.user) is not None,
+        },
+    )

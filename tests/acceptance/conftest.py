@@ -19,8 +19,11 @@ from tests.fakes.openai_server import FakeOpenAI
 from tests.services import WorkerProcess, wait_for
 
 # The worker reads its settings from the environment, not from the test's `settings`.
-PAYMENTS_ENV = {"REFUND_ADAPTER": "simulated", "SIMULATED_PROVIDER_MODE": "normal",
-                "SIMULATED_PROVIDER_LATENCY_S": "0"}
+PAYMENTS_ENV = {
+    "REFUND_ADAPTER": "simulated",
+    "SIMULATED_PROVIDER_MODE": "normal",
+    "SIMULATED_PROVIDER_LATENCY_S": "0",
+}
 FINISHED = (AgentRun.Status.COMPLETED, AgentRun.Status.FAILED, AgentRun.Status.CANCELLED)
 
 
@@ -45,8 +48,7 @@ def start_worker(model: FakeOpenAI, module, name: str) -> WorkerProcess:
     env = {**model.worker_env, **PAYMENTS_ENV, **getattr(module, "WORKER_ENV", {})}
     include = getattr(module, "WORKER_INCLUDE", [])
     extra_args = ["--include", ",".join(include)] if include else []
-    return WorkerProcess(TEST_QUEUE, extra_env=env, log_name=name,
-                         extra_args=extra_args).start()
+    return WorkerProcess(TEST_QUEUE, extra_env=env, log_name=name, extra_args=extra_args).start()
 
 
 @pytest.fixture(scope="module")
@@ -97,21 +99,30 @@ def api_as(username: str) -> APIClient:
     return client
 
 
-def post_run(message: str, *, reference: str = "TCK-1001", username: str = "agent",
-             client: APIClient | None = None) -> str:
+def post_run(
+    message: str,
+    *,
+    reference: str = "TCK-1001",
+    username: str = "agent",
+    client: APIClient | None = None,
+) -> str:
     """Start a run through the API; returns its id."""
-    response = (client or api_as(username)).post(f"/api/tickets/{reference}/runs/",
-                                                  {"message": message}, format="json")
+    response = (client or api_as(username)).post(
+        f"/api/tickets/{reference}/runs/", {"message": message}, format="json"
+    )
     assert response.status_code == 202, response.content
     assert response.json()["status"] == "queued"
     return response.json()["id"]
 
 
-
 def wait_for_run(run_id: str, worker: WorkerProcess, *, timeout: float = 30.0) -> AgentRun:
     """Poll the database until the run has ended."""
-    wait_for(lambda: AgentRun.objects.filter(pk=run_id, status__in=FINISHED).exists(),
-             timeout=timeout, what=f"run {run_id} to end", worker=worker)
+    wait_for(
+        lambda: AgentRun.objects.filter(pk=run_id, status__in=FINISHED).exists(),
+        timeout=timeout,
+        what=f"run {run_id} to end",
+        worker=worker,
+    )
     return AgentRun.objects.get(pk=run_id)
 
 

@@ -23,7 +23,8 @@ def test_a_30_second_tool_times_out_and_the_loop_continues(worker, fake_openai):
     # Given a model that calls the 30-second tool, then answers
     fake_openai.enqueue(
         tool_reply(tool_call("acceptance_slow_lookup", {}, call_id="call_slow")),
-        text_reply("The lookup timed out; I answered without it."))
+        text_reply("The lookup timed out; I answered without it."),
+    )
 
     # When an agent's run goes through the worker
     started = time.monotonic()
@@ -38,11 +39,16 @@ def test_a_30_second_tool_times_out_and_the_loop_continues(worker, fake_openai):
     finally:
         for stage in ("started", "finished"):
             slow_tool_trace(run_id, stage).unlink(missing_ok=True)
-    assert "acceptance_slow_lookup" in [t["function"]["name"]
-                                        for t in fake_openai.requests[0]["tools"]]
+    assert "acceptance_slow_lookup" in [
+        t["function"]["name"] for t in fake_openai.requests[0]["tools"]
+    ]
     log = ToolCallLog.objects.get(run=run)
     assert (log.tool_call_id, log.ok, log.error_code, log.retryable) == (
-        "call_slow", False, "TOOL_TIMEOUT", True)
+        "call_slow",
+        False,
+        "TOOL_TIMEOUT",
+        True,
+    )
     assert 1000 <= log.elapsed_ms < 5000
     # and the model got the timeout under the call's id and was called again
     assert len(fake_openai.requests) == 2

@@ -11,8 +11,7 @@ from agent.tools import SUPPORT_ROLES, Tool, ToolKind, registered_tool
 from tests.acceptance.traces import slow_tool_trace
 
 SLOW_TOOL_SECONDS = 30
-NO_ARGUMENTS = {"type": "object", "properties": {}, "required": [],
-                "additionalProperties": False}
+NO_ARGUMENTS = {"type": "object", "properties": {}, "required": [], "additionalProperties": False}
 
 
 def acceptance_slow_lookup(ctx, args) -> dict:
@@ -23,7 +22,15 @@ def acceptance_slow_lookup(ctx, args) -> dict:
 
 
 _registrations = contextlib.ExitStack()
-_registrations.enter_context(registered_tool(Tool(
-    name="acceptance_slow_lookup", description="Test tool that takes 30 seconds.",
-    parameters=NO_ARGUMENTS, handler=acceptance_slow_lookup, kind=ToolKind.READ,
-    roles=SUPPORT_ROLES)))
+_registrations.enter_context(
+    registered_tool(
+        Tool(
+            name="acceptance_slow_lookup",
+            description="Test tool that takes 30 seconds.",
+            parameters=NO_ARGUMENTS,
+            handler=acceptance_slow_lookup,
+            kind=ToolKind.READ,
+            roles=SUPPORT_ROLES,
+        )
+    )
+)

@@ -11,8 +11,12 @@ from agent.tools import SUPPORT_ROLES, Tool, ToolKind, registered_tool
 from tickets.models import Ticket
 
 
-def start_run(message: str = "How much did the customer pay for the mug?", *,
-              reference: str = "TCK-1001", username: str = "agent") -> AgentRun:
+def start_run(
+    message: str = "How much did the customer pay for the mug?",
+    *,
+    reference: str = "TCK-1001",
+    username: str = "agent",
+) -> AgentRun:
     ticket = Ticket.objects.get(reference=reference)
     user = get_user_model().objects.get(username=username)
     return services.run_start(ticket=ticket, user=user, message=message)
@@ -51,7 +55,13 @@ def probe_tool(name: str, body=None):
             body(calls)
         return {"probed": len(calls)}
 
-    tool = Tool(name=name, description=f"Test probe {name}.", parameters=schema(name),
-                handler=handler, kind=ToolKind.READ, roles=SUPPORT_ROLES)
+    tool = Tool(
+        name=name,
+        description=f"Test probe {name}.",
+        parameters=schema(name),
+        handler=handler,
+        kind=ToolKind.READ,
+        roles=SUPPORT_ROLES,
+    )
     with registered_tool(tool):
         yield calls

@@ -28,21 +28,24 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 MUG = "202610110087"  # Li Wei, TCK-1001
 LAMP = "202610250777"  # Maria Garcia
-EMPTY_SCHEMA = {"type": "object", "properties": {}, "required": [],
-                "additionalProperties": False}
+EMPTY_SCHEMA = {"type": "object", "properties": {}, "required": [], "additionalProperties": False}
 
 
 def context_for(username: str, reference: str = "TCK-1001") -> RunContext:
     user = get_user_model().objects.get(username=username)
-    run = AgentRun.objects.create(ticket=Ticket.objects.get(reference=reference),
-                                  started_by=user, actor_role=support_role(user))
+    run = AgentRun.objects.create(
+        ticket=Ticket.objects.get(reference=reference),
+        started_by=user,
+        actor_role=support_role(user),
+    )
     return RunContext.for_run(run)
 
 
 def call(ctx: RunContext, name: str, arguments, *, call_id: str | None = None) -> dict:
     raw = arguments if isinstance(arguments, str) else json.dumps(arguments)
-    return execute_tool_call(ctx, tool_call_id=call_id or f"call_{uuid.uuid4().hex[:12]}",
-                             name=name, arguments_raw=raw)
+    return execute_tool_call(
+        ctx, tool_call_id=call_id or f"call_{uuid.uuid4().hex[:12]}", name=name, arguments_raw=raw
+    )
 
 
 def compact(result: dict) -> str:
@@ -50,8 +53,14 @@ def compact(result: dict) -> str:
 
 
 def extra_tool(name: str, handler, *, kind: ToolKind = ToolKind.READ) -> Tool:
-    return Tool(name=name, description="A tool that exists only in this test.",
-                parameters=EMPTY_SCHEMA, handler=handler, kind=kind, roles=SUPPORT_ROLES)
+    return Tool(
+        name=name,
+        description="A tool that exists only in this test.",
+        parameters=EMPTY_SCHEMA,
+        handler=handler,
+        kind=kind,
+        roles=SUPPORT_ROLES,
+    )
 
 
 def test_it_returns_the_tool_result_and_logs_exactly_one_row(demo):
@@ -106,20 +115,31 @@ def test_it_rechecks_the_role_when_an_intern_calls_create_refund(demo):
     assert RefundRequest.objects.filter(ticket__reference="TCK-1001").exists() is False
     row = ToolCallLog.objects.get()
     assert (row.tool_name, row.ok, row.error_code, row.actor_role) == (
-        "create_refund", False, "PERMISSION_DENIED", "intern")
+        "create_refund",
+        False,
+        "PERMISSION_DENIED",
+        "intern",
+    )
 
 
 def test_it_passes_validated_arguments_with_the_amount_in_cents(demo):
     ctx = context_for("agent")
 
-    result = call(ctx, "create_refund", '{"order_id": "202610110087", "amount": 99.5, '
-                                        '"reason": "damaged", "explanation": "Box crushed"}')
+    result = call(
+        ctx,
+        "create_refund",
+        '{"order_id": "202610110087", "amount": 99.5, '
+        '"reason": "damaged", "explanation": "Box crushed"}',
+    )
 
-    assert (result["ok"], result["status"], result["amount"]) == (True, "pending_approval",
-                                                                  "99.50")
+    assert (result["ok"], result["status"], result["amount"]) == (True, "pending_approval", "99.50")
     refund = RefundRequest.objects.get(ticket__reference="TCK-1001")
     assert (refund.order.order_id, refund.amount, refund.reason, refund.explanation) == (
-        MUG, Decimal("99.50"), "damaged", "Box crushed")
+        MUG,
+        Decimal("99.50"),
+        "damaged",
+        "Box crushed",
+    )
     assert ToolCallLog.objects.get().arguments["amount"] == "99.5"
 
 
@@ -132,16 +152,32 @@ def test_it_names_similar_tools_for_an_unknown_one(demo):
     assert result["error"]["similar"] == ["get_order"]
     assert result["error"]["next_actions"] == ["get_order"]
     row = ToolCallLog.objects.get()
-    assert (row.tool_name, row.error_code, row.arguments) == ("get_orders", "UNKNOWN_TOOL",
-                                                               None)
+    assert (row.tool_name, row.error_code, row.arguments) == ("get_orders", "UNKNOWN_TOOL", None)
 
 
-@pytest.mark.parametrize("raw", ['{"order_id": ', "order 202610110087", "[1, 2]", '"text"',
-                                 "null", '{"order_id": "1", "order_id": "202610110087"}',
-                                 '{"x": ' + "[" * 500 + "]" * 500 + "}",
-                                 "[" * 7_000 + "]" * 7_000],
-                         ids=["cut", "prose", "array", "string", "null", "duplicate key",
-                              "deep", "deeper than the parser goes"])
+@pytest.mark.parametrize(
+    "raw",
+    [
+        '{"order_id": ',
+        "order 202610110087",
+        "[1, 2]",
+        '"text"',
+        "null",
+        '{"order_id": "1", "order_id": "202610110087"}',
+        '{"x": ' + "[" * 500 + "]" * 500 + "}",
+        "[" * 7_000 + "]" * 7_000,
+    ],
+    ids=[
+        "cut",
+        "prose",
+        "array",
+        "string",
+        "null",
+        "duplicate key",
+        "deep",
+        "deeper than the parser goes",
+    ],
+)
 def test_it_refuses_arguments_that_are_not_one_json_object(demo, raw):
     ctx = context_for("agent")
 
@@ -164,28 +200,45 @@ def test_it_refuses_arguments_over_the_size_cap_before_parsing_them(demo):
     assert result["error"]["next_actions"] == ["create_refund"]
     row = ToolCallLog.objects.get()
     assert (row.error_code, row.arguments, row.args_digest, row.arguments_raw) == (
-        "ARGUMENTS_TOO_LARGE", None, "", raw)
+        "ARGUMENTS_TOO_LARGE",
+        None,
+        "",
+        raw,
+    )
     assert RefundRequest.objects.filter(ticket__reference="TCK-1001").exists() is False
 
 
-def test_it_answers_a_call_past_the_replys_limit_too_many_calls_without_running_it(
-        demo, settings):
+def test_it_answers_a_call_past_the_replys_limit_too_many_calls_without_running_it(demo, settings):
     settings.AGENT_MAX_TOOL_CALLS_PER_STEP = 2
     ctx = context_for("agent")
-    arguments = json.dumps({"order_id": MUG, "amount": 10, "reason": "damaged",
-                            "explanation": "Broken."})
+    arguments = json.dumps(
+        {"order_id": MUG, "amount": 10, "reason": "damaged", "explanation": "Broken."}
+    )
 
-    result = execute_tool_call(ctx, tool_call_id="call_third", name="create_refund",
-                               arguments_raw=arguments, position_in_reply=2)
+    result = execute_tool_call(
+        ctx,
+        tool_call_id="call_third",
+        name="create_refund",
+        arguments_raw=arguments,
+        position_in_reply=2,
+    )
 
-    assert result == {"ok": False, "error": {
-        "code": "TOO_MANY_CALLS",
-        "message": "One reply may make at most 2 tool calls; only the first 2 were run. Make "
-                   "this call again in your next reply if you still need it.",
-        "retryable": True, "next_actions": []}}
+    assert result == {
+        "ok": False,
+        "error": {
+            "code": "TOO_MANY_CALLS",
+            "message": "One reply may make at most 2 tool calls; only the first 2 were run. Make "
+            "this call again in your next reply if you still need it.",
+            "retryable": True,
+            "next_actions": [],
+        },
+    }
     row = ToolCallLog.objects.get()
     assert (row.tool_call_id, row.error_code, row.retryable) == (
-        "call_third", "TOO_MANY_CALLS", True)
+        "call_third",
+        "TOO_MANY_CALLS",
+        True,
+    )
     assert RefundRequest.objects.filter(ticket__reference="TCK-1001").exists() is False
 
 
@@ -201,24 +254,29 @@ def test_it_reads_empty_arguments_as_an_empty_object(demo):
     assert fetched["error"]["field_errors"] == {"order_id": "is required"}
 
 
-@pytest.mark.parametrize(("amount", "message"), [
-    ("true", "must be a number, not a boolean"),
-    ('"129"', "must be a number, not a string"),
-    ('"129.00"', "must be a number, not a string"),
-    ("129.001", "must have at most 2 decimal places"),
-    ("0.001", "must have at most 2 decimal places"),
-    ("NaN", "must be a finite number"),
-    ("Infinity", "must be a finite number"),
-    ("-Infinity", "must be a finite number"),
-    ("0", "must be greater than 0"),
-    ("-5", "must be greater than 0"),
-    ("1e20", "must be at most 9999999999.99"),
-    ("[129]", "must be a number, not an array"),
-])
+@pytest.mark.parametrize(
+    ("amount", "message"),
+    [
+        ("true", "must be a number, not a boolean"),
+        ('"129"', "must be a number, not a string"),
+        ('"129.00"', "must be a number, not a string"),
+        ("129.001", "must have at most 2 decimal places"),
+        ("0.001", "must have at most 2 decimal places"),
+        ("NaN", "must be a finite number"),
+        ("Infinity", "must be a finite number"),
+        ("-Infinity", "must be a finite number"),
+        ("0", "must be greater than 0"),
+        ("-5", "must be greater than 0"),
+        ("1e20", "must be at most 9999999999.99"),
+        ("[129]", "must be a number, not an array"),
+    ],
+)
 def test_it_refuses_amounts_that_are_not_money(demo, amount, message):
     ctx = context_for("agent")
-    raw = ('{"order_id": "202610110087", "reason": "damaged", "explanation": "x", '
-           f'"amount": {amount}}}')
+    raw = (
+        '{"order_id": "202610110087", "reason": "damaged", "explanation": "x", '
+        f'"amount": {amount}}}'
+    )
 
     result = call(ctx, "create_refund", raw)
 
@@ -228,31 +286,43 @@ def test_it_refuses_amounts_that_are_not_money(demo, amount, message):
     assert ToolCallLog.objects.get().error_code == "INVALID_ARGUMENTS"
 
 
-@pytest.mark.parametrize("name", ["customer_id", "approved", "request_id", "role", "confirmed",
-                                  "user_id"])
+@pytest.mark.parametrize(
+    "name", ["customer_id", "approved", "request_id", "role", "confirmed", "user_id"]
+)
 def test_it_rejects_identity_and_approval_arguments_by_name(demo, name):
     ctx = context_for("supervisor")
-    arguments = {"order_id": MUG, "amount": 129, "reason": "damaged", "explanation": "x",
-                 name: True}
+    arguments = {
+        "order_id": MUG,
+        "amount": 129,
+        "reason": "damaged",
+        "explanation": "x",
+        name: True,
+    }
 
     result = call(ctx, "create_refund", arguments)
 
     assert result["error"]["code"] == "INVALID_ARGUMENTS"
     assert result["error"]["field_errors"] == {
-        name: "not allowed: identity, scope and approval come from the run, never from "
-              "arguments"}
+        name: "not allowed: identity, scope and approval come from the run, never from arguments"
+    }
     assert name in result["error"]["message"]
     assert RefundRequest.objects.filter(ticket__reference="TCK-1001").exists() is False
 
 
-@pytest.mark.parametrize(("order_id", "message"), [
-    (202610110087, "must be a string, not a number"),
-    ("1234567", "must match ^[0-9]{8,20}$"),
-    ("202610110087000000000", "must match ^[0-9]{8,20}$"),
-    ("".join(chr(0xFF10 + int(digit)) for digit in MUG), "must match ^[0-9]{8,20}$"),  # full width
-    ("202610110087\n", "must match ^[0-9]{8,20}$"),
-    ("202610110087 OR 1=1", "must match ^[0-9]{8,20}$"),
-])
+@pytest.mark.parametrize(
+    ("order_id", "message"),
+    [
+        (202610110087, "must be a string, not a number"),
+        ("1234567", "must match ^[0-9]{8,20}$"),
+        ("202610110087000000000", "must match ^[0-9]{8,20}$"),
+        (
+            "".join(chr(0xFF10 + int(digit)) for digit in MUG),
+            "must match ^[0-9]{8,20}$",
+        ),  # full width
+        ("202610110087\n", "must match ^[0-9]{8,20}$"),
+        ("202610110087 OR 1=1", "must match ^[0-9]{8,20}$"),
+    ],
+)
 def test_it_refuses_order_ids_outside_the_pattern(demo, order_id, message):
     ctx = context_for("agent")
 
@@ -262,16 +332,26 @@ def test_it_refuses_order_ids_outside_the_pattern(demo, order_id, message):
     assert result["error"]["field_errors"] == {"order_id": message}
 
 
-@pytest.mark.parametrize(("tool", "arguments", "errors"), [
-    ("list_customer_orders", {"limit": 21}, {"limit": "must be between 1 and 20"}),
-    ("list_customer_orders", {"limit": True}, {"limit": "must be a whole number, not a boolean"}),
-    ("list_customer_orders", {"limit": 2.5}, {"limit": "must be a whole number"}),
-    ("list_customer_orders", {"status": "lost"},
-     {"status": "must be one of: paid, shipped, delivered, cancelled"}),
-    ("search_policies", {"query": "window", "limit": 6}, {"limit": "must be between 1 and 5"}),
-    ("search_policies", {"query": ""}, {"query": "must not be empty"}),
-    ("search_policies", {"q": "window"}, {"q": "unknown argument", "query": "is required"}),
-])
+@pytest.mark.parametrize(
+    ("tool", "arguments", "errors"),
+    [
+        ("list_customer_orders", {"limit": 21}, {"limit": "must be between 1 and 20"}),
+        (
+            "list_customer_orders",
+            {"limit": True},
+            {"limit": "must be a whole number, not a boolean"},
+        ),
+        ("list_customer_orders", {"limit": 2.5}, {"limit": "must be a whole number"}),
+        (
+            "list_customer_orders",
+            {"status": "lost"},
+            {"status": "must be one of: paid, shipped, delivered, cancelled"},
+        ),
+        ("search_policies", {"query": "window", "limit": 6}, {"limit": "must be between 1 and 5"}),
+        ("search_policies", {"query": ""}, {"query": "must not be empty"}),
+        ("search_policies", {"q": "window"}, {"q": "unknown argument", "query": "is required"}),
+    ],
+)
 def test_it_refuses_arguments_outside_the_schema(demo, tool, arguments, errors):
     ctx = context_for("agent")
 
@@ -287,15 +367,18 @@ def test_it_answers_repeated_call_on_the_third_identical_call(demo):
     tool = extra_tool("count_calls", lambda ctx, args: runs.append(1) or {"n": len(runs)})
 
     with registered_tool(tool):
-        first = call(ctx, "count_calls", '{}')
-        second = call(ctx, "count_calls", '{ }')
+        first = call(ctx, "count_calls", "{}")
+        second = call(ctx, "count_calls", "{ }")
         third = call(ctx, "count_calls", "")
 
     assert (first, second) == ({"ok": True, "n": 1}, {"ok": True, "n": 2})
     assert third["error"]["code"] == "REPEATED_CALL"
     assert len(runs) == 2
     assert list(ToolCallLog.objects.values_list("error_code", flat=True)) == [
-        "", "", "REPEATED_CALL"]
+        "",
+        "",
+        "REPEATED_CALL",
+    ]
 
 
 def test_it_counts_repeats_per_run_and_per_arguments(demo):
@@ -354,8 +437,9 @@ def test_it_lets_the_unique_constraint_decide_a_race_on_one_tool_call(demo):
     assert ToolCallLog.objects.get().result == results[0]
 
 
-@pytest.mark.parametrize("cancel", [{"cancel_requested": True},
-                                    {"status": AgentRun.Status.CANCELLED}])
+@pytest.mark.parametrize(
+    "cancel", [{"cancel_requested": True}, {"status": AgentRun.Status.CANCELLED}]
+)
 def test_it_executes_nothing_for_a_cancelled_run(demo, cancel):
     ctx = context_for("agent")
     runs = []
@@ -396,12 +480,12 @@ def test_it_stops_waiting_for_a_slow_read(demo, settings, release):
     assert row.elapsed_ms >= 900
 
 
-def test_it_reports_a_slow_create_refund_as_outcome_unknown(demo, settings, release,
-                                                             monkeypatch):
+def test_it_reports_a_slow_create_refund_as_outcome_unknown(demo, settings, release, monkeypatch):
     settings.TOOL_TIMEOUT_S = 1
     ctx = context_for("agent")
-    monkeypatch.setattr("refunds.services.refund_propose",
-                        lambda **proposal: release.wait(30) and {})
+    monkeypatch.setattr(
+        "refunds.services.refund_propose", lambda **proposal: release.wait(30) and {}
+    )
     arguments = {"order_id": MUG, "amount": 129, "reason": "damaged", "explanation": "Broken"}
 
     started = time.monotonic()
@@ -420,7 +504,7 @@ def test_it_hides_the_details_of_an_unexpected_failure(demo, caplog):
     ctx = context_for("agent")
 
     def broken(ctx, args):
-        raise RuntimeError('SELECT * FROM orders_order; see /srv/app/settings.py SECRET_KEY')
+        raise RuntimeError("SELECT * FROM orders_order; see /srv/app/settings.py SECRET_KEY")
 
     with caplog.at_level(logging.ERROR), registered_tool(extra_tool("broken", broken)):
         result = call(ctx, "broken", "{}")
@@ -437,15 +521,26 @@ def test_it_passes_a_handler_refusal_through_as_data(demo):
     ctx = context_for("agent")
 
     def refuse(ctx, args):
-        raise ToolError(ErrorCode.POLICY_DENIED, "Outside the refund window.",
-                        extra={"clauses": ["R-1"], "limit": Decimal("500.00")})
+        raise ToolError(
+            ErrorCode.POLICY_DENIED,
+            "Outside the refund window.",
+            extra={"clauses": ["R-1"], "limit": Decimal("500.00")},
+        )
 
     with registered_tool(extra_tool("refuse", refuse, kind=ToolKind.WRITE)):
         result = call(ctx, "refuse", "{}")
 
-    assert result == {"ok": False, "error": {
-        "code": "POLICY_DENIED", "message": "Outside the refund window.", "retryable": False,
-        "next_actions": [], "clauses": ["R-1"], "limit": "500.00"}}
+    assert result == {
+        "ok": False,
+        "error": {
+            "code": "POLICY_DENIED",
+            "message": "Outside the refund window.",
+            "retryable": False,
+            "next_actions": [],
+            "clauses": ["R-1"],
+            "limit": "500.00",
+        },
+    }
     assert ToolCallLog.objects.get().error_code == "POLICY_DENIED"
 
 
@@ -484,8 +579,7 @@ def test_it_cuts_a_result_over_the_cap(demo):
 def test_it_cuts_a_result_one_character_over_the_cap(demo):
     ctx = context_for("agent")
 
-    with registered_tool(extra_tool("big",
-                                    lambda ctx, args: _sized_result(MAX_RESULT_CHARS + 1))):
+    with registered_tool(extra_tool("big", lambda ctx, args: _sized_result(MAX_RESULT_CHARS + 1))):
         result = call(ctx, "big", "{}")
 
     assert result["truncated"] is True
@@ -509,8 +603,10 @@ def test_it_stores_text_postgres_cannot_take_after_cleaning_it(demo):
 
     assert unknown["error"]["code"] == "UNKNOWN_TOOL"
     assert invalid["error"]["code"] == "INVALID_ARGUMENTS"
-    assert invalid["error"]["field_errors"] == {"x\ufffd": "unknown argument",
-                                                "order_id": "must match ^[0-9]{8,20}$"}
+    assert invalid["error"]["field_errors"] == {
+        "x\ufffd": "unknown argument",
+        "order_id": "must match ^[0-9]{8,20}$",
+    }
     first, second = ToolCallLog.objects.all()
     assert first.tool_call_id == "c" * 100
     assert first.tool_name == "get\ufffdorder"
@@ -521,8 +617,12 @@ def test_it_stores_text_postgres_cannot_take_after_cleaning_it(demo):
 
 def test_it_links_a_new_refund_request_to_the_call_that_proposed_it(demo):
     ctx = context_for("agent")
-    proposal = {"order_id": MUG, "amount": 129.00, "reason": "damaged",
-                "explanation": "Arrived broken."}
+    proposal = {
+        "order_id": MUG,
+        "amount": 129.00,
+        "reason": "damaged",
+        "explanation": "Arrived broken.",
+    }
 
     first = call(ctx, "create_refund", proposal, call_id="call_propose")
     assert first["ok"] is True, first

@@ -20,10 +20,15 @@ pytestmark = pytest.mark.django_db(transaction=True)
 DOCUMENTED_CODES = {value for name, value in vars(ErrorCode).items() if name.isupper()}
 
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True)
-    | st.text(max_size=30) | st.sampled_from(["202610110087", "202610250777", "damaged"]),
-    lambda children: st.lists(children, max_size=4)
-    | st.dictionaries(st.text(max_size=12), children, max_size=4),
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=True)
+    | st.text(max_size=30)
+    | st.sampled_from(["202610110087", "202610250777", "damaged"]),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=12), children, max_size=4)
+    ),
     max_leaves=12,
 )
 
@@ -43,8 +48,9 @@ def argument_strings(tool_name: str):
 @pytest.fixture
 def supervisor_context(demo) -> RunContext:
     user = get_user_model().objects.get(username="supervisor")
-    run = AgentRun.objects.create(ticket=Ticket.objects.get(reference="TCK-1001"),
-                                  started_by=user, actor_role="supervisor")
+    run = AgentRun.objects.create(
+        ticket=Ticket.objects.get(reference="TCK-1001"), started_by=user, actor_role="supervisor"
+    )
     return RunContext.for_run(run)
 
 
@@ -53,9 +59,11 @@ def test_it_answers_any_arguments_with_data_and_one_log_row(supervisor_context, 
     ctx = supervisor_context
     invocations = []
 
-    @settings(max_examples=60, deadline=None,
-              suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                     HealthCheck.too_slow])
+    @settings(
+        max_examples=60,
+        deadline=None,
+        suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+    )
     @given(raw=argument_strings(tool_name))
     def check(raw):
         call_id = f"call_{uuid.uuid4().hex}"
@@ -67,7 +75,8 @@ def test_it_answers_any_arguments_with_data_and_one_log_row(supervisor_context, 
         assert row.result == result
         assert row.ok is result["ok"]
         assert len(json.dumps(result, ensure_ascii=False, separators=(",", ":"))) <= (
-            MAX_RESULT_CHARS)
+            MAX_RESULT_CHARS
+        )
         if result["ok"]:
             assert row.error_code == ""
         else:
@@ -81,18 +90,22 @@ def test_it_answers_any_arguments_with_data_and_one_log_row(supervisor_context, 
     check()
     assert ToolCallLog.objects.count() - before == len(invocations)
     assert len(invocations) >= 60
-    assert ToolCallLog.objects.exclude(error_code="").exclude(
-        error_code__in=DOCUMENTED_CODES).count() == 0
+    assert (
+        ToolCallLog.objects.exclude(error_code="").exclude(error_code__in=DOCUMENTED_CODES).count()
+        == 0
+    )
 
 
 @given(name=st.text(max_size=40), raw=st.text(max_size=40))
-@settings(max_examples=60, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 def test_it_answers_any_tool_name_with_data_and_one_log_row(supervisor_context, name, raw):
     call_id = f"call_{uuid.uuid4().hex}"
 
-    result = execute_tool_call(supervisor_context, tool_call_id=call_id, name=name,
-                               arguments_raw=raw)
+    result = execute_tool_call(
+        supervisor_context, tool_call_id=call_id, name=name, arguments_raw=raw
+    )
 
     row = ToolCallLog.objects.get(run=supervisor_context.run, tool_call_id=call_id)
     assert row.result == result

@@ -36,7 +36,7 @@ def sent_results(fake_openai, step: int) -> dict[str, dict]:
     messages = fake_openai.requests[step]["messages"]
     assistant = [i for i, m in enumerate(messages) if m["role"] == "assistant"][step - 1]
     results = {}
-    for message in messages[assistant + 1:]:
+    for message in messages[assistant + 1 :]:
         if message["role"] != "tool":
             break
         results[message["tool_call_id"]] = json.loads(untrusted_blocks(message["content"])[0])
@@ -48,26 +48,35 @@ def assert_one_answer_per_call(run, fake_openai, *, step: int = 1) -> list[str]:
     and the model got the same ids back in the assistant message and the tool messages."""
     ids = saved_call_ids(run, step)
     assert len(set(ids)) == len(ids)
-    logged = list(ToolCallLog.objects.filter(run=run, tool_call_id__in=ids)
-                  .values_list("tool_call_id", flat=True))
+    logged = list(
+        ToolCallLog.objects.filter(run=run, tool_call_id__in=ids).values_list(
+            "tool_call_id", flat=True
+        )
+    )
     assert sorted(logged) == sorted(ids)
-    answered = list(AgentMessage.objects.filter(run=run, role="tool", tool_call_id__in=ids)
-                    .order_by("seq").values_list("tool_call_id", flat=True))
+    answered = list(
+        AgentMessage.objects.filter(run=run, role="tool", tool_call_id__in=ids)
+        .order_by("seq")
+        .values_list("tool_call_id", flat=True)
+    )
     assert answered == ids
-    sent_assistant = [m for m in fake_openai.requests[step]["messages"]
-                      if m["role"] == "assistant"][step - 1]
+    sent_assistant = [
+        m for m in fake_openai.requests[step]["messages"] if m["role"] == "assistant"
+    ][step - 1]
     assert [call["id"] for call in sent_assistant["tool_calls"]] == ids
     assert list(sent_results(fake_openai, step)) == ids
     return ids
 
 
 def test_it_renames_a_call_id_longer_than_its_column_and_answers_it_under_the_new_id(
-        demo, fake_openai):
+    demo, fake_openai
+):
     # Given a model that names its call with 205 characters
     long_id = "call_" + "x" * 200
     fake_openai.enqueue(
         tool_reply(tool_call("get_order", {"order_id": MUG}, call_id=long_id)),
-        text_reply("Paid 129.00."))
+        text_reply("Paid 129.00."),
+    )
     run = start_run()
 
     # When the steps run
@@ -85,9 +94,12 @@ def test_it_renames_a_call_id_longer_than_its_column_and_answers_it_under_the_ne
 def test_it_stores_a_reply_with_nul_bytes_cleaned_and_answers_the_call(demo, fake_openai):
     # Given a reply with NUL bytes in its text, a tool name and the arguments
     fake_openai.enqueue(
-        tool_reply(tool_call("get_order\x00", '{"order_id": "2026101\x0010087"}',
-                             call_id="call_nul"), content="Looking\x00 it up."),
-        text_reply("Done\x00."))
+        tool_reply(
+            tool_call("get_order\x00", '{"order_id": "2026101\x0010087"}', call_id="call_nul"),
+            content="Looking\x00 it up.",
+        ),
+        text_reply("Done\x00."),
+    )
     run = start_run()
 
     # When the steps run (PostgreSQL refuses NUL in text and in jsonb)
@@ -97,16 +109,20 @@ def test_it_stores_a_reply_with_nul_bytes_cleaned_and_answers_the_call(demo, fak
     message = AgentMessage.objects.filter(run=run, role="assistant").order_by("seq").first()
     assert message.content == "Looking\ufffd it up."
     assert message.tool_calls[0]["function"] == {
-        "name": "get_order\ufffd", "arguments": '{"order_id": "2026101\ufffd10087"}'}
+        "name": "get_order\ufffd",
+        "arguments": '{"order_id": "2026101\ufffd10087"}',
+    }
     # and the call got its one log row and answer: an unknown tool, pointing at get_order
     assert assert_one_answer_per_call(run, fake_openai) == ["call_nul"]
     log = ToolCallLog.objects.get(run=run)
     assert (log.tool_name, log.ok, log.error_code) == ("get_order\ufffd", False, "UNKNOWN_TOOL")
     assert log.result["error"]["next_actions"] == ["get_order"]
     # and no NUL reached a row of the run
-    stored = [list(AgentMessage.objects.filter(run=run).values("content", "tool_calls")),
-              list(RunEvent.objects.filter(run=run).values("data")),
-              list(ToolCallLog.objects.filter(run=run).values())]
+    stored = [
+        list(AgentMessage.objects.filter(run=run).values("content", "tool_calls")),
+        list(RunEvent.objects.filter(run=run).values("data")),
+        list(ToolCallLog.objects.filter(run=run).values()),
+    ]
     assert "\x00" not in json.dumps(stored, ensure_ascii=False, default=str)
     assert (run.status, run.final_answer) == ("completed", "Done\ufffd.")
 
@@ -116,7 +132,8 @@ def test_it_answers_deeply_nested_arguments_with_bad_json_and_goes_on(demo, fake
     nested = '{"order_id": ' + "[" * 5000 + "]" * 5000 + "}"
     fake_openai.enqueue(
         tool_reply(tool_call("get_order", nested, call_id="call_deep")),
-        text_reply("The arguments were broken."))
+        text_reply("The arguments were broken."),
+    )
     run = start_run()
 
     # When the steps run
@@ -135,9 +152,12 @@ def test_it_answers_deeply_nested_arguments_with_bad_json_and_goes_on(demo, fake
 def test_it_runs_both_calls_of_a_reply_that_gives_them_the_same_id(demo, fake_openai):
     # Given a reply with two different lookups under one id
     fake_openai.enqueue(
-        tool_reply(tool_call("get_order", {"order_id": MUG}, call_id="call_dup"),
-                   tool_call("get_order", {"order_id": HEADPHONES}, call_id="call_dup")),
-        text_reply("Both found."))
+        tool_reply(
+            tool_call("get_order", {"order_id": MUG}, call_id="call_dup"),
+            tool_call("get_order", {"order_id": HEADPHONES}, call_id="call_dup"),
+        ),
+        text_reply("Both found."),
+    )
     run = start_run()
 
     # When the steps run
@@ -149,8 +169,10 @@ def test_it_runs_both_calls_of_a_reply_that_gives_them_the_same_id(demo, fake_op
     assert DERIVED_ID.fullmatch(second)
     results = sent_results(fake_openai, 1)
     assert (results[first]["order_id"], results[second]["order_id"]) == (MUG, HEADPHONES)
-    logs = {log.tool_call_id: (log.ok, log.result["order_id"])
-            for log in ToolCallLog.objects.filter(run=run)}
+    logs = {
+        log.tool_call_id: (log.ok, log.result["order_id"])
+        for log in ToolCallLog.objects.filter(run=run)
+    }
     assert logs == {first: (True, MUG), second: (True, HEADPHONES)}
     assert run.status == "completed"
 
@@ -160,7 +182,8 @@ def test_it_runs_a_call_whose_id_an_earlier_step_already_used(demo, fake_openai)
     fake_openai.enqueue(
         tool_reply(tool_call("get_order", {"order_id": MUG}, call_id="call_0")),
         tool_reply(tool_call("get_order", {"order_id": HEADPHONES}, call_id="call_0")),
-        text_reply("Both found."))
+        text_reply("Both found."),
+    )
     run = start_run()
 
     # When the steps run
@@ -171,8 +194,7 @@ def test_it_runs_a_call_whose_id_an_earlier_step_already_used(demo, fake_openai)
     (second,) = assert_one_answer_per_call(run, fake_openai, step=2)
     assert DERIVED_ID.fullmatch(second)
     assert sent_results(fake_openai, 2)[second]["order_id"] == HEADPHONES
-    logs = {log.tool_call_id: log.result["order_id"]
-            for log in ToolCallLog.objects.filter(run=run)}
+    logs = {log.tool_call_id: log.result["order_id"] for log in ToolCallLog.objects.filter(run=run)}
     assert logs == {"call_0": MUG, second: HEADPHONES}
     assert run.status == "completed"
 
@@ -188,21 +210,33 @@ def counting_tool():
             seen.append(args["n"])
         return {"n": args["n"]}
 
-    tool = Tool(name="count_probe", description="Test probe.", kind=ToolKind.READ,
-                roles=SUPPORT_ROLES, handler=handler,
-                parameters={"type": "object", "properties": {"n": {"type": "integer"}},
-                            "required": ["n"], "additionalProperties": False})
+    tool = Tool(
+        name="count_probe",
+        description="Test probe.",
+        kind=ToolKind.READ,
+        roles=SUPPORT_ROLES,
+        handler=handler,
+        parameters={
+            "type": "object",
+            "properties": {"n": {"type": "integer"}},
+            "required": ["n"],
+            "additionalProperties": False,
+        },
+    )
     with registered_tool(tool):
         yield seen
 
 
 def test_it_runs_sixteen_calls_of_a_reply_and_answers_the_seventeenth_too_many_calls(
-        demo, fake_openai, counting_tool):
+    demo, fake_openai, counting_tool
+):
     # Given the default limit (16) and a reply with 17 distinct calls
     fake_openai.enqueue(
-        tool_reply(*[tool_call("count_probe", {"n": n}, call_id=f"call_{n:02d}")
-                     for n in range(1, 18)]),
-        text_reply("Counted."))
+        tool_reply(
+            *[tool_call("count_probe", {"n": n}, call_id=f"call_{n:02d}") for n in range(1, 18)]
+        ),
+        text_reply("Counted."),
+    )
     run = start_run()
 
     # When the steps run
@@ -213,14 +247,19 @@ def test_it_runs_sixteen_calls_of_a_reply_and_answers_the_seventeenth_too_many_c
     # and all 17 have their log row and answer, the 17th TOO_MANY_CALLS
     ids = assert_one_answer_per_call(run, fake_openai)
     assert ids == [f"call_{n:02d}" for n in range(1, 18)]
-    logs = {log.tool_call_id: (log.ok, log.error_code, log.retryable)
-            for log in ToolCallLog.objects.filter(run=run)}
-    assert logs == {**{f"call_{n:02d}": (True, "", False) for n in range(1, 17)},
-                    "call_17": (False, "TOO_MANY_CALLS", True)}
+    logs = {
+        log.tool_call_id: (log.ok, log.error_code, log.retryable)
+        for log in ToolCallLog.objects.filter(run=run)
+    }
+    assert logs == {
+        **{f"call_{n:02d}": (True, "", False) for n in range(1, 17)},
+        "call_17": (False, "TOO_MANY_CALLS", True),
+    }
     refused = sent_results(fake_openai, 1)["call_17"]["error"]
     assert refused["message"] == (
         "One reply may make at most 16 tool calls; only the first 16 were run. Make this "
-        "call again in your next reply if you still need it.")
+        "call again in your next reply if you still need it."
+    )
     assert (run.status, run.final_answer) == ("completed", "Counted.")
 
 
@@ -229,7 +268,8 @@ def test_it_refuses_arguments_over_the_size_cap_without_reading_them(demo, fake_
     arguments = json.dumps({"query": "x" * 20_000})
     fake_openai.enqueue(
         tool_reply(tool_call("search_policies", arguments, call_id="call_big")),
-        text_reply("Too long."))
+        text_reply("Too long."),
+    )
     run = start_run()
 
     # When the steps run
@@ -239,10 +279,15 @@ def test_it_refuses_arguments_over_the_size_cap_without_reading_them(demo, fake_
     assert assert_one_answer_per_call(run, fake_openai) == ["call_big"]
     log = ToolCallLog.objects.get(run=run)
     assert (log.ok, log.error_code, log.arguments, log.args_digest) == (
-        False, "ARGUMENTS_TOO_LARGE", None, "")
+        False,
+        "ARGUMENTS_TOO_LARGE",
+        None,
+        "",
+    )
     assert log.result["error"]["message"] == (
         f"The arguments are {len(arguments)} characters long; at most 16000 are read. Send "
-        "only the fields of the search_policies schema.")
+        "only the fields of the search_policies schema."
+    )
     assert log.result["error"]["next_actions"] == ["search_policies"]
     assert (run.status, run.final_answer) == ("completed", "Too long.")
 
@@ -265,7 +310,8 @@ def test_it_reads_arguments_sent_as_a_json_object_instead_of_a_string(demo, fake
 
 
 def test_it_fails_the_run_readably_on_arguments_that_are_neither_text_nor_an_object(
-        demo, fake_openai):
+    demo, fake_openai
+):
     call = tool_call("get_order", {}, call_id="call_number")
     call["function"]["arguments"] = 5
     fake_openai.enqueue(tool_reply(call))
@@ -274,7 +320,9 @@ def test_it_fails_the_run_readably_on_arguments_that_are_neither_text_nor_an_obj
     drive(run)
 
     assert (run.status, run.stop_reason) == ("failed", "error")
-    assert run.error == ("The model call failed: the model returned a malformed response: "
-                         "tool call arguments that are neither text nor an object.")
+    assert run.error == (
+        "The model call failed: the model returned a malformed response: "
+        "tool call arguments that are neither text nor an object."
+    )
     assert ToolCallLog.objects.filter(run=run).count() == 0
     assert AgentMessage.objects.filter(run=run, role="assistant").count() == 0

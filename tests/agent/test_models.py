@@ -28,9 +28,16 @@ def test_it_rejects_two_events_with_the_same_seq_in_a_run():
 
 def test_it_rejects_a_second_log_row_for_one_tool_call():
     run = AgentRunFactory()
-    fields = {"run": run, "ticket": run.ticket, "tool_call_id": "call_1",
-              "tool_name": "get_order", "ok": True, "result": {"ok": True},
-              "actor": run.started_by, "actor_role": "agent"}
+    fields = {
+        "run": run,
+        "ticket": run.ticket,
+        "tool_call_id": "call_1",
+        "tool_name": "get_order",
+        "ok": True,
+        "result": {"ok": True},
+        "actor": run.started_by,
+        "actor_role": "agent",
+    }
     ToolCallLog.objects.create(**fields)
     with pytest.raises(IntegrityError), transaction.atomic():
         ToolCallLog.objects.create(**fields)

@@ -15,8 +15,11 @@ def offline(settings):
 
 
 def logged_calls(run):
-    return list(ToolCallLog.objects.filter(run=run).order_by("created_at", "id")
-                .values_list("tool_name", "ok"))
+    return list(
+        ToolCallLog.objects.filter(run=run)
+        .order_by("created_at", "id")
+        .values_list("tool_name", "ok")
+    )
 
 
 def test_it_answers_a_question_on_the_demo_ticket(demo, offline):
@@ -37,7 +40,11 @@ def test_it_proposes_the_mug_refund_only_when_the_agent_asks(demo, offline):
 
     refund = RefundRequest.objects.get(ticket__reference="TCK-1001")
     assert (refund.order.order_id, str(refund.amount), refund.reason, refund.status) == (
-        "202610110087", "129.00", "damaged", "pending_approval")
+        "202610110087",
+        "129.00",
+        "damaged",
+        "pending_approval",
+    )
     assert [name for name, _ in logged_calls(run)][-1] == "create_refund"
     assert "it is waiting for a reviewer; nothing has been refunded yet" in run.final_answer
 

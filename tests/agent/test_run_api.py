@@ -24,9 +24,9 @@ def as_user(api, username):
 
 def test_it_starts_a_run_and_answers_202(api, demo, settings):
     settings.AGENT_MAX_STEPS = 4
-    response = as_user(api, "agent").post("/api/tickets/TCK-1001/runs/",
-                                          {"message": "  What did the mug cost?  "},
-                                          format="json")
+    response = as_user(api, "agent").post(
+        "/api/tickets/TCK-1001/runs/", {"message": "  What did the mug cost?  "}, format="json"
+    )
 
     assert response.status_code == 202
     body = response.json()
@@ -36,13 +36,13 @@ def test_it_starts_a_run_and_answers_202(api, demo, settings):
     assert run.prompt_version and run.tools_version
     first = AgentMessage.objects.get(run=run)
     assert (first.seq, first.role, first.content) == (1, "user", "What did the mug cost?")
-    assert list(RunEvent.objects.filter(run=run).values_list("type", flat=True)) == [
-        "run.started"]
+    assert list(RunEvent.objects.filter(run=run).values_list("type", flat=True)) == ["run.started"]
 
 
 def test_an_intern_may_start_a_run_with_the_intern_role(api, demo):
-    response = as_user(api, "intern").post("/api/tickets/TCK-1001/runs/", {"message": "Hi"},
-                                           format="json")
+    response = as_user(api, "intern").post(
+        "/api/tickets/TCK-1001/runs/", {"message": "Hi"}, format="json"
+    )
 
     assert response.status_code == 202
     assert AgentRun.objects.get().actor_role == "intern"
@@ -87,11 +87,23 @@ def test_staff_read_a_run_in_the_documented_shape(api, demo):
 
     assert response.status_code == 200
     body = response.json()
-    assert {"id", "ticket", "status", "stop_reason", "step_count", "final_answer",
-            "created_at"} <= set(body)
-    assert (body["ticket"], body["status"], body["stop_reason"], body["step_count"],
-            body["final_answer"], body["untrusted_warning"]) == (
-        "TCK-1001", "queued", "", 0, "", False)
+    assert {
+        "id",
+        "ticket",
+        "status",
+        "stop_reason",
+        "step_count",
+        "final_answer",
+        "created_at",
+    } <= set(body)
+    assert (
+        body["ticket"],
+        body["status"],
+        body["stop_reason"],
+        body["step_count"],
+        body["final_answer"],
+        body["untrusted_warning"],
+    ) == ("TCK-1001", "queued", "", 0, "", False)
 
 
 def test_an_outsider_cannot_read_a_run_and_an_unknown_run_is_404(api, demo, outsider):
@@ -112,7 +124,9 @@ def test_events_after_a_seq_are_a_plain_list(api, demo):
     assert response.status_code == 200
     body = response.json()
     assert [(e["seq"], e["type"], e["data"]) for e in body] == [
-        (2, "model.started", {"step": 1}), (3, "message", {"content": "hi"})]
+        (2, "model.started", {"step": 1}),
+        (3, "message", {"content": "hi"}),
+    ]
     assert set(body[0]) == {"seq", "type", "data", "created_at"}
 
 
@@ -120,11 +134,19 @@ def sse_events(response) -> list[dict]:
     text = b"".join(response.streaming_content).decode()
     frames = []
     for block in text.split("\n\n"):
-        fields = dict(line.split(": ", 1) for line in block.splitlines()
-                      if line and not line.startswith(":") and ": " in line)
+        fields = dict(
+            line.split(": ", 1)
+            for line in block.splitlines()
+            if line and not line.startswith(":") and ": " in line
+        )
         if "event" in fields:
-            frames.append({"id": int(fields["id"]), "event": fields["event"],
-                           "data": json.loads(fields["data"])})
+            frames.append(
+                {
+                    "id": int(fields["id"]),
+                    "event": fields["event"],
+                    "data": json.loads(fields["data"]),
+                }
+            )
     return frames
 
 
@@ -135,8 +157,11 @@ def test_the_event_stream_resumes_after_last_event_id_and_ends_with_the_run(api,
     services.run_acquire_lease(run_id=run.pk, owner="t")
     services.run_finish(run=run, owner="t", stop_reason="final_answer", final_answer="hi")
 
-    response = as_user(api, "agent").get(f"/api/runs/{run.pk}/events/stream/",
-                                         HTTP_LAST_EVENT_ID="2", HTTP_ACCEPT="text/event-stream")
+    response = as_user(api, "agent").get(
+        f"/api/runs/{run.pk}/events/stream/",
+        HTTP_LAST_EVENT_ID="2",
+        HTTP_ACCEPT="text/event-stream",
+    )
 
     assert response.status_code == 200
     assert response["Content-Type"] == "text/event-stream"
@@ -165,8 +190,7 @@ def test_the_starter_and_a_supervisor_may_cancel_but_another_agent_may_not(api, 
 
     allowed = as_user(api, "supervisor").post(f"/api/runs/{run.pk}/cancel/")
     assert allowed.status_code == 200
-    assert (allowed.json()["status"], allowed.json()["stop_reason"]) == (
-        "cancelled", "cancelled")
+    assert (allowed.json()["status"], allowed.json()["stop_reason"]) == ("cancelled", "cancelled")
     assert RunEvent.objects.filter(run=run, type="run.cancelled").count() == 1
 
     own = start_run(username="agent")
@@ -180,8 +204,7 @@ def test_cancelling_a_run_that_is_mid_step_only_flags_it(api, demo):
     response = as_user(api, "agent").post(f"/api/runs/{run.pk}/cancel/")
 
     assert response.status_code == 200
-    assert (response.json()["status"], response.json()["cancel_requested"]) == (
-        "running", True)
+    assert (response.json()["status"], response.json()["cancel_requested"]) == ("running", True)
     assert not RunEvent.objects.filter(run=run, type="run.cancelled").exists()
 
 
@@ -200,7 +223,8 @@ def test_cancelling_a_finished_run_is_409(api, demo):
 def test_tool_calls_list_the_log_rows_in_the_documented_shape(api, demo, fake_openai):
     fake_openai.enqueue(
         tool_reply(tool_call("get_order", {"order_id": "202610110087"}, call_id="call_1")),
-        text_reply("Paid 129.00."))
+        text_reply("Paid 129.00."),
+    )
     run = start_run()
     drive(run)
 
@@ -208,11 +232,25 @@ def test_tool_calls_list_the_log_rows_in_the_documented_shape(api, demo, fake_op
 
     assert response.status_code == 200
     [row] = response.json()
-    assert set(row) == {"tool_call_id", "tool_name", "arguments", "ok", "error_code", "result",
-                        "actor", "elapsed_ms", "created_at"}
-    assert (row["tool_call_id"], row["tool_name"], row["arguments"], row["ok"],
-            row["error_code"], row["actor"]) == (
-        "call_1", "get_order", {"order_id": "202610110087"}, True, "", "agent")
+    assert set(row) == {
+        "tool_call_id",
+        "tool_name",
+        "arguments",
+        "ok",
+        "error_code",
+        "result",
+        "actor",
+        "elapsed_ms",
+        "created_at",
+    }
+    assert (
+        row["tool_call_id"],
+        row["tool_name"],
+        row["arguments"],
+        row["ok"],
+        row["error_code"],
+        row["actor"],
+    ) == ("call_1", "get_order", {"order_id": "202610110087"}, True, "", "agent")
     assert row["result"] == ToolCallLog.objects.get(run=run).result
 
 

@@ -22,11 +22,13 @@ SAM_LAPTOP = "202610280001"
 
 
 def test_it_keeps_the_customer_the_run_started_with_when_the_ticket_changes_customer(
-        demo, fake_openai):
+    demo, fake_openai
+):
     # Given a run on Li Wei's ticket that took its first step
     li, sam = Customer.objects.get(name="Li Wei"), Customer.objects.get(name="Sam Carter")
     fake_openai.enqueue(
-        tool_reply(tool_call("get_order", {"order_id": LI_MUG}, call_id="call_before")))
+        tool_reply(tool_call("get_order", {"order_id": LI_MUG}, call_id="call_before"))
+    )
     run = start_run("What did the customer order?", reference="TCK-1001")
     first = runtime.advance(run_id=run.pk, expected_version=0)
     assert first.kind == runtime.StepKind.CONTINUE
@@ -34,15 +36,17 @@ def test_it_keeps_the_customer_the_run_started_with_when_the_ticket_changes_cust
     # When the ticket is moved to Sam Carter before the next step
     Ticket.objects.filter(reference="TCK-1001").update(customer=sam)
     fake_openai.enqueue(
-        tool_reply(tool_call("get_order", {"order_id": LI_HEADPHONES}, call_id="call_first"),
-                   tool_call("get_order", {"order_id": SAM_LAPTOP}, call_id="call_new")),
-        text_reply("Done."))
+        tool_reply(
+            tool_call("get_order", {"order_id": LI_HEADPHONES}, call_id="call_first"),
+            tool_call("get_order", {"order_id": SAM_LAPTOP}, call_id="call_new"),
+        ),
+        text_reply("Done."),
+    )
     drive(run)
 
     # Then the next step still reads Li Wei's orders, and Sam Carter's order is not found
     logs = {log.tool_call_id: log for log in ToolCallLog.objects.filter(run=run)}
-    assert (logs["call_first"].ok, logs["call_first"].result["order_id"]) == (
-        True, LI_HEADPHONES)
+    assert (logs["call_first"].ok, logs["call_first"].result["order_id"]) == (True, LI_HEADPHONES)
     assert (logs["call_new"].ok, logs["call_new"].error_code) == (False, "NOT_FOUND")
     assert "6999.00" not in str(logs["call_new"].result)
     # and every prompt named the customer the run started with
@@ -64,7 +68,8 @@ def test_it_names_no_ticket_order_that_is_outside_the_bound_customer(demo, fake_
     # When the ticket is moved to Sam Carter and his laptop order before the next step
     sam = Customer.objects.get(name="Sam Carter")
     Ticket.objects.filter(reference="TCK-1001").update(
-        customer=sam, order=Order.objects.get(order_id=SAM_LAPTOP))
+        customer=sam, order=Order.objects.get(order_id=SAM_LAPTOP)
+    )
     fake_openai.enqueue(text_reply("Done."))
     drive(run)
 

@@ -19,13 +19,15 @@ pytestmark = pytest.mark.django_db
 
 # Written out here rather than read from the code under test.
 RUN_MOVES = {
-    ("queued", "running"), ("queued", "cancelled"),
-    ("running", "running"), ("running", "completed"), ("running", "failed"),
+    ("queued", "running"),
+    ("queued", "cancelled"),
+    ("running", "running"),
+    ("running", "completed"),
+    ("running", "failed"),
     ("running", "cancelled"),
 }
 RUN_REFUSALS = sorted(set(product(AgentRun.Status.values, repeat=2)) - RUN_MOVES)
-END_EVENTS = {"completed": "run.completed", "failed": "run.failed",
-              "cancelled": "run.cancelled"}
+END_EVENTS = {"completed": "run.completed", "failed": "run.failed", "cancelled": "run.cancelled"}
 
 
 def ids(pairs) -> list[str]:
@@ -34,8 +36,9 @@ def ids(pairs) -> list[str]:
 
 def leased_run(status: str) -> AgentRun:
     """A run in `status` whose lease a step holds."""
-    return AgentRunFactory(status=status, lease_owner="step-1",
-                           lease_expires_at=timezone.now() + timedelta(minutes=1))
+    return AgentRunFactory(
+        status=status, lease_owner="step-1", lease_expires_at=timezone.now() + timedelta(minutes=1)
+    )
 
 
 def row(run: AgentRun) -> dict:
@@ -46,15 +49,17 @@ def events(run: AgentRun) -> list[tuple[str, dict]]:
     return list(RunEvent.objects.filter(run=run).order_by("seq").values_list("type", "data"))
 
 
-@pytest.mark.parametrize(("from_status", "to_status"), sorted(RUN_MOVES),
-                         ids=ids(sorted(RUN_MOVES)))
+@pytest.mark.parametrize(
+    ("from_status", "to_status"), sorted(RUN_MOVES), ids=ids(sorted(RUN_MOVES))
+)
 def test_it_makes_each_allowed_run_transition(from_status, to_status):
     # Given a run in `from_status`
     run = leased_run(from_status)
 
     # When it moves to `to_status`
-    moved = run_transition(run_id=run.pk, to_status=to_status, event_data={"by": "test"},
-                           step_count=3)
+    moved = run_transition(
+        run_id=run.pk, to_status=to_status, event_data={"by": "test"}, step_count=3
+    )
 
     # Then it moved with the extra column; an ending gives up the lease and says so in one event
     assert moved is True
@@ -75,8 +80,9 @@ def test_it_refuses_every_other_run_transition_and_changes_nothing(from_status, 
     before = row(run)
 
     # When something tries to move it to `to_status`
-    moved = run_transition(run_id=run.pk, to_status=to_status, event_data={"by": "test"},
-                           step_count=3)
+    moved = run_transition(
+        run_id=run.pk, to_status=to_status, event_data={"by": "test"}, step_count=3
+    )
 
     # Then it was refused: nothing changed and no event was written
     assert moved is False
@@ -90,8 +96,12 @@ def test_it_refuses_an_allowed_transition_whose_condition_no_longer_holds():
     before = row(run)
 
     # When the step that lost the lease tries to complete it
-    moved = run_transition(run_id=run.pk, to_status="completed", when=Q(lease_owner="step-0"),
-                           event_data={"by": "step-0"})
+    moved = run_transition(
+        run_id=run.pk,
+        to_status="completed",
+        when=Q(lease_owner="step-0"),
+        event_data={"by": "step-0"},
+    )
 
     # Then nothing changed
     assert moved is False
@@ -99,14 +109,23 @@ def test_it_refuses_an_allowed_transition_whose_condition_no_longer_holds():
     assert events(run) == []
 
 
-@pytest.mark.parametrize(("stop_reason", "status", "event"), [
-    ("final_answer", "completed",
-     ("run.completed", {"stop_reason": "final_answer", "final_answer": "Paid 129.00."})),
-    ("max_steps", "completed",
-     ("run.completed", {"stop_reason": "max_steps", "final_answer": "Paid 129.00."})),
-    ("error", "failed", ("run.failed", {"reason": "The model call failed."})),
-    ("cancelled", "cancelled", ("run.cancelled", {"by": "cancel request"})),
-])
+@pytest.mark.parametrize(
+    ("stop_reason", "status", "event"),
+    [
+        (
+            "final_answer",
+            "completed",
+            ("run.completed", {"stop_reason": "final_answer", "final_answer": "Paid 129.00."}),
+        ),
+        (
+            "max_steps",
+            "completed",
+            ("run.completed", {"stop_reason": "max_steps", "final_answer": "Paid 129.00."}),
+        ),
+        ("error", "failed", ("run.failed", {"reason": "The model call failed."})),
+        ("cancelled", "cancelled", ("run.cancelled", {"by": "cancel request"})),
+    ],
+)
 def test_it_ends_a_run_as_its_stop_reason_says(stop_reason, status, event):
     # Given a running run whose lease this step holds
     run = leased_run("running")
@@ -114,13 +133,19 @@ def test_it_ends_a_run_as_its_stop_reason_says(stop_reason, status, event):
     error = "The model call failed." if status == "failed" else ""
 
     # When the step ends it
-    ended = services.run_finish(run=run, owner="step-1", stop_reason=stop_reason,
-                                final_answer=answer, error=error)
+    ended = services.run_finish(
+        run=run, owner="step-1", stop_reason=stop_reason, final_answer=answer, error=error
+    )
 
     # Then it ended that way, with its event; only an answer is posted on the ticket
     assert ended is True
     assert (run.status, run.stop_reason, run.final_answer, run.error, run.lease_owner) == (
-        status, stop_reason, answer, error, "")
+        status,
+        stop_reason,
+        answer,
+        error,
+        "",
+    )
     assert events(run) == [event]
     posted = TicketMessage.objects.filter(ticket=run.ticket, author_kind="assistant")
     assert list(posted.values_list("body", flat=True)) == ([answer] if answer else [])
@@ -132,8 +157,9 @@ def test_a_step_that_lost_its_lease_cannot_end_the_run():
     before = row(run)
 
     # When the old step tries to end it
-    ended = services.run_finish(run=run, owner="step-0", stop_reason="final_answer",
-                                final_answer="Stale answer.")
+    ended = services.run_finish(
+        run=run, owner="step-0", stop_reason="final_answer", final_answer="Stale answer."
+    )
 
     # Then nothing changed: no status, no event, no message on the ticket
     assert ended is False

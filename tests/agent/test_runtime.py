@@ -30,16 +30,14 @@ def sent_result(tool_message: dict) -> dict:
 
 
 def roles(run):
-    return list(AgentMessage.objects.filter(run=run).order_by("seq")
-                .values_list("role", flat=True))
+    return list(AgentMessage.objects.filter(run=run).order_by("seq").values_list("role", flat=True))
 
 
 def event_types(run):
     return list(RunEvent.objects.filter(run=run).order_by("seq").values_list("type", flat=True))
 
 
-def test_it_looks_up_the_order_and_sends_the_result_back_under_the_same_call_id(
-        demo, fake_openai):
+def test_it_looks_up_the_order_and_sends_the_result_back_under_the_same_call_id(demo, fake_openai):
     # Given a model that looks the order up, then answers
     fake_openai.enqueue(
         tool_reply(tool_call("get_order", {"order_id": "202610110087"}, call_id="call_order")),
@@ -62,7 +60,10 @@ def test_it_looks_up_the_order_and_sends_the_result_back_under_the_same_call_id(
     assert [m["tool_call_id"] for m in tool_messages] == ["call_order"]
     result = sent_result(tool_messages[0])
     assert (result["ok"], result["order_id"], result["amount_paid"]) == (
-        True, "202610110087", "129.00")
+        True,
+        "202610110087",
+        "129.00",
+    )
     # and the run finished with the answer, posted on the ticket by the assistant
     assert (run.status, run.stop_reason, run.step_count) == ("completed", "final_answer", 2)
     assert run.final_answer == "The customer paid 129.00 CNY for the mug."
@@ -71,16 +72,22 @@ def test_it_looks_up_the_order_and_sends_the_result_back_under_the_same_call_id(
     assert [m.body for m in posted] == ["The customer paid 129.00 CNY for the mug."]
     assert roles(run) == ["user", "assistant", "tool", "assistant"]
     assert event_types(run) == [
-        "run.started", "model.started", "model.completed", "tool_call.started",
-        "tool_call.completed", "model.started", "model.completed", "run.completed"]
+        "run.started",
+        "model.started",
+        "model.completed",
+        "tool_call.started",
+        "tool_call.completed",
+        "model.started",
+        "model.completed",
+        "run.completed",
+    ]
     started = RunEvent.objects.get(run=run, type="tool_call.started")
     assert started.data["summary"] == "Looking up order 202610110087…"
     assert fake_openai.requests[0]["tool_choice"] == "auto"
     assert fake_openai.requests[0]["parallel_tool_calls"] is True
 
 
-def test_it_sends_a_system_prompt_with_scope_rules_and_wrapped_customer_text(
-        demo, fake_openai):
+def test_it_sends_a_system_prompt_with_scope_rules_and_wrapped_customer_text(demo, fake_openai):
     fake_openai.enqueue(text_reply("Hello."))
     run = start_run("Summarise the ticket.", reference="TCK-1003")
 
@@ -115,29 +122,32 @@ def test_a_harmless_ticket_does_not_raise_the_untrusted_flag(demo, fake_openai):
 
 
 def test_it_stops_after_max_steps_with_a_final_call_that_allows_no_tools(
-        demo, fake_openai, settings):
+    demo, fake_openai, settings
+):
     # Given a model that always wants another lookup
     settings.AGENT_MAX_STEPS = 2
-    fake_openai.respond_with(lambda request: tool_reply(
-        tool_call("get_order", {"order_id": "202610110087"}))
-        if request["tool_choice"] == "auto"
-        else text_reply("I looked up order 202610110087 twice; I did not propose a refund."))
+    fake_openai.respond_with(
+        lambda request: (
+            tool_reply(tool_call("get_order", {"order_id": "202610110087"}))
+            if request["tool_choice"] == "auto"
+            else text_reply("I looked up order 202610110087 twice; I did not propose a refund.")
+        )
+    )
     run = start_run()
 
     drive(run)
 
     # Then two calls with tools, then one final call with tool_choice="none"
     assert [r["tool_choice"] for r in fake_openai.requests] == ["auto", "auto", "none"]
-    assert fake_openai.requests[2]["messages"][-1] == {"role": "system",
-                                                       "content": FINAL_CALL_NOTE}
+    assert fake_openai.requests[2]["messages"][-1] == {"role": "system", "content": FINAL_CALL_NOTE}
     assert (run.status, run.stop_reason, run.step_count) == ("completed", "max_steps", 3)
-    assert run.final_answer == (
-        "I looked up order 202610110087 twice; I did not propose a refund.")
+    assert run.final_answer == ("I looked up order 202610110087 twice; I did not propose a refund.")
     assert ToolCallLog.objects.filter(run=run).count() == 2
 
 
 def test_at_max_steps_an_empty_final_reply_gets_a_summary_from_the_tool_log(
-        demo, fake_openai, settings):
+    demo, fake_openai, settings
+):
     settings.AGENT_MAX_STEPS = 1
     fake_openai.enqueue(
         tool_reply(tool_call("get_order", {"order_id": "202610110087"})),
@@ -160,8 +170,10 @@ def test_a_slow_tool_times_out_and_the_loop_continues(demo, fake_openai, setting
     settings.TOOL_TIMEOUT_S = 0.5
     release = threading.Event()
     with probe_tool("slow_probe", body=lambda calls: release.wait(30)):
-        fake_openai.enqueue(tool_reply(tool_call("slow_probe", {}, call_id="call_slow")),
-                            text_reply("The lookup timed out."))
+        fake_openai.enqueue(
+            tool_reply(tool_call("slow_probe", {}, call_id="call_slow")),
+            text_reply("The lookup timed out."),
+        )
         run = start_run()
         try:
             drive(run)
@@ -177,10 +189,11 @@ def test_a_slow_tool_times_out_and_the_loop_continues(demo, fake_openai, setting
 
 def test_every_parallel_tool_call_gets_exactly_one_answer_in_call_order(demo, fake_openai):
     fake_openai.enqueue(
-        tool_reply(tool_call("get_order", {"order_id": "202610110087"}, call_id="call_a"),
-                   tool_call("search_policies", {"query": "damaged on arrival"},
-                             call_id="call_b"),
-                   tool_call("get_order", {"order_id": "202610150012"}, call_id="call_c")),
+        tool_reply(
+            tool_call("get_order", {"order_id": "202610110087"}, call_id="call_a"),
+            tool_call("search_policies", {"query": "damaged on arrival"}, call_id="call_b"),
+            tool_call("get_order", {"order_id": "202610150012"}, call_id="call_c"),
+        ),
         text_reply("Done."),
     )
     run = start_run()
@@ -188,9 +201,15 @@ def test_every_parallel_tool_call_gets_exactly_one_answer_in_call_order(demo, fa
     drive(run)
 
     assert [m["tool_call_id"] for m in fake_openai.tool_messages(1)] == [
-        "call_a", "call_b", "call_c"]
+        "call_a",
+        "call_b",
+        "call_c",
+    ]
     assert sorted(ToolCallLog.objects.filter(run=run).values_list("tool_call_id", flat=True)) == [
-        "call_a", "call_b", "call_c"]
+        "call_a",
+        "call_b",
+        "call_c",
+    ]
     assert roles(run) == ["user", "assistant", "tool", "tool", "tool", "assistant"]
 
 
@@ -206,8 +225,9 @@ def test_bad_json_arguments_get_bad_json_and_the_corrected_call_succeeds(demo, f
 
     bad = sent_result(fake_openai.tool_messages(1)[0])
     assert (bad["ok"], bad["error"]["code"]) == (False, ErrorCode.BAD_JSON)
-    logs = {log.tool_call_id: (log.ok, log.error_code)
-            for log in ToolCallLog.objects.filter(run=run)}
+    logs = {
+        log.tool_call_id: (log.ok, log.error_code) for log in ToolCallLog.objects.filter(run=run)
+    }
     assert logs == {"call_bad": (False, "BAD_JSON"), "call_good": (True, "")}
     assert (run.status, run.final_answer) == ("completed", "Paid 129.00.")
 
@@ -230,8 +250,9 @@ def test_an_unknown_tool_gets_unknown_tool(demo, fake_openai):
 
 def test_a_second_delivery_of_the_same_step_changes_nothing(demo, fake_openai):
     # Given a step that already ran
-    fake_openai.enqueue(tool_reply(tool_call("get_order", {"order_id": "202610110087"})),
-                        text_reply("Paid 129.00."))
+    fake_openai.enqueue(
+        tool_reply(tool_call("get_order", {"order_id": "202610110087"})), text_reply("Paid 129.00.")
+    )
     run = start_run()
     first = runtime.advance(run_id=run.pk, expected_version=0)
     assert first.kind == runtime.StepKind.CONTINUE
@@ -264,11 +285,14 @@ def test_a_step_delivered_while_another_holds_the_lease_does_nothing(demo, fake_
 
 
 def test_a_step_that_died_after_the_model_answered_runs_the_saved_calls_without_asking_again(
-        demo, fake_openai):
+    demo, fake_openai
+):
     # Given the model's tool calls were saved, then the worker died before any tool ran
     run = start_run()
-    calls = [tool_call("get_order", {"order_id": "202610110087"}, call_id="call_saved_1"),
-             tool_call("search_policies", {"query": "broken item"}, call_id="call_saved_2")]
+    calls = [
+        tool_call("get_order", {"order_id": "202610110087"}, call_id="call_saved_1"),
+        tool_call("search_policies", {"query": "broken item"}, call_id="call_saved_2"),
+    ]
     services.run_message_append(run=run, role="assistant", tool_calls=calls)
     AgentRun.objects.filter(pk=run.pk).update(step_count=1)
 
@@ -279,26 +303,33 @@ def test_a_step_that_died_after_the_model_answered_runs_the_saved_calls_without_
     assert outcome.kind == runtime.StepKind.CONTINUE
     assert fake_openai.requests == []
     assert sorted(ToolCallLog.objects.filter(run=run).values_list("tool_call_id", flat=True)) == [
-        "call_saved_1", "call_saved_2"]
+        "call_saved_1",
+        "call_saved_2",
+    ]
     assert roles(run) == ["user", "assistant", "tool", "tool"]
 
     # and the next step asks the model with both results
     fake_openai.enqueue(text_reply("Paid 129.00."))
     drive(run)
     assert [m["tool_call_id"] for m in fake_openai.tool_messages(0)] == [
-        "call_saved_1", "call_saved_2"]
+        "call_saved_1",
+        "call_saved_2",
+    ]
     assert run.status == "completed"
 
 
 def test_a_half_answered_step_runs_only_the_calls_without_a_result(demo, fake_openai):
     run = start_run()
     with probe_tool("probe_a") as a_calls, probe_tool("probe_b") as b_calls:
-        calls = [tool_call("probe_a", {}, call_id="call_a"),
-                 tool_call("probe_b", {}, call_id="call_b")]
+        calls = [
+            tool_call("probe_a", {}, call_id="call_a"),
+            tool_call("probe_b", {}, call_id="call_b"),
+        ]
         services.run_message_append(run=run, role="assistant", tool_calls=calls)
         # probe_a already ran and was answered before the worker died
-        runtime.Step(run=services.run_acquire_lease(run_id=run.pk, owner="dead"),
-                     owner="dead").execute_tools([(0, calls[0])])
+        runtime.Step(
+            run=services.run_acquire_lease(run_id=run.pk, owner="dead"), owner="dead"
+        ).execute_tools([(0, calls[0])])
         AgentRun.objects.filter(pk=run.pk).update(lease_owner="", lease_expires_at=None)
         assert (len(a_calls), len(b_calls)) == (1, 0)
 
@@ -306,22 +337,28 @@ def test_a_half_answered_step_runs_only_the_calls_without_a_result(demo, fake_op
 
         assert (len(a_calls), len(b_calls)) == (1, 1)
     assert [m.tool_call_id for m in AgentMessage.objects.filter(run=run, role="tool")] == [
-        "call_a", "call_b"]
+        "call_a",
+        "call_b",
+    ]
     assert fake_openai.requests == []
 
 
 def test_cancel_during_a_step_stops_before_the_next_tool_and_the_model_is_not_called_again(
-        demo, fake_openai, agent_user):
+    demo, fake_openai, agent_user
+):
     # Given a model asking for two tools, and a cancel arriving while the first one runs
     run = start_run()
 
     def cancel_now(calls):
         services.run_request_cancel(run=AgentRun.objects.get(pk=run.pk), user=run.started_by)
 
-    with probe_tool("probe_first", body=cancel_now) as first, \
-            probe_tool("probe_second") as second:
-        fake_openai.enqueue(tool_reply(tool_call("probe_first", {}, call_id="call_1"),
-                                       tool_call("probe_second", {}, call_id="call_2")))
+    with probe_tool("probe_first", body=cancel_now) as first, probe_tool("probe_second") as second:
+        fake_openai.enqueue(
+            tool_reply(
+                tool_call("probe_first", {}, call_id="call_1"),
+                tool_call("probe_second", {}, call_id="call_2"),
+            )
+        )
         drive(run)
 
         # Then the second tool never ran, and the run is cancelled
@@ -338,8 +375,7 @@ def test_cancel_during_a_step_stops_before_the_next_tool_and_the_model_is_not_ca
     assert len(fake_openai.requests) == 1
 
 
-def test_a_queued_run_cancelled_before_its_first_step_never_calls_the_model(
-        demo, fake_openai):
+def test_a_queued_run_cancelled_before_its_first_step_never_calls_the_model(demo, fake_openai):
     run = start_run()
 
     cancelled = services.run_request_cancel(run=run, user=run.started_by)
@@ -350,10 +386,10 @@ def test_a_queued_run_cancelled_before_its_first_step_never_calls_the_model(
     assert event_types(run) == ["run.started", "run.cancelled"]
 
 
-def test_a_rate_limit_and_a_server_error_are_retried_then_the_run_completes(
-        demo, fake_openai):
-    fake_openai.enqueue(error_body(429, "slow down"), error_body(500, "oops"),
-                        text_reply("Paid 129.00."))
+def test_a_rate_limit_and_a_server_error_are_retried_then_the_run_completes(demo, fake_openai):
+    fake_openai.enqueue(
+        error_body(429, "slow down"), error_body(500, "oops"), text_reply("Paid 129.00.")
+    )
     run = start_run()
 
     outcomes = drive(run)
@@ -373,20 +409,23 @@ def test_a_persistent_server_error_fails_the_run_with_a_readable_reason(demo, fa
     assert [o.kind for o in outcomes] == ["retry", "retry", "retry", "finished"]
     assert len(fake_openai.requests) == 4
     assert (run.status, run.stop_reason) == ("failed", "error")
-    assert run.error == ("The model call failed: the model endpoint failed (HTTP 500) "
-                         "(after 4 attempts).")
+    assert run.error == (
+        "The model call failed: the model endpoint failed (HTTP 500) (after 4 attempts)."
+    )
     failed = RunEvent.objects.get(run=run, type="run.failed")
     assert failed.data == {"reason": run.error}
     assert not TicketMessage.objects.filter(ticket=run.ticket, author_kind="assistant").exists()
 
 
-@pytest.mark.parametrize(("body", "reason"), [
-    (b"<html>502 Bad Gateway</html>", "the body is not a chat completion"),
-    ((200, {"id": "x", "object": "chat.completion"}), "no choices"),
-    ((200, {"id": "x", "object": "chat.completion", "choices": []}), "empty choices"),
-])
-def test_a_garbage_response_fails_the_run_with_a_readable_reason(
-        demo, fake_openai, body, reason):
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        (b"<html>502 Bad Gateway</html>", "the body is not a chat completion"),
+        ((200, {"id": "x", "object": "chat.completion"}), "no choices"),
+        ((200, {"id": "x", "object": "chat.completion", "choices": []}), "empty choices"),
+    ],
+)
+def test_a_garbage_response_fails_the_run_with_a_readable_reason(demo, fake_openai, body, reason):
     fake_openai.enqueue(body)
     run = start_run()
 
@@ -410,8 +449,7 @@ def test_a_spent_token_budget_stops_the_run_with_an_answer(demo, fake_openai, se
     assert len(fake_openai.requests) == 1
 
 
-def test_the_sweep_finds_runs_whose_lease_expired_or_that_were_never_picked_up(
-        demo, fake_openai):
+def test_the_sweep_finds_runs_whose_lease_expired_or_that_were_never_picked_up(demo, fake_openai):
     from datetime import timedelta
 
     from django.utils import timezone

@@ -17,16 +17,40 @@ def logged_calls(demo):
     AgentMessage.objects.create(run=run, seq=1, role="user", content="Is the mug refundable?")
     RunEvent.objects.create(run=run, seq=1, type="run.started", data={"step": 0})
     ok = ToolCallLog.objects.create(
-        run=run, ticket=ticket, tool_call_id="call_ok", tool_name="get_order",
-        arguments={"order_id": "202610110087"}, arguments_raw='{"order_id":"202610110087"}',
-        args_digest="a" * 64, ok=True, result={"ok": True, "order_id": "202610110087"},
-        actor=agent, actor_role="agent", elapsed_ms=12)
+        run=run,
+        ticket=ticket,
+        tool_call_id="call_ok",
+        tool_name="get_order",
+        arguments={"order_id": "202610110087"},
+        arguments_raw='{"order_id":"202610110087"}',
+        args_digest="a" * 64,
+        ok=True,
+        result={"ok": True, "order_id": "202610110087"},
+        actor=agent,
+        actor_role="agent",
+        elapsed_ms=12,
+    )
     failed = ToolCallLog.objects.create(
-        run=run, ticket=ticket, tool_call_id="call_bad", tool_name="get_order",
-        arguments=None, arguments_raw="{oops", ok=False,
-        result={"ok": False, "error": {"code": "BAD_JSON", "message": "x", "retryable": False,
-                                       "next_actions": ["get_order"]}},
-        error_code="BAD_JSON", actor=agent, actor_role="agent")
+        run=run,
+        ticket=ticket,
+        tool_call_id="call_bad",
+        tool_name="get_order",
+        arguments=None,
+        arguments_raw="{oops",
+        ok=False,
+        result={
+            "ok": False,
+            "error": {
+                "code": "BAD_JSON",
+                "message": "x",
+                "retryable": False,
+                "next_actions": ["get_order"],
+            },
+        },
+        error_code="BAD_JSON",
+        actor=agent,
+        actor_role="agent",
+    )
     return run, ok, failed
 
 
@@ -70,8 +94,9 @@ def test_it_lets_nobody_add_change_or_delete_a_tool_call(admin_client, logged_ca
     _, ok, _ = logged_calls
 
     add = admin_client.get("/admin/agent/toolcalllog/add/")
-    change = admin_client.post(f"/admin/agent/toolcalllog/{ok.pk}/change/",
-                               {"tool_name": "create_refund", "ok": "on"})
+    change = admin_client.post(
+        f"/admin/agent/toolcalllog/{ok.pk}/change/", {"tool_name": "create_refund", "ok": "on"}
+    )
     delete = admin_client.post(f"/admin/agent/toolcalllog/{ok.pk}/delete/", {"post": "yes"})
 
     assert (add.status_code, change.status_code, delete.status_code) == (403, 403, 403)

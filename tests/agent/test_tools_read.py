@@ -23,8 +23,11 @@ from tickets.models import Ticket
 
 def context_for(reference: str, username: str = "agent") -> RunContext:
     user = get_user_model().objects.get(username=username)
-    run = AgentRun.objects.create(ticket=Ticket.objects.get(reference=reference),
-                                  started_by=user, actor_role=support_role(user))
+    run = AgentRun.objects.create(
+        ticket=Ticket.objects.get(reference=reference),
+        started_by=user,
+        actor_role=support_role(user),
+    )
     return RunContext.for_run(run)
 
 
@@ -56,8 +59,15 @@ def test_it_describes_an_order_of_the_ticket_customer(demo):
         "shipped_at": iso(order.shipped_at),
         "delivered_at": iso(order.delivered_at),
         "days_since_delivery": 5,
-        "lines": [{"sku": "MUG-CER-01", "name": "Ceramic mug", "category": "home",
-                   "quantity": 1, "unit_price": "129.00"}],
+        "lines": [
+            {
+                "sku": "MUG-CER-01",
+                "name": "Ceramic mug",
+                "category": "home",
+                "quantity": 1,
+                "unit_price": "129.00",
+            }
+        ],
         "note": None,
     }
     assert result["delivered_at"].endswith("+00:00")
@@ -69,7 +79,10 @@ def test_it_counts_refunds_already_made_against_the_balance(demo):
     result = tools.get_order(ctx, {"order_id": "202610180099"})
 
     assert (result["amount_paid"], result["refunded"], result["refundable_balance"]) == (
-        "599.00", "200.00", "399.00")
+        "599.00",
+        "200.00",
+        "399.00",
+    )
 
 
 def test_it_marks_the_order_note_as_untrusted_customer_text(demo):
@@ -99,12 +112,18 @@ def test_it_lists_the_customers_orders_newest_first(demo):
     result = list_orders(ctx)
 
     assert [order["order_id"] for order in result["orders"]] == [
-        "202610110087", "202610150012", "202609020031"]
+        "202610110087",
+        "202610150012",
+        "202609020031",
+    ]
     assert result["total"] == 3
     assert result["next_cursor"] is None
     assert result["orders"][0] == {
-        "order_id": "202610110087", "status": "delivered", "currency": "CNY",
-        "amount_paid": "129.00", "refundable_balance": "129.00",
+        "order_id": "202610110087",
+        "status": "delivered",
+        "currency": "CNY",
+        "amount_paid": "129.00",
+        "refundable_balance": "129.00",
         "placed_at": iso(Order.objects.get(order_id="202610110087").placed_at),
         "delivered_at": iso(Order.objects.get(order_id="202610110087").delivered_at),
         "items": ["Ceramic mug"],
@@ -123,8 +142,11 @@ def test_it_pages_through_orders_with_an_opaque_cursor(demo):
     third = list_orders(ctx, limit=2, cursor=second["next_cursor"])
 
     seen = [o["order_id"] for page in (first, second, third) for o in page["orders"]]
-    expected = list(Order.objects.filter(customer=ctx.customer)
-                    .order_by("-placed_at", "-id").values_list("order_id", flat=True))
+    expected = list(
+        Order.objects.filter(customer=ctx.customer)
+        .order_by("-placed_at", "-id")
+        .values_list("order_id", flat=True)
+    )
     assert seen == expected
     assert len(seen) == 5
     assert (first["total"], second["total"], third["total"]) == (5, 5, 5)
@@ -162,8 +184,15 @@ def test_it_searches_published_policy_clauses(demo):
     first = result["clauses"][0]
     assert first["ref"] == "R-2"
     assert (first["policy"], first["version"]) == ("refunds", 1)
-    assert set(first) == {"ref", "title", "text", "policy", "policy_title", "version",
-                          "effective_from"}
+    assert set(first) == {
+        "ref",
+        "title",
+        "text",
+        "policy",
+        "policy_title",
+        "version",
+        "effective_from",
+    }
 
 
 def test_it_limits_policy_search_results(demo):

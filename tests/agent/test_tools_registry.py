@@ -19,8 +19,13 @@ from agent.tools import (
     validate_arguments,
 )
 
-ALL_TOOLS = ["get_order", "list_customer_orders", "search_policies", "get_refund_status",
-             "create_refund"]
+ALL_TOOLS = [
+    "get_order",
+    "list_customer_orders",
+    "search_policies",
+    "get_refund_status",
+    "create_refund",
+]
 
 
 def names(tools: list[dict]) -> list[str]:
@@ -44,13 +49,18 @@ def test_it_shows_no_tools_to_roles_that_do_not_run_the_assistant(role):
 def test_it_declares_one_write_and_four_reads():
     kinds = {name: get_tool(name).kind for name in ALL_TOOLS}
 
-    assert kinds == {"get_order": "read", "list_customer_orders": "read",
-                     "search_policies": "read", "get_refund_status": "read",
-                     "create_refund": "write"}
+    assert kinds == {
+        "get_order": "read",
+        "list_customer_orders": "read",
+        "search_policies": "read",
+        "get_refund_status": "read",
+        "create_refund": "write",
+    }
 
 
-@pytest.mark.parametrize("schema", tools_for_role("supervisor"),
-                         ids=lambda schema: schema["function"]["name"])
+@pytest.mark.parametrize(
+    "schema", tools_for_role("supervisor"), ids=lambda schema: schema["function"]["name"]
+)
 def test_it_gives_every_tool_a_closed_chat_completions_schema(schema):
     function = schema["function"]
     parameters = function["parameters"]
@@ -65,54 +75,95 @@ def test_it_gives_every_tool_a_closed_chat_completions_schema(schema):
         assert set(parameters["required"]) == set(parameters["properties"])
 
 
-MUG = {"order_id": "202610110087", "amount": Decimal("129.00"), "reason": "damaged",
-       "explanation": "Arrived broken."}
+MUG = {
+    "order_id": "202610110087",
+    "amount": Decimal("129.00"),
+    "reason": "damaged",
+    "explanation": "Arrived broken.",
+}
 NOT_ALLOWED = "not allowed: identity, scope and approval come from the run, never from arguments"
 
 
-@pytest.mark.parametrize(("name", "arguments", "errors"), [
-    ("create_refund", {**MUG, "order_id": "1234567"}, {"order_id": "must match ^[0-9]{8,20}$"}),
-    ("create_refund", {**MUG, "order_id": "1" * 21}, {"order_id": "must match ^[0-9]{8,20}$"}),
-    ("create_refund", {**MUG, "order_id": "20261011008a"},
-     {"order_id": "must match ^[0-9]{8,20}$"}),
-    ("create_refund", {**MUG, "order_id": 202610110087},
-     {"order_id": "must be a string, not a number"}),
-    ("create_refund", {**MUG, "amount": Decimal("0.00")}, {"amount": "must be greater than 0"}),
-    ("create_refund", {**MUG, "amount": Decimal("-5.00")}, {"amount": "must be greater than 0"}),
-    ("create_refund", {**MUG, "amount": Decimal("0.001")},
-     {"amount": "must have at most 2 decimal places"}),
-    ("create_refund", {**MUG, "amount": Decimal("10000000000.00")},
-     {"amount": "must be at most 9999999999.99"}),
-    ("create_refund", {**MUG, "reason": "broken"},
-     {"reason": "must be one of: damaged, not_received, wrong_item, other"}),
-    ("create_refund", {**MUG, "explanation": ""}, {"explanation": "must not be empty"}),
-    ("create_refund", {**MUG, "explanation": "x" * 1001},
-     {"explanation": "must be at most 1000 characters"}),
-    ("list_customer_orders", {"limit": 21}, {"limit": "must be between 1 and 20"}),
-    ("list_customer_orders", {"limit": 0}, {"limit": "must be between 1 and 20"}),
-    ("list_customer_orders", {"status": "lost"},
-     {"status": "must be one of: paid, shipped, delivered, cancelled"}),
-    ("list_customer_orders", {"cursor": "x" * 201}, {"cursor": "must be at most 200 characters"}),
-    ("search_policies", {"query": "window", "limit": 6}, {"limit": "must be between 1 and 5"}),
-    ("search_policies", {"query": "x" * 201}, {"query": "must be at most 200 characters"}),
-    ("search_policies", {}, {"query": "is required"}),
-    ("get_order", {"order_id": "1234567"}, {"order_id": "must match ^[0-9]{8,20}$"}),
-    ("get_refund_status", {"order_id": "1234567"}, {"order_id": "must match ^[0-9]{8,20}$"}),
-])
+@pytest.mark.parametrize(
+    ("name", "arguments", "errors"),
+    [
+        ("create_refund", {**MUG, "order_id": "1234567"}, {"order_id": "must match ^[0-9]{8,20}$"}),
+        ("create_refund", {**MUG, "order_id": "1" * 21}, {"order_id": "must match ^[0-9]{8,20}$"}),
+        (
+            "create_refund",
+            {**MUG, "order_id": "20261011008a"},
+            {"order_id": "must match ^[0-9]{8,20}$"},
+        ),
+        (
+            "create_refund",
+            {**MUG, "order_id": 202610110087},
+            {"order_id": "must be a string, not a number"},
+        ),
+        ("create_refund", {**MUG, "amount": Decimal("0.00")}, {"amount": "must be greater than 0"}),
+        (
+            "create_refund",
+            {**MUG, "amount": Decimal("-5.00")},
+            {"amount": "must be greater than 0"},
+        ),
+        (
+            "create_refund",
+            {**MUG, "amount": Decimal("0.001")},
+            {"amount": "must have at most 2 decimal places"},
+        ),
+        (
+            "create_refund",
+            {**MUG, "amount": Decimal("10000000000.00")},
+            {"amount": "must be at most 9999999999.99"},
+        ),
+        (
+            "create_refund",
+            {**MUG, "reason": "broken"},
+            {"reason": "must be one of: damaged, not_received, wrong_item, other"},
+        ),
+        ("create_refund", {**MUG, "explanation": ""}, {"explanation": "must not be empty"}),
+        (
+            "create_refund",
+            {**MUG, "explanation": "x" * 1001},
+            {"explanation": "must be at most 1000 characters"},
+        ),
+        ("list_customer_orders", {"limit": 21}, {"limit": "must be between 1 and 20"}),
+        ("list_customer_orders", {"limit": 0}, {"limit": "must be between 1 and 20"}),
+        (
+            "list_customer_orders",
+            {"status": "lost"},
+            {"status": "must be one of: paid, shipped, delivered, cancelled"},
+        ),
+        (
+            "list_customer_orders",
+            {"cursor": "x" * 201},
+            {"cursor": "must be at most 200 characters"},
+        ),
+        ("search_policies", {"query": "window", "limit": 6}, {"limit": "must be between 1 and 5"}),
+        ("search_policies", {"query": "x" * 201}, {"query": "must be at most 200 characters"}),
+        ("search_policies", {}, {"query": "is required"}),
+        ("get_order", {"order_id": "1234567"}, {"order_id": "must match ^[0-9]{8,20}$"}),
+        ("get_refund_status", {"order_id": "1234567"}, {"order_id": "must match ^[0-9]{8,20}$"}),
+    ],
+)
 def test_it_refuses_what_each_schema_says_it_refuses(name, arguments, errors):
     _, found = validate_arguments(get_tool(name), arguments)
 
     assert found == errors
 
 
-@pytest.mark.parametrize(("name", "arguments"), [
-    ("create_refund", {**MUG, "order_id": "12345678", "amount": Decimal("0.01"),
-                       "explanation": "x" * 1000}),
-    ("create_refund", {**MUG, "order_id": "1" * 20, "amount": Decimal("9999999999.99")}),
-    ("list_customer_orders", {"status": "delivered", "limit": 20, "cursor": "x" * 200}),
-    ("list_customer_orders", {"limit": 1}),
-    ("search_policies", {"query": "x" * 200, "limit": 5}),
-])
+@pytest.mark.parametrize(
+    ("name", "arguments"),
+    [
+        (
+            "create_refund",
+            {**MUG, "order_id": "12345678", "amount": Decimal("0.01"), "explanation": "x" * 1000},
+        ),
+        ("create_refund", {**MUG, "order_id": "1" * 20, "amount": Decimal("9999999999.99")}),
+        ("list_customer_orders", {"status": "delivered", "limit": 20, "cursor": "x" * 200}),
+        ("list_customer_orders", {"limit": 1}),
+        ("search_policies", {"query": "x" * 200, "limit": 5}),
+    ],
+)
 def test_it_accepts_arguments_at_the_edge_of_each_schema(name, arguments):
     _, found = validate_arguments(get_tool(name), arguments)
 
@@ -121,20 +172,28 @@ def test_it_accepts_arguments_at_the_edge_of_each_schema(name, arguments):
 
 @pytest.mark.parametrize("name", ALL_TOOLS)
 def test_it_refuses_undeclared_and_identity_arguments_on_every_tool(name):
-    _, found = validate_arguments(get_tool(name), {"note": "x", "customer_id": 7,
-                                                   "approved": True})
+    _, found = validate_arguments(get_tool(name), {"note": "x", "customer_id": 7, "approved": True})
 
     assert {key: found[key] for key in ("note", "customer_id", "approved")} == {
-        "note": "unknown argument", "customer_id": NOT_ALLOWED, "approved": NOT_ALLOWED}
+        "note": "unknown argument",
+        "customer_id": NOT_ALLOWED,
+        "approved": NOT_ALLOWED,
+    }
 
 
 def test_it_keeps_the_tools_version_while_what_the_model_sees_is_unchanged():
     # Given the same tools with other handlers, roles and kinds, and their schemas' keys in
     # another order
     rebuilt = tuple(
-        replace(tool, handler=lambda ctx, args: {}, roles=frozenset({"supervisor"}),
-                kind=ToolKind.WRITE, parameters=dict(reversed(tool.parameters.items())))
-        for tool in TOOLS)
+        replace(
+            tool,
+            handler=lambda ctx, args: {},
+            roles=frozenset({"supervisor"}),
+            kind=ToolKind.WRITE,
+            parameters=dict(reversed(tool.parameters.items())),
+        )
+        for tool in TOOLS
+    )
 
     # Then they have the same version
     assert tools_version(rebuilt) == tools_version(TOOLS) == TOOLS_VERSION
@@ -146,8 +205,10 @@ def _edit_description(tools):
 
 def _edit_schema(tools):
     *rest, create = tools
-    properties = {**create.parameters["properties"],
-                  "explanation": {"type": "string", "minLength": 1, "maxLength": 2000}}
+    properties = {
+        **create.parameters["properties"],
+        "explanation": {"type": "string", "minLength": 1, "maxLength": 2000},
+    }
     return (*rest, replace(create, parameters={**create.parameters, "properties": properties}))
 
 
@@ -155,19 +216,35 @@ def _add_tool(tools):
     return (*tools, replace(tools[0], name="get_order_again"))
 
 
-@pytest.mark.parametrize("change", [
-    _edit_description, _edit_schema, _add_tool, lambda tools: tools[:-1],
-    lambda tools: tuple(reversed(tools)),
-], ids=["description", "schema", "added", "removed", "reordered"])
+@pytest.mark.parametrize(
+    "change",
+    [
+        _edit_description,
+        _edit_schema,
+        _add_tool,
+        lambda tools: tools[:-1],
+        lambda tools: tuple(reversed(tools)),
+    ],
+    ids=["description", "schema", "added", "removed", "reordered"],
+)
 def test_it_changes_the_tools_version_when_what_the_model_sees_changes(change):
     assert tools_version(change(TOOLS)) != TOOLS_VERSION
 
 
 def test_it_registers_an_extra_tool_only_inside_the_block():
-    tool = Tool(name="probe", description="test", kind=ToolKind.READ, roles=SUPPORT_ROLES,
-                parameters={"type": "object", "properties": {}, "required": [],
-                            "additionalProperties": False},
-                handler=lambda ctx, args: {})
+    tool = Tool(
+        name="probe",
+        description="test",
+        kind=ToolKind.READ,
+        roles=SUPPORT_ROLES,
+        parameters={
+            "type": "object",
+            "properties": {},
+            "required": [],
+            "additionalProperties": False,
+        },
+        handler=lambda ctx, args: {},
+    )
 
     with registered_tool(tool):
         assert get_tool("probe") is tool
@@ -178,19 +255,26 @@ def test_it_registers_an_extra_tool_only_inside_the_block():
 
 
 def test_it_refuses_to_shadow_a_registered_tool():
-    with pytest.raises(ValueError, match="already registered"), registered_tool(
-            get_tool("get_order")):
+    with (
+        pytest.raises(ValueError, match="already registered"),
+        registered_tool(get_tool("get_order")),
+    ):
         pass
 
     assert get_tool("get_order").kind == ToolKind.READ
 
 
 def test_it_fills_defaults_and_converts_numbers_when_validating():
-    listed, listed_errors = validate_arguments(get_tool("list_customer_orders"),
-                                               {"status": None})
-    refund, refund_errors = validate_arguments(get_tool("create_refund"), {
-        "order_id": "202610110087", "amount": Decimal("12.5"), "reason": "other",
-        "explanation": "x"})
+    listed, listed_errors = validate_arguments(get_tool("list_customer_orders"), {"status": None})
+    refund, refund_errors = validate_arguments(
+        get_tool("create_refund"),
+        {
+            "order_id": "202610110087",
+            "amount": Decimal("12.5"),
+            "reason": "other",
+            "explanation": "x",
+        },
+    )
 
     assert (listed, listed_errors) == ({"status": None, "limit": 10, "cursor": None}, {})
     assert refund_errors == {}
@@ -198,17 +282,22 @@ def test_it_fills_defaults_and_converts_numbers_when_validating():
     assert str(refund["amount"]) == "12.50"
 
 
-@pytest.mark.parametrize(("amount", "message"), [
-    (True, "must be a number, not a boolean"),
-    (False, "must be a number, not a boolean"),
-    ("129", "must be a number, not a string"),
-    (float("nan"), "must be a finite number"),
-    (float("inf"), "must be a finite number"),
-    (Decimal("129.001"), "must have at most 2 decimal places"),
-    (None, "is required"),
-])
+@pytest.mark.parametrize(
+    ("amount", "message"),
+    [
+        (True, "must be a number, not a boolean"),
+        (False, "must be a number, not a boolean"),
+        ("129", "must be a number, not a string"),
+        (float("nan"), "must be a finite number"),
+        (float("inf"), "must be a finite number"),
+        (Decimal("129.001"), "must have at most 2 decimal places"),
+        (None, "is required"),
+    ],
+)
 def test_it_refuses_amounts_that_are_not_money_when_validating(amount, message):
-    _, errors = validate_arguments(get_tool("create_refund"), {
-        "order_id": "202610110087", "amount": amount, "reason": "other", "explanation": "x"})
+    _, errors = validate_arguments(
+        get_tool("create_refund"),
+        {"order_id": "202610110087", "amount": amount, "reason": "other", "explanation": "x"},
+    )
 
     assert errors == {"amount": message}

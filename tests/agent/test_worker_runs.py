@@ -1,7 +1,6 @@
 """Runs driven by real worker processes over the real broker (Redis in CI, the filesystem
 transport on a laptop), talking to the fake OpenAI server over HTTP."""
 
-
 import pytest
 from celery import current_app
 from django.contrib.auth import get_user_model
@@ -17,26 +16,31 @@ from tests.services import WorkerProcess, wait_for
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
 
 
-
 def run_status(run_id) -> str:
     return AgentRun.objects.values_list("status", flat=True).get(pk=run_id)
 
 
 def worker(env: dict, name: str) -> WorkerProcess:
-    return WorkerProcess(current_app.conf.task_default_queue, extra_env=env, log_name=name,
-                         extra_args=["--include", "tests.agent.worker_tools"]).start()
+    return WorkerProcess(
+        current_app.conf.task_default_queue,
+        extra_env=env,
+        log_name=name,
+        extra_args=["--include", "tests.agent.worker_tools"],
+    ).start()
 
 
 def test_a_worker_runs_a_started_run_to_its_answer(demo, fake_openai):
     fake_openai.enqueue(
         tool_reply(tool_call("get_order", {"order_id": "202610110087"}, call_id="call_1")),
-        text_reply("The mug cost 129.00 CNY."))
+        text_reply("The mug cost 129.00 CNY."),
+    )
     process = worker(fake_openai.worker_env, "run-worker")
     try:
         api = APIClient()
         api.force_authenticate(get_user_model().objects.get(username="agent"))
-        response = api.post("/api/tickets/TCK-1001/runs/", {"message": "Price of the mug?"},
-                            format="json")
+        response = api.post(
+            "/api/tickets/TCK-1001/runs/", {"message": "Price of the mug?"}, format="json"
+        )
         assert response.status_code == 202
         run_id = response.json()["id"]
 
@@ -46,21 +50,32 @@ def test_a_worker_runs_a_started_run_to_its_answer(demo, fake_openai):
 
     run = AgentRun.objects.get(pk=run_id)
     assert (run.stop_reason, run.final_answer, run.step_count) == (
-        "final_answer", "The mug cost 129.00 CNY.", 2)
+        "final_answer",
+        "The mug cost 129.00 CNY.",
+        2,
+    )
     assert [m["tool_call_id"] for m in fake_openai.tool_messages(1)] == ["call_1"]
     assert "agent.tasks.advance_run" in process.log()
 
 
 def test_a_worker_killed_mid_tool_is_resumed_without_a_second_model_call(
-        demo, fake_openai, tmp_path):
+    demo, fake_openai, tmp_path
+):
     # Given a model that asks for two tools at once, the second of which blocks
     (tmp_path / "block").touch()
     fake_openai.enqueue(
-        tool_reply(tool_call("counted_probe", {}, call_id="call_counted"),
-                   tool_call("blocking_probe", {}, call_id="call_blocking")),
-        text_reply("Both probes ran."))
-    env = {**fake_openai.worker_env, "PROBE_DIR": str(tmp_path), "AGENT_LEASE_SECONDS": "3",
-           "TOOL_TIMEOUT_S": "4"}
+        tool_reply(
+            tool_call("counted_probe", {}, call_id="call_counted"),
+            tool_call("blocking_probe", {}, call_id="call_blocking"),
+        ),
+        text_reply("Both probes ran."),
+    )
+    env = {
+        **fake_openai.worker_env,
+        "PROBE_DIR": str(tmp_path),
+        "AGENT_LEASE_SECONDS": "3",
+        "TOOL_TIMEOUT_S": "4",
+    }
     first = worker(env, "doomed-worker")
     run = start_run("Probe both.")
 
@@ -71,10 +86,14 @@ def test_a_worker_killed_mid_tool_is_resumed_without_a_second_model_call(
     (tmp_path / "block").unlink()
     assert len(fake_openai.requests) == 1
     assert list(ToolCallLog.objects.filter(run=run).values_list("tool_call_id", flat=True)) == [
-        "call_counted"]
+        "call_counted"
+    ]
     # and, once its lease expired, the sweep hands the run to a new worker
-    wait_for(lambda: AgentRun.objects.get(pk=run.pk).lease_expires_at < timezone.now(),
-             timeout=15, what="the lease to expire")
+    wait_for(
+        lambda: AgentRun.objects.get(pk=run.pk).lease_expires_at < timezone.now(),
+        timeout=15,
+        what="the lease to expire",
+    )
     second = worker(env, "rescue-worker")
     try:
         assert resume_stalled_runs() == 1
@@ -87,9 +106,13 @@ def test_a_worker_killed_mid_tool_is_resumed_without_a_second_model_call(
     assert (tmp_path / "counted_probe").read_text().count("x") == 1
     assert (tmp_path / "blocking_finished").read_text().count("x") == 1
     assert sorted(ToolCallLog.objects.filter(run=run).values_list("tool_call_id", flat=True)) == [
-        "call_blocking", "call_counted"]
+        "call_blocking",
+        "call_counted",
+    ]
     assert len(fake_openai.requests) == 2
     assert [m["tool_call_id"] for m in fake_openai.tool_messages(1)] == [
-        "call_counted", "call_blocking"]
+        "call_counted",
+        "call_blocking",
+    ]
     run.refresh_from_db()
     assert (run.status, run.final_answer, run.step_count) == ("completed", "Both probes ran.", 2)

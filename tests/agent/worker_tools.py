@@ -11,8 +11,7 @@ from pathlib import Path
 
 from agent.tools import SUPPORT_ROLES, Tool, ToolKind, registered_tool
 
-NO_ARGUMENTS = {"type": "object", "properties": {}, "required": [],
-                "additionalProperties": False}
+NO_ARGUMENTS = {"type": "object", "properties": {}, "required": [], "additionalProperties": False}
 
 
 def _trace(name: str) -> None:
@@ -36,6 +35,15 @@ def blocking_probe(ctx, args) -> dict:
 
 _registrations = contextlib.ExitStack()
 for _handler in (counted_probe, blocking_probe):
-    _registrations.enter_context(registered_tool(Tool(
-        name=_handler.__name__, description=f"Test probe {_handler.__name__}.",
-        parameters=NO_ARGUMENTS, handler=_handler, kind=ToolKind.READ, roles=SUPPORT_ROLES)))
+    _registrations.enter_context(
+        registered_tool(
+            Tool(
+                name=_handler.__name__,
+                description=f"Test probe {_handler.__name__}.",
+                parameters=NO_ARGUMENTS,
+                handler=_handler,
+                kind=ToolKind.READ,
+                roles=SUPPORT_ROLES,
+            )
+        )
+    )

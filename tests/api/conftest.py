@@ -41,10 +41,15 @@ def token_header(username: str) -> str:
 
 
 def propose(*, ticket: str, order: str, requested_by: str, role: str) -> RefundRequest:
-    return refund_propose(ticket=Ticket.objects.get(reference=ticket),
-                          order=Order.objects.get(order_id=order), amount=Decimal("129.00"),
-                          reason="damaged", explanation="The mug arrived in pieces.",
-                          requested_by=user(requested_by), role=role).refund
+    return refund_propose(
+        ticket=Ticket.objects.get(reference=ticket),
+        order=Order.objects.get(order_id=order),
+        amount=Decimal("129.00"),
+        reason="damaged",
+        explanation="The mug arrived in pieces.",
+        requested_by=user(requested_by),
+        role=role,
+    ).refund
 
 
 @pytest.fixture
@@ -56,8 +61,9 @@ def desk(demo) -> Desk:
     run = start_run(username="agent")
     finished = start_run("Anything else?", username="agent")
     run_services.run_request_cancel(run=finished, user=user("agent"))
-    refund = propose(ticket="TCK-1001", order="202610110087", requested_by="reviewer2",
-                     role="agent")
+    refund = propose(
+        ticket="TCK-1001", order="202610110087", requested_by="reviewer2", role="agent"
+    )
     return Desk(run=run, finished_run=AgentRun.objects.get(pk=finished.pk), refund=refund)
 
 
@@ -67,8 +73,7 @@ def desk_state() -> tuple:
         list(AgentRun.objects.order_by("pk").values_list("pk", "status", "cancel_requested")),
         RunEvent.objects.count(),
         list(RefundRequest.objects.order_by("pk").values_list("pk", "status", "updated_at")),
-        list(RefundConfirmation.objects.order_by("pk").values_list("pk", "status",
-                                                                   "decided_by")),
+        list(RefundConfirmation.objects.order_by("pk").values_list("pk", "status", "decided_by")),
         RefundEvent.objects.count(),
         Token.objects.count(),
     )

@@ -12,19 +12,49 @@ from tests.factories import UserFactory
 pytestmark = pytest.mark.django_db
 
 ROLES = ["intern", "agent", "supervisor", "reviewer", "outsider", "anonymous"]
-STAFF = {"intern": 200, "agent": 200, "supervisor": 200, "reviewer": 200, "outsider": 403,
-         "anonymous": 401}
-RUNNERS = {"intern": 202, "agent": 202, "supervisor": 202, "reviewer": 403, "outsider": 403,
-           "anonymous": 401}
+STAFF = {
+    "intern": 200,
+    "agent": 200,
+    "supervisor": 200,
+    "reviewer": 200,
+    "outsider": 403,
+    "anonymous": 401,
+}
+RUNNERS = {
+    "intern": 202,
+    "agent": 202,
+    "supervisor": 202,
+    "reviewer": 403,
+    "outsider": 403,
+    "anonymous": 401,
+}
 # The run is started by `agent`.
-CANCELLERS = {"intern": 403, "agent": 200, "supervisor": 200, "reviewer": 403, "outsider": 403,
-              "anonymous": 401}
+CANCELLERS = {
+    "intern": 403,
+    "agent": 200,
+    "supervisor": 200,
+    "reviewer": 403,
+    "outsider": 403,
+    "anonymous": 401,
+}
 # The OpenAPI schema and its docs page: anyone logged in.
-LOGGED_IN = {"intern": 200, "agent": 200, "supervisor": 200, "reviewer": 200, "outsider": 200,
-             "anonymous": 401}
+LOGGED_IN = {
+    "intern": 200,
+    "agent": 200,
+    "supervisor": 200,
+    "reviewer": 200,
+    "outsider": 200,
+    "anonymous": 401,
+}
 # The refund is requested by `reviewer2`; `reviewer` is another reviewer.
-DECIDERS = {"intern": 403, "agent": 403, "supervisor": 403, "reviewer": 200, "outsider": 403,
-            "anonymous": 401}
+DECIDERS = {
+    "intern": 403,
+    "agent": 403,
+    "supervisor": 403,
+    "reviewer": 200,
+    "outsider": 403,
+    "anonymous": 401,
+}
 
 API = [
     ("GET", "/api/schema/", LOGGED_IN),
@@ -52,8 +82,9 @@ def username_for(role: str) -> str | None:
 
 
 def fill(path: str, desk) -> str:
-    return path.format(run=desk.run.pk, finished_run=desk.finished_run.pk,
-                       refund=desk.refund.request_id)
+    return path.format(
+        run=desk.run.pk, finished_run=desk.finished_run.pk, refund=desk.refund.request_id
+    )
 
 
 def body_for(path: str, desk) -> dict:
@@ -75,8 +106,7 @@ def call(method: str, path: str, body: dict, username: str | None):
 
 
 @pytest.mark.parametrize("role", ROLES)
-@pytest.mark.parametrize(("method", "path", "expected"), API,
-                         ids=[f"{m} {p}" for m, p, _ in API])
+@pytest.mark.parametrize(("method", "path", "expected"), API, ids=[f"{m} {p}" for m, p, _ in API])
 def test_the_api_answers_each_role_as_designed(desk, method, path, expected, role):
     username = username_for(role)
     url = fill(path, desk)
@@ -103,7 +133,10 @@ def test_the_api_answers_each_role_as_designed(desk, method, path, expected, rol
         confirmation = desk.refund.confirmations.get()
         decided = "approved" if path.endswith("/approve/") else "rejected"
         assert (desk.refund.status, confirmation.status, confirmation.decided_by.username) == (
-            decided, decided, "reviewer")
+            decided,
+            decided,
+            "reviewer",
+        )
 
 
 @pytest.mark.parametrize("action", ["approve", "reject"])
@@ -111,8 +144,12 @@ def test_the_requesting_reviewer_may_not_decide_their_own_refund(desk, action):
     token_header("reviewer2")
     before = desk_state()
 
-    response = call("POST", f"/api/refunds/{desk.refund.request_id}/{action}/",
-                    body_for(f"/{action}/", desk), "reviewer2")
+    response = call(
+        "POST",
+        f"/api/refunds/{desk.refund.request_id}/{action}/",
+        body_for(f"/{action}/", desk),
+        "reviewer2",
+    )
 
     assert response.status_code == 403
     assert response.json()["code"] == "own_request"
@@ -126,26 +163,57 @@ def test_anyone_gets_a_token_with_good_credentials_and_a_400_with_bad_ones(demo,
     client = Client()
 
     if username is None:
-        response = client.post("/api/auth/token/", {"username": "agent", "password": "wrong"},
-                               content_type="application/json")
+        response = client.post(
+            "/api/auth/token/",
+            {"username": "agent", "password": "wrong"},
+            content_type="application/json",
+        )
         assert response.status_code == 400
         assert response.json()["code"] == "authorization"
         return
-    response = client.post("/api/auth/token/", {"username": username, "password": PASSWORD},
-                           content_type="application/json")
+    response = client.post(
+        "/api/auth/token/",
+        {"username": username, "password": PASSWORD},
+        content_type="application/json",
+    )
     assert response.status_code == 200
     assert response.json() == {"token": token_header(username).removeprefix("Token ")}
 
 
-STAFF_PAGE = {"intern": 200, "agent": 200, "supervisor": 200, "reviewer": 200,
-              "outsider": 403, "anonymous": 302}
-REVIEW_PAGE = {"intern": 403, "agent": 403, "supervisor": 403, "reviewer": 200,
-               "outsider": 403, "anonymous": 302}
+STAFF_PAGE = {
+    "intern": 200,
+    "agent": 200,
+    "supervisor": 200,
+    "reviewer": 200,
+    "outsider": 403,
+    "anonymous": 302,
+}
+REVIEW_PAGE = {
+    "intern": 403,
+    "agent": 403,
+    "supervisor": 403,
+    "reviewer": 200,
+    "outsider": 403,
+    "anonymous": 302,
+}
 # Django admin lets in `is_staff` users (reviewers and the superuser); others go to its login.
-ADMIN_PAGE = {"intern": 302, "agent": 302, "supervisor": 302, "reviewer": 200,
-              "outsider": 302, "anonymous": 302, "admin": 200}
-LOGGED_IN_PAGE = {"intern": 200, "agent": 200, "supervisor": 200, "reviewer": 200,
-                  "outsider": 200, "anonymous": 302}
+ADMIN_PAGE = {
+    "intern": 302,
+    "agent": 302,
+    "supervisor": 302,
+    "reviewer": 200,
+    "outsider": 302,
+    "anonymous": 302,
+    "admin": 200,
+}
+LOGGED_IN_PAGE = {
+    "intern": 200,
+    "agent": 200,
+    "supervisor": 200,
+    "reviewer": 200,
+    "outsider": 200,
+    "anonymous": 302,
+}
 
 PAGES = [
     ("/tickets/", STAFF_PAGE, "/login/"),
@@ -157,8 +225,11 @@ PAGES = [
 ]
 
 
-PAGE_CASES = [pytest.param(path, expected[role], login_url, role, id=f"{path}-{role}")
-              for path, expected, login_url in PAGES for role in expected]
+PAGE_CASES = [
+    pytest.param(path, expected[role], login_url, role, id=f"{path}-{role}")
+    for path, expected, login_url in PAGES
+    for role in expected
+]
 
 
 @pytest.mark.parametrize(("path", "expected", "login_url", "role"), PAGE_CASES)
@@ -178,15 +249,26 @@ def test_the_pages_answer_each_role_as_designed(desk, path, expected, login_url,
     assert desk_state() == before
 
 
-@pytest.mark.parametrize("accept", [None, "*/*", "application/vnd.oai.openapi",
-                                    "application/yaml", "application/vnd.oai.openapi+json",
-                                    "application/json"])
+@pytest.mark.parametrize(
+    "accept",
+    [
+        None,
+        "*/*",
+        "application/vnd.oai.openapi",
+        "application/yaml",
+        "application/vnd.oai.openapi+json",
+        "application/json",
+    ],
+)
 def test_it_refuses_the_schema_to_an_anonymous_caller_with_a_json_401(client, accept):
     headers = {"HTTP_ACCEPT": accept} if accept else {}
 
     response = client.get("/api/schema/", **headers)
 
     assert (response.status_code, response["Content-Type"]) == (401, "application/json")
-    assert response.json() == {"message": "Authentication credentials were not provided.",
-                               "code": "not_authenticated", "extra": {}}
+    assert response.json() == {
+        "message": "Authentication credentials were not provided.",
+        "code": "not_authenticated",
+        "extra": {},
+    }
     assert response["WWW-Authenticate"] == "Token"

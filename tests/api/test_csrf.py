@@ -61,8 +61,13 @@ def review_post(desk, action: str) -> dict:
 
 def admin_post(desk, action: str) -> dict:
     pk = desk.refund.pk
-    data = {"action": f"{action}_refunds", ACTION_CHECKBOX_NAME: [pk], "confirm": "yes",
-            f"version_{pk}": "1", "note": "checked"}
+    data = {
+        "action": f"{action}_refunds",
+        ACTION_CHECKBOX_NAME: [pk],
+        "confirm": "yes",
+        f"version_{pk}": "1",
+        "note": "checked",
+    }
     if action == "approve":
         data[f"fingerprint_{pk}"] = desk.fingerprint
     return data
@@ -101,8 +106,12 @@ def api_posts(desk) -> list:
     return [
         ("agent", "/api/tickets/TCK-1001/runs/", {"message": "What did the mug cost?"}, 202),
         ("agent", f"/api/runs/{desk.run.pk}/cancel/", {}, 200),
-        ("reviewer", f"/api/refunds/{desk.refund.request_id}/approve/",
-         {"version": 1, "fingerprint": desk.fingerprint}, 200),
+        (
+            "reviewer",
+            f"/api/refunds/{desk.refund.request_id}/approve/",
+            {"version": 1, "fingerprint": desk.fingerprint},
+            200,
+        ),
         ("reviewer", f"/api/refunds/{desk.refund.request_id}/reject/", {"version": 1}, 200),
     ]
 
@@ -130,8 +139,11 @@ def test_a_session_api_post_without_the_csrf_token_is_refused(desk, endpoint):
     response = client.post(url, body, content_type="application/json")
 
     assert response.status_code == 403
-    assert response.json() == {"message": "CSRF Failed: CSRF token missing.",
-                               "code": "permission_denied", "extra": {}}
+    assert response.json() == {
+        "message": "CSRF Failed: CSRF token missing.",
+        "code": "permission_denied",
+        "extra": {},
+    }
     assert desk_state() == before
 
 
@@ -151,8 +163,9 @@ def test_a_token_api_post_needs_no_csrf_token(desk, endpoint):
     username, url, body, expected = api_posts(desk)[ENDPOINTS.index(endpoint)]
     client = Client(enforce_csrf_checks=True)
 
-    response = client.post(url, body, content_type="application/json",
-                           HTTP_AUTHORIZATION=token_header(username))
+    response = client.post(
+        url, body, content_type="application/json", HTTP_AUTHORIZATION=token_header(username)
+    )
 
     assert response.status_code == expected, response.content
     check_done(desk, endpoint)

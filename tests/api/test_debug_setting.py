@@ -21,22 +21,33 @@ BASE_DIR = Path(settings.BASE_DIR)
 
 def clean_environment(tmp_path: Path, **extra: str) -> dict[str, str]:
     """Only what a process needs to start; a database of its own, never the test database."""
-    return {"PATH": os.environ["PATH"], "DJANGO_SETTINGS_MODULE": "config.settings",
-            "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}", **extra}
+    return {
+        "PATH": os.environ["PATH"],
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
+        **extra,
+    }
 
 
 def skip_if_dotenv_sets_debug() -> None:
     """Settings read BASE_DIR/.env; a developer's DJANGO_DEBUG there is not the default."""
     dotenv = BASE_DIR / ".env"
-    if dotenv.exists() and any(line.strip().startswith("DJANGO_DEBUG")
-                               for line in dotenv.read_text().splitlines()):
+    if dotenv.exists() and any(
+        line.strip().startswith("DJANGO_DEBUG") for line in dotenv.read_text().splitlines()
+    ):
         pytest.skip(".env sets DJANGO_DEBUG")
 
 
 def debug_setting(env: dict[str, str]) -> str:
     result = subprocess.run(
         [sys.executable, "-c", "from django.conf import settings; print(settings.DEBUG)"],
-        cwd=BASE_DIR, env=env, capture_output=True, text=True, timeout=60, check=True)
+        cwd=BASE_DIR,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
     return result.stdout.strip()
 
 
@@ -75,9 +86,19 @@ class DevServer:
         self.port = free_port()
         self._log = log_path.open("w")
         self.process = subprocess.Popen(
-            [sys.executable, "manage.py", "runserver", f"127.0.0.1:{self.port}", "--noreload",
-             "--skip-checks"],
-            cwd=BASE_DIR, env=env, stdout=self._log, stderr=subprocess.STDOUT)
+            [
+                sys.executable,
+                "manage.py",
+                "runserver",
+                f"127.0.0.1:{self.port}",
+                "--noreload",
+                "--skip-checks",
+            ],
+            cwd=BASE_DIR,
+            env=env,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+        )
         self.log_path = log_path
 
     def wait_until_listening(self, timeout: float = 30.0) -> None:
@@ -94,8 +115,9 @@ class DevServer:
 
     def get(self, path: str) -> tuple[int, str, bytes]:
         try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}{path}",
-                                        timeout=10) as response:
+            with urllib.request.urlopen(
+                f"http://127.0.0.1:{self.port}{path}", timeout=10
+            ) as response:
                 return response.status, response.headers["Content-Type"], response.read()
         except urllib.error.HTTPError as error:
             return error.code, error.headers["Content-Type"], error.read()
@@ -143,4 +165,6 @@ def test_it_answers_the_api_from_the_dev_server_with_debug_off(tmp_path, dev_ser
     assert (status, content_type) == (401, "application/json")
     assert json.loads(body) == {
         "message": "Authentication credentials were not provided.",
-        "code": "not_authenticated", "extra": {}}
+        "code": "not_authenticated",
+        "extra": {},
+    }

@@ -17,8 +17,20 @@ ON_POSTGRES = connection.vendor == "postgresql"
 SECRET_KEY = "sentinel-secret-key-4f1c2a9e7b"
 OPENAI_KEY = "sk-sentinel-openai-8d3e61"
 STRIPE_KEY = "sk_test_sentinel_stripe_52b7"
-LEAK_MARKERS = ["Traceback", 'File "', "django.db", "SELECT ", "INSERT ", "psycopg",
-                "sqlite3", SECRET_KEY, OPENAI_KEY, STRIPE_KEY, "/work/", "site-packages"]
+LEAK_MARKERS = [
+    "Traceback",
+    'File "',
+    "django.db",
+    "SELECT ",
+    "INSERT ",
+    "psycopg",
+    "sqlite3",
+    SECRET_KEY,
+    OPENAI_KEY,
+    STRIPE_KEY,
+    "/work/",
+    "site-packages",
+]
 
 
 @pytest.fixture(params=[False, True], ids=["debug-off", "debug-on"])
@@ -64,7 +76,7 @@ def bad_requests(desk) -> list[tuple]:
         ("GET", "/api/tickets/TCK-9999/", None, None, 404),
         ("GET", "/api/tickets/TCK%001001/", None, None, 404),
         ("PUT", "/api/tickets/TCK-1001/", {"subject": "x"}, json_, 405),
-        ("POST", "/api/tickets/TCK-1001/runs/", "{\"message\": ", json_, 400),
+        ("POST", "/api/tickets/TCK-1001/runs/", '{"message": ', json_, 400),
         ("POST", "/api/tickets/TCK-1001/runs/", {"message": ["a"]}, json_, 400),
         ("POST", "/api/tickets/TCK-1001/runs/", {"message": 7}, json_, 400),
         ("POST", "/api/tickets/TCK-1001/runs/", {"message": "x" * 100_000}, json_, 400),
@@ -91,13 +103,17 @@ def bad_requests(desk) -> list[tuple]:
         ("GET", "/api/refunds/rf_%00/", None, None, 404),
         ("PATCH", f"/api/refunds/{refund}/", {"status": "approved"}, json_, 405),
         ("GET", f"/api/refunds/{refund}/approve/", None, None, 405),
-        ("POST", "/api/refunds/rf_000000000000000000000000/approve/", {"version": 1}, json_,
-         404),
+        ("POST", "/api/refunds/rf_000000000000000000000000/approve/", {"version": 1}, json_, 404),
         ("POST", f"/api/refunds/{refund}/reject/", "[1, 2", json_, 400),
         ("POST", f"/api/refunds/{refund}/reject/", {"version": "one"}, json_, 400),
         ("POST", f"/api/refunds/{refund}/reject/", {"version": True}, json_, 400),
-        ("POST", f"/api/refunds/{refund}/reject/", {"version": 1, "note": "n" * 50_000}, json_,
-         400),
+        (
+            "POST",
+            f"/api/refunds/{refund}/reject/",
+            {"version": 1, "note": "n" * 50_000},
+            json_,
+            400,
+        ),
     ]
     return requests
 
@@ -131,26 +147,36 @@ def test_bad_input_at_every_endpoint_is_a_clean_4xx(desk, secrets):
 def test_approve_with_bad_bodies_answers_400_and_changes_nothing(desk, secrets):
     client = Client(raise_request_exception=False)
     url = f"/api/refunds/{desk.refund.request_id}/approve/"
-    bodies = [{}, {"version": 1}, {"version": 1, "fingerprint": "x" * 64},
-              {"version": 0, "fingerprint": desk.fingerprint},
-              {"version": 1.5, "fingerprint": desk.fingerprint},
-              {"version": [1], "fingerprint": desk.fingerprint},
-              {"version": 1, "fingerprint": desk.fingerprint.upper()},
-              {"version": 1, "fingerprint": desk.fingerprint, "note": {"a": 1}}]
+    bodies = [
+        {},
+        {"version": 1},
+        {"version": 1, "fingerprint": "x" * 64},
+        {"version": 0, "fingerprint": desk.fingerprint},
+        {"version": 1.5, "fingerprint": desk.fingerprint},
+        {"version": [1], "fingerprint": desk.fingerprint},
+        {"version": 1, "fingerprint": desk.fingerprint.upper()},
+        {"version": 1, "fingerprint": desk.fingerprint, "note": {"a": 1}},
+    ]
     reviewer = token_header("reviewer")
     before = desk_state()
 
     for body in bodies:
-        response = client.post(url, body, content_type="application/json",
-                               HTTP_AUTHORIZATION=reviewer)
+        response = client.post(
+            url, body, content_type="application/json", HTTP_AUTHORIZATION=reviewer
+        )
         assert_no_leak(response)
         assert_error_shape(response, 400)
 
     assert desk_state() == before
 
 
-UNKNOWN_API_PATHS = ["/api/nope/", "/api/tickets/TCK-1001/nope/", "/api/runs/not-a-uuid/",
-                     "/api/refunds/rf_x/approve/extra/", "/api/"]
+UNKNOWN_API_PATHS = [
+    "/api/nope/",
+    "/api/tickets/TCK-1001/nope/",
+    "/api/runs/not-a-uuid/",
+    "/api/refunds/rf_x/approve/extra/",
+    "/api/",
+]
 
 
 @pytest.mark.parametrize("path", UNKNOWN_API_PATHS)
@@ -160,16 +186,21 @@ def test_an_unknown_api_path_is_a_json_404(client, secrets, path, method):
 
     assert_no_leak(response)
     assert assert_error_shape(response, 404) == {
-        "message": "No API endpoint at this path.", "code": "not_found", "extra": {}}
+        "message": "No API endpoint at this path.",
+        "code": "not_found",
+        "extra": {},
+    }
 
 
 def test_an_api_path_without_its_slash_names_the_right_one(client, secrets):
-    response = client.post("/api/tickets/TCK-1001/runs", {"message": "hi"},
-                           content_type="application/json")
+    response = client.post(
+        "/api/tickets/TCK-1001/runs", {"message": "hi"}, content_type="application/json"
+    )
 
     assert_no_leak(response)
     assert assert_error_shape(response, 404)["extra"] == {
-        "did_you_mean": "/api/tickets/TCK-1001/runs/"}
+        "did_you_mean": "/api/tickets/TCK-1001/runs/"
+    }
 
 
 def test_an_unknown_page_outside_the_api_is_the_html_404(client, settings):
@@ -191,8 +222,11 @@ def test_a_crash_in_an_api_view_is_a_json_500_without_a_traceback(secrets, desk,
     response = client.get("/api/tickets/", HTTP_AUTHORIZATION=token_header("agent"))
 
     body = assert_error_shape(response, 500)
-    assert body == {"message": "Something went wrong on our side.", "code": "server_error",
-                    "extra": {}}
+    assert body == {
+        "message": "Something went wrong on our side.",
+        "code": "server_error",
+        "extra": {},
+    }
     for marker in LEAK_MARKERS:
         assert marker not in response.content.decode()
 
@@ -209,8 +243,11 @@ def test_a_crash_outside_drf_under_the_api_is_a_json_500(settings, monkeypatch):
     response = client.get("/api/tickets")
 
     body = assert_error_shape(response, 500)
-    assert body == {"message": "Something went wrong on our side.", "code": "server_error",
-                    "extra": {}}
+    assert body == {
+        "message": "Something went wrong on our side.",
+        "code": "server_error",
+        "extra": {},
+    }
 
 
 def test_a_crash_in_a_page_is_the_html_500(settings, desk, monkeypatch):
@@ -230,10 +267,15 @@ def test_a_crash_in_a_page_is_the_html_500(settings, desk, monkeypatch):
     assert "boom" not in response.content.decode()
 
 
-@pytest.mark.parametrize(("path", "expected"), [
-    ("/tickets/TCK%001001/", 404), ("/tickets/?q=%00", 400),
-    ("/review/rf_%00/", 404), ("/review/?q=%00", 400),
-])
+@pytest.mark.parametrize(
+    ("path", "expected"),
+    [
+        ("/tickets/TCK%001001/", 404),
+        ("/tickets/?q=%00", 400),
+        ("/review/rf_%00/", 404),
+        ("/review/?q=%00", 400),
+    ],
+)
 def test_a_nul_byte_in_a_page_url_is_not_a_server_error(desk, path, expected):
     client = Client(raise_request_exception=False)
     client.force_login(user("reviewer"))
@@ -255,15 +297,19 @@ def test_a_nul_byte_in_a_token_is_a_401(demo):
 @pytest.mark.parametrize("path", ["/api/crash/", "/api/crash-in-middleware/"])
 @pytest.mark.parametrize("accept", ["text/html", "application/json", "*/*"])
 def test_it_answers_a_crash_under_the_api_with_the_json_500_whatever_debug_says(
-        secrets, caplog, path, accept):
+    secrets, caplog, path, accept
+):
     secrets.MIDDLEWARE = [*secrets.MIDDLEWARE, "tests.api.crashing.CrashUnderApi"]
     client = Client(raise_request_exception=False)
 
     response = client.get(path, HTTP_ACCEPT=accept)
 
     body = assert_error_shape(response, 500)
-    assert body == {"message": "Something went wrong on our side.", "code": "server_error",
-                    "extra": {}}
+    assert body == {
+        "message": "Something went wrong on our side.",
+        "code": "server_error",
+        "extra": {},
+    }
     for marker in [*LEAK_MARKERS, CRASH_MESSAGE, "boom"]:
         assert marker not in response.content.decode()
     [logged] = [record for record in caplog.records if record.exc_info]
@@ -271,8 +317,12 @@ def test_it_answers_a_crash_under_the_api_with_the_json_500_whatever_debug_says(
     assert str(logged.exc_info[1]) == CRASH_MESSAGE
 
 
-NOT_FOUND_PAGES = ["/no-such-page/", "/tickets/TCK-9999/", "/review/rf_000000000000000000000000/",
-                   "/admin/no-such-page/"]
+NOT_FOUND_PAGES = [
+    "/no-such-page/",
+    "/tickets/TCK-9999/",
+    "/review/rf_000000000000000000000000/",
+    "/admin/no-such-page/",
+]
 
 
 @pytest.mark.parametrize("path", NOT_FOUND_PAGES)
@@ -289,8 +339,15 @@ def test_it_answers_a_missing_page_with_the_plain_404_even_with_debug_on(desk, s
     assert response["Content-Type"] == "text/html; charset=utf-8"
     assert response.content == plain.content
     body = response.content.decode()
-    for pattern in ["Using the URLconf", "api/", "admin/", "tickets/", "review/", "login/",
-                    "Raised by"]:
+    for pattern in [
+        "Using the URLconf",
+        "api/",
+        "admin/",
+        "tickets/",
+        "review/",
+        "login/",
+        "Raised by",
+    ]:
         assert pattern not in body
 
 

@@ -69,19 +69,22 @@ def lenient_checks(case) -> list:
 
 
 lazy_schema = schemathesis.pytest.from_fixture("api_schema")
-FUZZ = settings(max_examples=15, deadline=None, derandomize=True,
-                suppress_health_check=list(HealthCheck))
+FUZZ = settings(
+    max_examples=15, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck)
+)
 
 
 @lazy_schema.exclude(path_regex="(approve|reject)/$").parametrize()
 @FUZZ
 def test_every_endpoint_answers_as_documented_for_an_agent(case):
-    case.call_and_validate(headers={"Authorization": token_header("agent")},
-                           excluded_checks=lenient_checks(case))
+    case.call_and_validate(
+        headers={"Authorization": token_header("agent")}, excluded_checks=lenient_checks(case)
+    )
 
 
 @lazy_schema.include(path_regex="(approve|reject)/$").parametrize()
 @FUZZ
 def test_the_decision_endpoints_answer_as_documented_for_a_reviewer(case):
-    case.call_and_validate(headers={"Authorization": token_header("reviewer")},
-                           excluded_checks=lenient_checks(case))
+    case.call_and_validate(
+        headers={"Authorization": token_header("reviewer")}, excluded_checks=lenient_checks(case)
+    )

@@ -10,8 +10,7 @@ def offline_planner(settings):
     settings.LLM_PROVIDER = "offline"
 
 
-def test_it_shows_live_progress_and_the_proposal(page, login, demo, offline_planner,
-                                                 celery_worker):
+def test_it_shows_live_progress_and_the_proposal(page, login, demo, offline_planner, celery_worker):
     login("agent")
     page.goto("/tickets/TCK-1001/")
     assert page.locator("#provider-label").inner_text() == "Offline planner"

@@ -18,9 +18,12 @@ def pending_refund(demo) -> RefundRequest:
     agent = get_user_model().objects.get(username="agent")
     return refund_propose(
         ticket=Ticket.objects.get(reference="TCK-1001"),
-        order=Order.objects.get(order_id="202610110087"), amount=Decimal("129.00"),
-        reason="damaged", explanation="The mug arrived in pieces; photo on the ticket.",
-        requested_by=agent, role="agent",
+        order=Order.objects.get(order_id="202610110087"),
+        amount=Decimal("129.00"),
+        reason="damaged",
+        explanation="The mug arrived in pieces; photo on the ticket.",
+        requested_by=agent,
+        role="agent",
     ).refund
 
 
@@ -34,8 +37,9 @@ def test_it_keeps_support_agents_out_of_the_review_queue(page, login, pending_re
     assert pending_refund.request_id not in page.content()
 
 
-def test_a_reviewer_approves_a_pending_refund_and_sees_it_succeed(page, login, pending_refund,
-                                                                 celery_worker):
+def test_a_reviewer_approves_a_pending_refund_and_sees_it_succeed(
+    page, login, pending_refund, celery_worker
+):
     login("reviewer")
     page.locator("header nav").get_by_text("Review queue").click()
     page.wait_for_url("**/review/")

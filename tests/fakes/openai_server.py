@@ -28,34 +28,51 @@ class Sleep:
     then: object = None
 
 
-def completion(message: dict, *, finish_reason: str, model: str = "gpt-4o-mini",
-               prompt_tokens: int = 120, completion_tokens: int = 30) -> dict:
+def completion(
+    message: dict,
+    *,
+    finish_reason: str,
+    model: str = "gpt-4o-mini",
+    prompt_tokens: int = 120,
+    completion_tokens: int = 30,
+) -> dict:
     return {
         "id": f"chatcmpl-fake{next(_ids)}",
         "object": "chat.completion",
         "created": int(time.time()),
         "model": model,
-        "choices": [{"index": 0, "message": message, "logprobs": None,
-                     "finish_reason": finish_reason}],
-        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                  "total_tokens": prompt_tokens + completion_tokens},
+        "choices": [
+            {"index": 0, "message": message, "logprobs": None, "finish_reason": finish_reason}
+        ],
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        },
     }
 
 
 def text_reply(content: str, **usage) -> dict:
-    return completion({"role": "assistant", "content": content, "refusal": None},
-                      finish_reason="stop", **usage)
+    return completion(
+        {"role": "assistant", "content": content, "refusal": None}, finish_reason="stop", **usage
+    )
 
 
 def tool_call(name: str, arguments: dict | str, call_id: str | None = None) -> dict:
     raw = arguments if isinstance(arguments, str) else json.dumps(arguments)
-    return {"id": call_id or f"call_{next(_ids)}", "type": "function",
-            "function": {"name": name, "arguments": raw}}
+    return {
+        "id": call_id or f"call_{next(_ids)}",
+        "type": "function",
+        "function": {"name": name, "arguments": raw},
+    }
 
 
 def tool_reply(*calls: dict, content: str | None = None, **usage) -> dict:
-    return completion({"role": "assistant", "content": content, "refusal": None,
-                       "tool_calls": list(calls)}, finish_reason="tool_calls", **usage)
+    return completion(
+        {"role": "assistant", "content": content, "refusal": None, "tool_calls": list(calls)},
+        finish_reason="tool_calls",
+        **usage,
+    )
 
 
 def error_body(status: int, message: str) -> tuple[int, dict]:
@@ -142,8 +159,7 @@ class FakeOpenAI:
 
         self._server = ThreadingHTTPServer((HOST, 0), Handler)
         self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, name="fake-openai",
-                         daemon=True).start()
+        threading.Thread(target=self._server.serve_forever, name="fake-openai", daemon=True).start()
         return self
 
     def stop(self) -> None:
@@ -158,5 +174,8 @@ class FakeOpenAI:
     @property
     def worker_env(self) -> dict:
         """Environment for a worker subprocess so it talks to this server too."""
-        return {"LLM_PROVIDER": "openai", "OPENAI_BASE_URL": self.base_url,
-                "OPENAI_API_KEY": "test-key"}
+        return {
+            "LLM_PROVIDER": "openai",
+            "OPENAI_BASE_URL": self.base_url,
+            "OPENAI_API_KEY": "test-key",
+        }

@@ -105,8 +105,10 @@ class FakeStripe:
         elif method == "GET" and path.startswith("/v1/refunds/"):
             status, body = self._retrieve(path.rsplit("/", 1)[1])
         else:
-            status, body = 404, _error("invalid_request_error", f"Unrecognized request URL "
-                                                                f"({method}: {path}).")
+            status, body = (
+                404,
+                _error("invalid_request_error", f"Unrecognized request URL ({method}: {path})."),
+            )
         if script and script.kind == "stall":
             time.sleep(script.seconds)
         return status, body
@@ -120,7 +122,8 @@ class FakeStripe:
                         "idempotency_error",
                         "Keys for idempotent requests can only be used with the same "
                         f"parameters they were first used with. Try using a key other than "
-                        f"'{key}' if you meant to execute a different request.")
+                        f"'{key}' if you meant to execute a different request.",
+                    )
                 return status, {**body, "_replayed": True}
             status, body = self._new_refund(params)
             if key:
@@ -130,45 +133,66 @@ class FakeStripe:
     def _new_refund(self, params: dict) -> tuple[int, dict]:
         intent = params.get("payment_intent", "")
         if not intent:
-            return 400, _error("invalid_request_error", "Must provide payment_intent.",
-                               param="payment_intent")
+            return 400, _error(
+                "invalid_request_error", "Must provide payment_intent.", param="payment_intent"
+            )
         captured = self.captured.get(intent, self.default_captured)
-        refunded = sum(r["amount"] for r in self.refunds.values()
-                       if r["payment_intent"] == intent)
+        refunded = sum(r["amount"] for r in self.refunds.values() if r["payment_intent"] == intent)
         amount = int(params.get("amount", captured - refunded))
         if amount <= 0 or refunded + amount > captured:
-            return 400, _error("invalid_request_error",
-                               f"Refund amount ({amount}) is greater than unrefunded amount on "
-                               f"charge ({captured - refunded})", param="amount",
-                               code="amount_too_large")
-        metadata = {k[len("metadata["):-1]: v for k, v in params.items()
-                    if k.startswith("metadata[")}
-        refund = {"id": f"re_{uuid.uuid4().hex[:24]}", "object": "refund", "amount": amount,
-                  "currency": self.currency, "status": self.new_refund_status,
-                  "payment_intent": intent,
-                  "metadata": metadata, "created": int(time.time()), "reason": None}
+            return 400, _error(
+                "invalid_request_error",
+                f"Refund amount ({amount}) is greater than unrefunded amount on "
+                f"charge ({captured - refunded})",
+                param="amount",
+                code="amount_too_large",
+            )
+        metadata = {
+            k[len("metadata[") : -1]: v for k, v in params.items() if k.startswith("metadata[")
+        }
+        refund = {
+            "id": f"re_{uuid.uuid4().hex[:24]}",
+            "object": "refund",
+            "amount": amount,
+            "currency": self.currency,
+            "status": self.new_refund_status,
+            "payment_intent": intent,
+            "metadata": metadata,
+            "created": int(time.time()),
+            "reason": None,
+        }
         self.refunds[refund["id"]] = refund
         return 200, refund
 
     def _list(self, params: dict) -> tuple[int, dict]:
         with self.lock:
-            data = [r for r in reversed(self.refunds.values())
-                    if r["payment_intent"] == params.get("payment_intent", r["payment_intent"])]
+            data = [
+                r
+                for r in reversed(self.refunds.values())
+                if r["payment_intent"] == params.get("payment_intent", r["payment_intent"])
+            ]
         limit = int(params.get("limit", 10))
-        return 200, {"object": "list", "url": "/v1/refunds", "has_more": len(data) > limit,
-                     "data": data[:limit]}
+        return 200, {
+            "object": "list",
+            "url": "/v1/refunds",
+            "has_more": len(data) > limit,
+            "data": data[:limit],
+        }
 
     def _retrieve(self, refund_id: str) -> tuple[int, dict]:
         with self.lock:
             refund = self.refunds.get(refund_id)
         if refund is None:
-            return 404, _error("invalid_request_error", f"No such refund: '{refund_id}'",
-                               param="id", code="resource_missing")
+            return 404, _error(
+                "invalid_request_error",
+                f"No such refund: '{refund_id}'",
+                param="id",
+                code="resource_missing",
+            )
         return 200, refund
 
 
-def _error(kind: str, message: str, *, code: str | None = None,
-           param: str | None = None) -> dict:
+def _error(kind: str, message: str, *, code: str | None = None, param: str | None = None) -> dict:
     error = {"type": kind, "message": message}
     if code:
         error["code"] = code

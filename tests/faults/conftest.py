@@ -39,9 +39,20 @@ class PrivateRedis:
     def start(self, timeout: float = 10.0) -> "PrivateRedis":
         log = self.log_path.open("a")
         self.process = subprocess.Popen(
-            [REDIS_SERVER, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-             "--appendonly", "no"],
-            stdout=log, stderr=subprocess.STDOUT)
+            [
+                REDIS_SERVER,
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
         log.close()
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -87,7 +98,10 @@ def celery_publishing_to(url: str, transport_options: dict):
     _reset_publisher_pools()
     # The transport then comes from the URL's scheme (a set broker_transport would win).
     conf.broker_url, conf.broker_transport, conf.broker_transport_options = (
-        url, None, transport_options)
+        url,
+        None,
+        transport_options,
+    )
     try:
         yield
     finally:
@@ -142,8 +156,9 @@ class LateStripe(FakeStripe):
         time.sleep(delay)
         status, body = super()._create(params, key)
         if fail:
-            return 500, {"error": {"type": "api_error",
-                                   "message": "Something went wrong on Stripe's end."}}
+            return 500, {
+                "error": {"type": "api_error", "message": "Something went wrong on Stripe's end."}
+            }
         return status, body
 
 

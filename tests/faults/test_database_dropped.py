@@ -20,38 +20,48 @@ from tests.services import WorkerProcess, database_url_for_subprocess, wait_for
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
 
 
-
 def terminate_backends(application_name: str) -> int:
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
             "WHERE application_name = %s AND datname = current_database() "
-            "AND pid <> pg_backend_pid()", [application_name])
+            "AND pid <> pg_backend_pid()",
+            [application_name],
+        )
         return cursor.fetchone()[0]
 
 
 def backends(application_name: str) -> int:
     with connection.cursor() as cursor:
-        cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE application_name = %s",
-                       [application_name])
+        cursor.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE application_name = %s", [application_name]
+        )
         return cursor.fetchone()[0]
 
 
 def test_a_step_whose_database_connection_drops_is_retried_without_duplicates(
-        postgres, demo, fake_openai, tmp_path):
+    postgres, demo, fake_openai, tmp_path
+):
     # Given a worker, recognisable in pg_stat_activity, running a tool that blocks
     name = f"flt-worker-{uuid.uuid4().hex[:8]}"
     (tmp_path / "block").touch()
     fake_openai.enqueue(
-        tool_reply(tool_call("counted_probe", {}, call_id="call_counted"),
-                   tool_call("blocking_probe", {}, call_id="call_blocking")),
-        text_reply("Both probes ran."))
+        tool_reply(
+            tool_call("counted_probe", {}, call_id="call_counted"),
+            tool_call("blocking_probe", {}, call_id="call_blocking"),
+        ),
+        text_reply("Both probes ran."),
+    )
     worker = WorkerProcess(
-        current_app.conf.task_default_queue, log_name="flt-db-dropped",
+        current_app.conf.task_default_queue,
+        log_name="flt-db-dropped",
         extra_args=["--include", "tests.agent.worker_tools"],
-        extra_env={**fake_openai.worker_env, "PROBE_DIR": str(tmp_path),
-                   "TOOL_TIMEOUT_S": "30",
-                   "DATABASE_URL": f"{database_url_for_subprocess()}?application_name={name}"},
+        extra_env={
+            **fake_openai.worker_env,
+            "PROBE_DIR": str(tmp_path),
+            "TOOL_TIMEOUT_S": "30",
+            "DATABASE_URL": f"{database_url_for_subprocess()}?application_name={name}",
+        },
     ).start()
     try:
         run = start_run("Probe both.")
@@ -63,8 +73,10 @@ def test_a_step_whose_database_connection_drops_is_retried_without_duplicates(
         (tmp_path / "block").unlink()
 
         # Then the run still completes
-        wait_for(lambda: AgentRun.objects.get(pk=run.pk).status in ("completed", "failed"),
-                 what="the run to end")
+        wait_for(
+            lambda: AgentRun.objects.get(pk=run.pk).status in ("completed", "failed"),
+            what="the run to end",
+        )
         log = worker.log()
         assert worker.process.poll() is None
     finally:
@@ -72,20 +84,36 @@ def test_a_step_whose_database_connection_drops_is_retried_without_duplicates(
 
     run.refresh_from_db()
     assert (run.status, run.stop_reason, run.final_answer, run.error) == (
-        "completed", "final_answer", "Both probes ran.", "")
+        "completed",
+        "final_answer",
+        "Both probes ran.",
+        "",
+    )
     assert "database connection lost mid-step" in log
     assert "Retry in" in log
     # the model was asked once per step: the retry did not ask it again for step 1
     assert len(fake_openai.requests) == 2
     assert [m["tool_call_id"] for m in fake_openai.tool_messages(1)] == [
-        "call_counted", "call_blocking"]
+        "call_counted",
+        "call_blocking",
+    ]
     # and the transcript is whole: contiguous seqs, one tool message per call id
-    messages = list(AgentMessage.objects.filter(run=run).order_by("seq")
-                    .values_list("seq", "role", "tool_call_id"))
-    assert messages == [(1, "user", ""), (2, "assistant", ""), (3, "tool", "call_counted"),
-                        (4, "tool", "call_blocking"), (5, "assistant", "")]
-    assert sorted(ToolCallLog.objects.filter(run=run).values_list("tool_call_id", flat=True)) \
-        == ["call_blocking", "call_counted"]
+    messages = list(
+        AgentMessage.objects.filter(run=run)
+        .order_by("seq")
+        .values_list("seq", "role", "tool_call_id")
+    )
+    assert messages == [
+        (1, "user", ""),
+        (2, "assistant", ""),
+        (3, "tool", "call_counted"),
+        (4, "tool", "call_blocking"),
+        (5, "assistant", ""),
+    ]
+    assert sorted(ToolCallLog.objects.filter(run=run).values_list("tool_call_id", flat=True)) == [
+        "call_blocking",
+        "call_counted",
+    ]
     assert not RunEvent.objects.filter(run=run, type="run.failed").exists()
     # The counted tool was logged before the drop and never ran again; the blocking one ran
     # again because its log row was the write that failed (a read tool: harmless).

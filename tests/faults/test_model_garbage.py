@@ -21,17 +21,33 @@ pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
 MALFORMED = "The model call failed: the model returned a malformed response: "
 
 GARBAGE = [
-    (b"<html><body>502 Bad Gateway</body></html>", MALFORMED + "the body is not a chat "
-                                                   "completion."),
+    (
+        b"<html><body>502 Bad Gateway</body></html>",
+        MALFORMED + "the body is not a chat completion.",
+    ),
     ((200, b'{"id": "chatcmpl-1", "object": "chat.completion", "choi'), MALFORMED),
     ((200, {"id": "x", "object": "chat.completion"}), MALFORMED + "no choices."),
-    ((200, {"id": "x", "object": "chat.completion", "choices": []}),
-     MALFORMED + "empty choices."),
-    ((200, {"id": "x", "object": "chat.completion", "choices": [
-        {"index": 0, "finish_reason": "tool_calls", "message": {
-            "role": "assistant", "tool_calls": [{"type": "function",
-                                                 "function": {"arguments": "{}"}}]}}]}),
-     MALFORMED + "a tool call without an id or a function name."),
+    ((200, {"id": "x", "object": "chat.completion", "choices": []}), MALFORMED + "empty choices."),
+    (
+        (
+            200,
+            {
+                "id": "x",
+                "object": "chat.completion",
+                "choices": [
+                    {
+                        "index": 0,
+                        "finish_reason": "tool_calls",
+                        "message": {
+                            "role": "assistant",
+                            "tool_calls": [{"type": "function", "function": {"arguments": "{}"}}],
+                        },
+                    }
+                ],
+            },
+        ),
+        MALFORMED + "a tool call without an id or a function name.",
+    ),
     ((200, [1, 2, 3]), MALFORMED + "no choices."),
 ]
 
@@ -46,10 +62,12 @@ def wait_for_end(run_id, timeout: float = 30.0) -> AgentRun:
     raise AssertionError(f"run {run_id} did not end")
 
 
-def test_garbage_from_the_model_fails_runs_readably_and_the_worker_keeps_working(
-        demo, fake_openai):
-    worker = WorkerProcess(current_app.conf.task_default_queue, log_name="flt-garbage",
-                           extra_env=fake_openai.worker_env).start()
+def test_garbage_from_the_model_fails_runs_readably_and_the_worker_keeps_working(demo, fake_openai):
+    worker = WorkerProcess(
+        current_app.conf.task_default_queue,
+        log_name="flt-garbage",
+        extra_env=fake_openai.worker_env,
+    ).start()
     try:
         pid = worker.process.pid
         # When each run gets one garbage answer

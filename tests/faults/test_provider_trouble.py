@@ -26,12 +26,14 @@ pytestmark = pytest.mark.django_db
 
 
 def transitions(refund) -> list[str]:
-    return list(RefundEvent.objects.filter(refund_request=refund)
-                .values_list("to_status", flat=True))
+    return list(
+        RefundEvent.objects.filter(refund_request=refund).values_list("to_status", flat=True)
+    )
 
 
 def test_a_simulated_provider_slower_than_the_timeout_is_reconciled_to_its_refund(
-        settings, simulated_provider, make_refund):
+    settings, simulated_provider, make_refund
+):
     # Given a provider that answers after we stopped waiting, having made the refund
     settings.REFUND_PROVIDER_TIMEOUT_S = 0.05
     settings.SIMULATED_PROVIDER_LATENCY_S = 0.2
@@ -48,22 +50,21 @@ def test_a_simulated_provider_slower_than_the_timeout_is_reconciled_to_its_refun
     ledger = SimulatedRefund.objects.get()
     assert dict(first.unknown) == {"succeeded": 1}
     assert dict(second.unknown) == {}
-    assert (refund.status, refund.provider_refund_id) == (S.SUCCEEDED,
-                                                           ledger.provider_refund_id)
+    assert (refund.status, refund.provider_refund_id) == (S.SUCCEEDED, ledger.provider_refund_id)
     assert ledger.idempotency_key == refund.request_id
     assert len(simulated_provider.calls("create")) == 1
     assert transitions(refund) == ["executing", "outcome_unknown", "succeeded"]
 
 
 def test_a_stripe_500_after_the_refund_was_made_is_reconciled_to_that_refund(
-        late_stripe, make_refund):
+    late_stripe, make_refund
+):
     # Given Stripe makes the refund and then answers 500
     late_stripe.fail_after_work_next()
     refund = make_refund()
 
     assert execute_refund(refund.pk) == "outcome_unknown"
-    assert RefundEvent.objects.filter(refund_request=refund).last().detail["code"] == (
-        "APIError")
+    assert RefundEvent.objects.filter(refund_request=refund).last().detail["code"] == ("APIError")
 
     # When the sweep runs
     report = refunds_reconcile()
@@ -78,7 +79,8 @@ def test_a_stripe_500_after_the_refund_was_made_is_reconciled_to_that_refund(
 
 
 def test_a_refund_stripe_makes_after_we_gave_up_is_never_called_failed_while_it_can_land(
-        settings, late_stripe, make_refund):
+    settings, late_stripe, make_refund
+):
     # Given Stripe acts on the refund only well after the client stopped waiting
     settings.REFUND_PROVIDER_TIMEOUT_S = 0.5
     late_stripe.land_late_next(2.0)

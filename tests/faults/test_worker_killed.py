@@ -5,7 +5,6 @@ re-sends under the same key). This is the other half: the provider made the refu
 worker died waiting for the answer; the sweep must adopt that refund, never make a second.
 """
 
-
 import pytest
 
 from refunds.execution import refunds_reconcile
@@ -20,14 +19,21 @@ S = RefundRequest.Status
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
 
 
-
 def test_a_worker_killed_after_the_provider_refunded_is_settled_with_that_refund(
-        stripe_server, make_refund):
+    stripe_server, make_refund
+):
     # Given a worker whose provider makes the refund, then holds the answer back
     stripe_server.stall_next(seconds=20)
-    worker = WorkerProcess(TEST_QUEUE, log_name="flt-killed-after-refund", extra_env={
-        "REFUND_ADAPTER": "stripe", "STRIPE_API_KEY": stripe_server.api_key,
-        "STRIPE_API_BASE": stripe_server.url, "REFUND_PROVIDER_TIMEOUT_S": "30"}).start()
+    worker = WorkerProcess(
+        TEST_QUEUE,
+        log_name="flt-killed-after-refund",
+        extra_env={
+            "REFUND_ADAPTER": "stripe",
+            "STRIPE_API_KEY": stripe_server.api_key,
+            "STRIPE_API_BASE": stripe_server.url,
+            "REFUND_PROVIDER_TIMEOUT_S": "30",
+        },
+    ).start()
     refund = make_refund()
     try:
         execute_refund.delay(refund.pk)
@@ -50,7 +56,9 @@ def test_a_worker_killed_after_the_provider_refunded_is_settled_with_that_refund
     assert len(stripe_server.refunds) == 1
     [sent] = stripe_server.create_requests()
     assert sent.headers["idempotency-key"] == refund.request_id
-    assert list(RefundEvent.objects.filter(refund_request=refund)
-                .values_list("to_status", flat=True)) == ["executing", "succeeded"]
+    assert list(
+        RefundEvent.objects.filter(refund_request=refund).values_list("to_status", flat=True)
+    ) == ["executing", "succeeded"]
     assert RefundEvent.objects.filter(refund_request=refund).last().detail["source"] == (
-        "reconcile")
+        "reconcile"
+    )

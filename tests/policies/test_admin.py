@@ -40,13 +40,15 @@ def form_data(version: PolicyVersion) -> dict:
         "_save": "Save",
     }
     for index, clause in enumerate(clauses):
-        data.update({
-            f"clauses-{index}-id": str(clause.pk),
-            f"clauses-{index}-policy_version": str(version.pk),
-            f"clauses-{index}-ref": clause.ref,
-            f"clauses-{index}-title": clause.title,
-            f"clauses-{index}-text": clause.text,
-        })
+        data.update(
+            {
+                f"clauses-{index}-id": str(clause.pk),
+                f"clauses-{index}-policy_version": str(version.pk),
+                f"clauses-{index}-ref": clause.ref,
+                f"clauses-{index}-title": clause.title,
+                f"clauses-{index}-text": clause.text,
+            }
+        )
     return data
 
 
@@ -76,11 +78,13 @@ def test_it_saves_edits_of_a_published_version_as_a_new_draft(superuser_client):
     assert draft.status == "draft"
     assert draft.rules["refund_window_days"] == 45
     assert draft.clauses.get(ref="R-1").text == (
-        "A refund can be requested up to 45 days after delivery.")
+        "A refund can be requested up to 45 days after delivery."
+    )
     assert draft.clauses.count() == 6
     assert messages_of(response) == [
         "refunds v1 is published and was left unchanged. Your edits were saved as a new "
-        "draft, v2; publish it to put them into effect."]
+        "draft, v2; publish it to put them into effect."
+    ]
     assert LogEntry.objects.get().object_id == str(draft.pk)
 
 
@@ -89,15 +93,27 @@ def test_it_carries_added_and_deleted_clauses_into_the_draft(superuser_client):
     before = snapshot(v1)
     data = form_data(v1)
     data["clauses-5-DELETE"] = "on"
-    data.update({"clauses-TOTAL_FORMS": "7", "clauses-6-policy_version": str(v1.pk),
-                 "clauses-6-ref": "R-7", "clauses-6-title": "Loyalty members",
-                 "clauses-6-text": "Members get 60 days."})
+    data.update(
+        {
+            "clauses-TOTAL_FORMS": "7",
+            "clauses-6-policy_version": str(v1.pk),
+            "clauses-6-ref": "R-7",
+            "clauses-6-title": "Loyalty members",
+            "clauses-6-text": "Members get 60 days.",
+        }
+    )
 
     superuser_client.post(change_url(v1), data)
 
     draft = PolicyVersion.objects.get(policy=v1.policy, version=2)
     assert list(draft.clauses.order_by("ref").values_list("ref", flat=True)) == [
-        "R-1", "R-2", "R-3", "R-4", "R-5", "R-7"]
+        "R-1",
+        "R-2",
+        "R-3",
+        "R-4",
+        "R-5",
+        "R-7",
+    ]
     assert snapshot(v1) == before
 
 
@@ -136,7 +152,8 @@ def test_it_edits_a_draft_in_place(superuser_client):
     assert draft.clauses.get(ref="R-2").title == "Amount limited to what is left"
     assert PolicyVersion.objects.filter(policy=draft.policy).count() == 2
     assert published_version().clauses.get(ref="R-2").title == (
-        "Refund amount limited to the balance")
+        "Refund amount limited to the balance"
+    )
 
 
 def test_it_shows_a_retired_version_read_only(superuser_client):
@@ -176,7 +193,8 @@ def test_it_publishes_the_selected_draft(superuser_client):
     assert published_version().pk == draft.pk
     assert PolicyVersion.objects.get(pk=v1.pk).status == "retired"
     assert messages_of(response) == [
-        "refunds v2 is now published; the version it replaces is retired."]
+        "refunds v2 is now published; the version it replaces is retired."
+    ]
 
 
 def test_it_refuses_to_publish_a_version_that_is_not_a_draft(superuser_client):
@@ -187,8 +205,7 @@ def test_it_refuses_to_publish_a_version_that_is_not_a_draft(superuser_client):
         {"action": "publish_selected_draft", "_selected_action": [str(v1.pk)]},
     )
 
-    assert messages_of(response) == [
-        "Only a draft can be published; refunds v1 is published."]
+    assert messages_of(response) == ["Only a draft can be published; refunds v1 is published."]
     assert PolicyVersion.objects.get(pk=v1.pk).status == "published"
 
 
@@ -198,14 +215,17 @@ def test_it_publishes_only_one_draft_at_a_time(superuser_client):
 
     response = superuser_client.post(
         reverse("admin:policies_policyversion_changelist"),
-        {"action": "publish_selected_draft",
-         "_selected_action": [str(draft.pk) for draft in drafts]},
+        {
+            "action": "publish_selected_draft",
+            "_selected_action": [str(draft.pk) for draft in drafts],
+        },
     )
 
     assert messages_of(response) == ["Select exactly one draft to publish."]
     assert published_version().pk == v1.pk
-    assert set(PolicyVersion.objects.filter(pk__in=[d.pk for d in drafts])
-               .values_list("status", flat=True)) == {"draft"}
+    assert set(
+        PolicyVersion.objects.filter(pk__in=[d.pk for d in drafts]).values_list("status", flat=True)
+    ) == {"draft"}
 
 
 def test_it_lists_and_searches_versions(superuser_client):

@@ -35,8 +35,7 @@ def test_it_allows_a_refund_that_fits_every_clause():
     evaluation = evaluate_refund(ALLOWED, RULES, policy_version_id=3)
 
     assert evaluation.allowed is True
-    assert [v["clause"] for v in evaluation.verdicts] == ["R-1", "R-2", "R-3", "R-4", "R-5",
-                                                          "R-6"]
+    assert [v["clause"] for v in evaluation.verdicts] == ["R-1", "R-2", "R-3", "R-4", "R-5", "R-6"]
     assert {v["outcome"] for v in evaluation.verdicts} == {"pass"}
     assert evaluation.failing() == []
     assert evaluation.failing_clauses() == []
@@ -44,24 +43,35 @@ def test_it_allows_a_refund_that_fits_every_clause():
 
 
 def test_it_serialises_an_evaluation_for_json():
-    evaluation = evaluate_refund(replace(ALLOWED, amount=Decimal("600.00"),
-                                         amount_paid=Decimal("899.00")), RULES,
-                                 policy_version_id=1)
+    evaluation = evaluate_refund(
+        replace(ALLOWED, amount=Decimal("600.00"), amount_paid=Decimal("899.00")),
+        RULES,
+        policy_version_id=1,
+    )
 
     data = evaluation.as_dict()
 
     assert data["allowed"] is False
     assert data["policy_version_id"] == 1
     assert data["verdicts"][4] == {
-        "clause": "R-5", "outcome": "fail",
+        "clause": "R-5",
+        "outcome": "fail",
         "detail": "requested 600.00 CNY exceeds the agent limit of 500.00 CNY; "
-                  "escalate to a supervisor",
+        "escalate to a supervisor",
     }
 
 
-@pytest.mark.parametrize(("days", "outcome"), [
-    (0, "pass"), (1, "pass"), (29, "pass"), (30, "pass"), (31, "fail"), (75, "fail"),
-])
+@pytest.mark.parametrize(
+    ("days", "outcome"),
+    [
+        (0, "pass"),
+        (1, "pass"),
+        (29, "pass"),
+        (30, "pass"),
+        (31, "fail"),
+        (75, "fail"),
+    ],
+)
 def test_it_applies_the_refund_window_by_whole_days_since_delivery(days, outcome):
     facts = replace(ALLOWED, delivered_at=NOW - timedelta(days=days))
 
@@ -82,10 +92,13 @@ def test_it_explains_a_closed_window_with_the_numbers():
 
     evaluation = evaluate_refund(facts, RULES)
 
-    assert evaluation.failing() == [{
-        "clause": "R-1", "outcome": "fail",
-        "detail": "delivered 31 days ago; the refund window closed 30 days after delivery",
-    }]
+    assert evaluation.failing() == [
+        {
+            "clause": "R-1",
+            "outcome": "fail",
+            "detail": "delivered 31 days ago; the refund window closed 30 days after delivery",
+        }
+    ]
 
 
 @pytest.mark.parametrize("status", ["paid", "shipped"])
@@ -94,39 +107,51 @@ def test_it_does_not_start_the_window_before_delivery(status):
 
     verdict = verdict_of(evaluate_refund(facts, RULES), "R-1")
 
-    assert verdict == {"clause": "R-1", "outcome": "pass",
-                       "detail": "not delivered yet; the 30-day refund window starts at "
-                                 "delivery"}
+    assert verdict == {
+        "clause": "R-1",
+        "outcome": "pass",
+        "detail": "not delivered yet; the 30-day refund window starts at delivery",
+    }
 
 
 def test_it_takes_the_window_length_from_the_rules():
     facts = replace(ALLOWED, delivered_at=NOW - timedelta(days=8))
 
-    assert evaluate_refund(facts, {**RULES, "refund_window_days": 7}).failing_clauses() == [
-        "R-1"]
+    assert evaluate_refund(facts, {**RULES, "refund_window_days": 7}).failing_clauses() == ["R-1"]
     assert evaluate_refund(facts, {**RULES, "refund_window_days": 8}).allowed is True
 
 
-@pytest.mark.parametrize(("paid", "refunded", "amount", "outcome"), [
-    ("129.00", "0.00", "129.00", "pass"),
-    ("129.00", "0.00", "129.01", "fail"),
-    ("599.00", "200.00", "399.00", "pass"),
-    ("599.00", "200.00", "399.01", "fail"),
-    ("129.00", "129.00", "0.01", "fail"),
-    ("129.00", "0.00", "0.01", "pass"),
-    ("129.00", "0.00", "0.00", "fail"),
-    ("129.00", "0.00", "-1.00", "fail"),
-])
+@pytest.mark.parametrize(
+    ("paid", "refunded", "amount", "outcome"),
+    [
+        ("129.00", "0.00", "129.00", "pass"),
+        ("129.00", "0.00", "129.01", "fail"),
+        ("599.00", "200.00", "399.00", "pass"),
+        ("599.00", "200.00", "399.01", "fail"),
+        ("129.00", "129.00", "0.01", "fail"),
+        ("129.00", "0.00", "0.01", "pass"),
+        ("129.00", "0.00", "0.00", "fail"),
+        ("129.00", "0.00", "-1.00", "fail"),
+    ],
+)
 def test_it_limits_the_amount_to_paid_minus_already_refunded(paid, refunded, amount, outcome):
-    facts = replace(ALLOWED, amount_paid=Decimal(paid), refunded_so_far=Decimal(refunded),
-                    amount=Decimal(amount))
+    facts = replace(
+        ALLOWED,
+        amount_paid=Decimal(paid),
+        refunded_so_far=Decimal(refunded),
+        amount=Decimal(amount),
+    )
 
     assert verdict_of(evaluate_refund(facts, RULES), "R-2")["outcome"] == outcome
 
 
 def test_it_explains_an_amount_over_the_balance():
-    facts = replace(ALLOWED, amount_paid=Decimal("599.00"), refunded_so_far=Decimal("200.00"),
-                    amount=Decimal("399.01"))
+    facts = replace(
+        ALLOWED,
+        amount_paid=Decimal("599.00"),
+        refunded_so_far=Decimal("200.00"),
+        amount=Decimal("399.01"),
+    )
 
     assert verdict_of(evaluate_refund(facts, RULES), "R-2")["detail"] == (
         "requested 399.01 CNY exceeds the refundable balance of 399.00 CNY "
@@ -134,15 +159,18 @@ def test_it_explains_an_amount_over_the_balance():
     )
 
 
-@pytest.mark.parametrize(("categories", "outcome"), [
-    (("home",), "pass"),
-    (("electronics", "apparel"), "pass"),
-    ((), "pass"),
-    (("digital",), "fail"),
-    (("gift_card",), "fail"),
-    (("home", "digital"), "fail"),
-    (("gift_card", "home", "gift_card"), "fail"),
-])
+@pytest.mark.parametrize(
+    ("categories", "outcome"),
+    [
+        (("home",), "pass"),
+        (("electronics", "apparel"), "pass"),
+        ((), "pass"),
+        (("digital",), "fail"),
+        (("gift_card",), "fail"),
+        (("home", "digital"), "fail"),
+        (("gift_card", "home", "gift_card"), "fail"),
+    ],
+)
 def test_it_refuses_orders_with_non_refundable_categories(categories, outcome):
     facts = replace(ALLOWED, categories=categories)
 
@@ -158,25 +186,28 @@ def test_it_names_the_non_refundable_items_found():
     )
 
 
-@pytest.mark.parametrize(("reason", "status", "outcome"), [
-    ("not_received", "paid", "pass"),
-    ("not_received", "shipped", "pass"),
-    ("not_received", "delivered", "fail"),
-    ("not_received", "cancelled", "fail"),
-    ("damaged", "paid", "fail"),
-    ("damaged", "shipped", "fail"),
-    ("damaged", "delivered", "pass"),
-    ("damaged", "cancelled", "fail"),
-    ("wrong_item", "paid", "fail"),
-    ("wrong_item", "shipped", "fail"),
-    ("wrong_item", "delivered", "pass"),
-    ("wrong_item", "cancelled", "fail"),
-    ("other", "paid", "pass"),
-    ("other", "shipped", "pass"),
-    ("other", "delivered", "pass"),
-    ("other", "cancelled", "fail"),
-    ("changed_my_mind", "delivered", "fail"),
-])
+@pytest.mark.parametrize(
+    ("reason", "status", "outcome"),
+    [
+        ("not_received", "paid", "pass"),
+        ("not_received", "shipped", "pass"),
+        ("not_received", "delivered", "fail"),
+        ("not_received", "cancelled", "fail"),
+        ("damaged", "paid", "fail"),
+        ("damaged", "shipped", "fail"),
+        ("damaged", "delivered", "pass"),
+        ("damaged", "cancelled", "fail"),
+        ("wrong_item", "paid", "fail"),
+        ("wrong_item", "shipped", "fail"),
+        ("wrong_item", "delivered", "pass"),
+        ("wrong_item", "cancelled", "fail"),
+        ("other", "paid", "pass"),
+        ("other", "shipped", "pass"),
+        ("other", "delivered", "pass"),
+        ("other", "cancelled", "fail"),
+        ("changed_my_mind", "delivered", "fail"),
+    ],
+)
 def test_it_requires_the_reason_to_fit_the_order_state(reason, status, outcome):
     delivered_at = NOW - timedelta(days=5) if status == "delivered" else None
     facts = replace(ALLOWED, reason=reason, order_status=status, delivered_at=delivered_at)
@@ -188,44 +219,65 @@ def test_it_refuses_cancelled_orders_whatever_the_reason():
     facts = replace(ALLOWED, order_status="cancelled", delivered_at=None, reason="other")
 
     assert verdict_of(evaluate_refund(facts, RULES), "R-4")["detail"] == (
-        "cancelled orders are not refunded through the desk")
+        "cancelled orders are not refunded through the desk"
+    )
 
 
-@pytest.mark.parametrize(("role", "amount", "outcome"), [
-    ("agent", "500.00", "pass"),
-    ("agent", "500.01", "fail"),
-    ("agent", "0.01", "pass"),
-    ("supervisor", "5000.00", "pass"),
-    ("supervisor", "5000.01", "fail"),
-    ("intern", "0.01", "fail"),
-    ("intern", "0.00", "fail"),
-    ("reviewer", "1.00", "fail"),
-    ("", "1.00", "fail"),
-])
+@pytest.mark.parametrize(
+    ("role", "amount", "outcome"),
+    [
+        ("agent", "500.00", "pass"),
+        ("agent", "500.01", "fail"),
+        ("agent", "0.01", "pass"),
+        ("supervisor", "5000.00", "pass"),
+        ("supervisor", "5000.01", "fail"),
+        ("intern", "0.01", "fail"),
+        ("intern", "0.00", "fail"),
+        ("reviewer", "1.00", "fail"),
+        ("", "1.00", "fail"),
+    ],
+)
 def test_it_holds_each_role_to_its_authority_limit(role, amount, outcome):
-    facts = replace(ALLOWED, actor_role=role, amount=Decimal(amount),
-                    amount_paid=Decimal("9999.00"))
+    facts = replace(
+        ALLOWED, actor_role=role, amount=Decimal(amount), amount_paid=Decimal("9999.00")
+    )
 
     assert verdict_of(evaluate_refund(facts, RULES), "R-5")["outcome"] == outcome
 
 
-@pytest.mark.parametrize(("role", "amount", "detail"), [
-    ("agent", "600.00",
-     "requested 600.00 CNY exceeds the agent limit of 500.00 CNY; escalate to a supervisor"),
-    ("agent", "6000.00",
-     "requested 6000.00 CNY exceeds the agent limit of 500.00 CNY; above every desk limit; "
-     "escalate beyond the desk"),
-    ("supervisor", "5000.01",
-     "requested 5000.01 CNY exceeds the supervisor limit of 5000.00 CNY; above every desk "
-     "limit; escalate beyond the desk"),
-    ("intern", "10.00", "interns may not propose refunds; ask an agent or a supervisor"),
-    ("reviewer", "10.00", "the reviewer role may not propose refunds"),
-    ("supervisor", "5000.00", "requested 5000.00 CNY is within the supervisor limit of "
-                              "5000.00 CNY"),
-])
+@pytest.mark.parametrize(
+    ("role", "amount", "detail"),
+    [
+        (
+            "agent",
+            "600.00",
+            "requested 600.00 CNY exceeds the agent limit of 500.00 CNY; escalate to a supervisor",
+        ),
+        (
+            "agent",
+            "6000.00",
+            "requested 6000.00 CNY exceeds the agent limit of 500.00 CNY; above every desk limit; "
+            "escalate beyond the desk",
+        ),
+        (
+            "supervisor",
+            "5000.01",
+            "requested 5000.01 CNY exceeds the supervisor limit of 5000.00 CNY; above every desk "
+            "limit; escalate beyond the desk",
+        ),
+        ("intern", "10.00", "interns may not propose refunds; ask an agent or a supervisor"),
+        ("reviewer", "10.00", "the reviewer role may not propose refunds"),
+        (
+            "supervisor",
+            "5000.00",
+            "requested 5000.00 CNY is within the supervisor limit of 5000.00 CNY",
+        ),
+    ],
+)
 def test_it_explains_authority_with_the_limit_and_where_to_escalate(role, amount, detail):
-    facts = replace(ALLOWED, actor_role=role, amount=Decimal(amount),
-                    amount_paid=Decimal("9999.00"))
+    facts = replace(
+        ALLOWED, actor_role=role, amount=Decimal(amount), amount_paid=Decimal("9999.00")
+    )
 
     assert verdict_of(evaluate_refund(facts, RULES), "R-5")["detail"] == detail
 
@@ -238,12 +290,15 @@ def test_it_refuses_a_role_whose_limit_is_zero():
     assert evaluation.failing_clauses() == ["R-5"]
 
 
-@pytest.mark.parametrize(("requester_id", "reviewer_id", "outcome"), [
-    (7, None, "pass"),
-    (7, 8, "pass"),
-    (7, 7, "fail"),
-    (None, 8, "pass"),
-])
+@pytest.mark.parametrize(
+    ("requester_id", "reviewer_id", "outcome"),
+    [
+        (7, None, "pass"),
+        (7, 8, "pass"),
+        (7, 7, "fail"),
+        (None, 8, "pass"),
+    ],
+)
 def test_it_requires_a_reviewer_other_than_the_requester(requester_id, reviewer_id, outcome):
     facts = replace(ALLOWED, requester_id=requester_id, reviewer_id=reviewer_id)
 
@@ -255,13 +310,20 @@ def test_it_requires_a_reviewer_other_than_the_requester(requester_id, reviewer_
 
 def test_it_says_a_refund_still_needs_a_second_person():
     assert verdict_of(evaluate_refund(ALLOWED, RULES), "R-6")["detail"] == (
-        "needs approval by a reviewer other than the requester")
+        "needs approval by a reviewer other than the requester"
+    )
 
 
 def test_it_reports_every_failing_clause_in_clause_order():
-    facts = replace(ALLOWED, delivered_at=NOW - timedelta(days=40), categories=("digital",),
-                    amount=Decimal("700.00"), amount_paid=Decimal("600.00"),
-                    reason="not_received", reviewer_id=7)
+    facts = replace(
+        ALLOWED,
+        delivered_at=NOW - timedelta(days=40),
+        categories=("digital",),
+        amount=Decimal("700.00"),
+        amount_paid=Decimal("600.00"),
+        reason="not_received",
+        reviewer_id=7,
+    )
 
     evaluation = evaluate_refund(facts, RULES)
 
@@ -274,18 +336,29 @@ def test_it_accepts_the_published_rules():
     assert validate_rules(RULES) == []
 
 
-@pytest.mark.parametrize(("rules", "problem"), [
-    ({k: v for k, v in RULES.items() if k != "currency"}, "missing key 'currency'"),
-    ({**RULES, "refund_window_days": "30"},
-     "refund_window_days must be a whole number of days >= 0"),
-    ({**RULES, "refund_window_days": True},
-     "refund_window_days must be a whole number of days >= 0"),
-    ({**RULES, "non_refundable_categories": "digital"},
-     "non_refundable_categories must be a list of category names"),
-    ({**RULES, "role_limits": {"agent": 500.0}},
-     "role_limits.agent must be an amount string like '500.00'"),
-    ({**RULES, "role_limits": ["agent"]}, "role_limits must map roles to amounts"),
-    ([], "rules must be a JSON object"),
-])
+@pytest.mark.parametrize(
+    ("rules", "problem"),
+    [
+        ({k: v for k, v in RULES.items() if k != "currency"}, "missing key 'currency'"),
+        (
+            {**RULES, "refund_window_days": "30"},
+            "refund_window_days must be a whole number of days >= 0",
+        ),
+        (
+            {**RULES, "refund_window_days": True},
+            "refund_window_days must be a whole number of days >= 0",
+        ),
+        (
+            {**RULES, "non_refundable_categories": "digital"},
+            "non_refundable_categories must be a list of category names",
+        ),
+        (
+            {**RULES, "role_limits": {"agent": 500.0}},
+            "role_limits.agent must be an amount string like '500.00'",
+        ),
+        ({**RULES, "role_limits": ["agent"]}, "role_limits must map roles to amounts"),
+        ([], "rules must be a JSON object"),
+    ],
+)
 def test_it_finds_rules_the_code_cannot_work_with(rules, problem):
     assert validate_rules(rules) == [problem]

@@ -15,23 +15,26 @@ def refs(results: list[dict]) -> list[str]:
     return [result["ref"] for result in results]
 
 
-@pytest.mark.parametrize(("query", "best"), [
-    ("refund window", "R-1"),
-    ("how many days after delivery", "R-1"),
-    ("digital", "R-3"),
-    ("gift card", "R-3"),
-    ("authority limit agent", "R-5"),
-    ("R-5", "R-5"),
-    ("r-2", "R-2"),
-    ("four eyes reviewer", "R-6"),
-    ("not received", "R-4"),
-    ("already refunded balance", "R-2"),
-    ("damaged item", "R-4"),
-    ("cancelled order", "R-4"),
-    ("supervisor limit", "R-5"),
-    ("can I approve my own refund", "R-6"),
-    ("e-book", "R-3"),
-])
+@pytest.mark.parametrize(
+    ("query", "best"),
+    [
+        ("refund window", "R-1"),
+        ("how many days after delivery", "R-1"),
+        ("digital", "R-3"),
+        ("gift card", "R-3"),
+        ("authority limit agent", "R-5"),
+        ("R-5", "R-5"),
+        ("r-2", "R-2"),
+        ("four eyes reviewer", "R-6"),
+        ("not received", "R-4"),
+        ("already refunded balance", "R-2"),
+        ("damaged item", "R-4"),
+        ("cancelled order", "R-4"),
+        ("supervisor limit", "R-5"),
+        ("can I approve my own refund", "R-6"),
+        ("e-book", "R-3"),
+    ],
+)
 def test_it_ranks_the_clause_that_is_meant_first(query, best):
     results = search_clauses(query)
 
@@ -71,16 +74,28 @@ def test_it_caps_the_results_at_the_limit():
 
 def test_it_searches_published_versions_only():
     policy = Policy.objects.get(slug="refunds")
-    draft = PolicyVersion.objects.create(policy=policy, version=2,
-                                         effective_from=datetime.date(2027, 1, 1))
-    Clause.objects.create(policy_version=draft, ref="R-7", title="Loyalty xylophone bonus",
-                          text="Draft text about a xylophone.")
+    draft = PolicyVersion.objects.create(
+        policy=policy, version=2, effective_from=datetime.date(2027, 1, 1)
+    )
+    Clause.objects.create(
+        policy_version=draft,
+        ref="R-7",
+        title="Loyalty xylophone bonus",
+        text="Draft text about a xylophone.",
+    )
     retired_policy = Policy.objects.create(slug="old-returns", title="Old returns")
-    retired = PolicyVersion.objects.create(policy=retired_policy, version=1,
-                                           effective_from=datetime.date(2025, 1, 1),
-                                           status=PolicyVersion.Status.RETIRED)
-    Clause.objects.create(policy_version=retired, ref="X-1", title="Xylophone returns",
-                          text="Retired text about a xylophone.")
+    retired = PolicyVersion.objects.create(
+        policy=retired_policy,
+        version=1,
+        effective_from=datetime.date(2025, 1, 1),
+        status=PolicyVersion.Status.RETIRED,
+    )
+    Clause.objects.create(
+        policy_version=retired,
+        ref="X-1",
+        title="Xylophone returns",
+        text="Retired text about a xylophone.",
+    )
 
     assert search_clauses("xylophone") == []
     assert search_clauses("R-7") == []
@@ -88,27 +103,50 @@ def test_it_searches_published_versions_only():
 
 def test_it_searches_every_published_policy():
     shipping = Policy.objects.create(slug="shipping", title="Shipping policy")
-    version = PolicyVersion.objects.create(policy=shipping, version=3,
-                                           effective_from=datetime.date(2026, 3, 1),
-                                           status=PolicyVersion.Status.PUBLISHED)
-    Clause.objects.create(policy_version=version, ref="S-1", title="Courier tracking",
-                          text="Tracking numbers are sent by email when the parcel ships.")
+    version = PolicyVersion.objects.create(
+        policy=shipping,
+        version=3,
+        effective_from=datetime.date(2026, 3, 1),
+        status=PolicyVersion.Status.PUBLISHED,
+    )
+    Clause.objects.create(
+        policy_version=version,
+        ref="S-1",
+        title="Courier tracking",
+        text="Tracking numbers are sent by email when the parcel ships.",
+    )
 
     [result] = search_clauses("tracking number")
 
-    assert (result["policy"], result["policy_title"], result["ref"], result["version"],
-            result["effective_from"]) == ("shipping", "Shipping policy", "S-1", 3, "2026-03-01")
+    assert (
+        result["policy"],
+        result["policy_title"],
+        result["ref"],
+        result["version"],
+        result["effective_from"],
+    ) == ("shipping", "Shipping policy", "S-1", 3, "2026-03-01")
 
 
 def test_it_weighs_a_title_match_above_a_text_match():
     shipping = Policy.objects.create(slug="shipping", title="Shipping policy")
-    version = PolicyVersion.objects.create(policy=shipping, version=1,
-                                           effective_from=datetime.date(2026, 3, 1),
-                                           status=PolicyVersion.Status.PUBLISHED)
-    Clause.objects.create(policy_version=version, ref="S-1", title="Customs forms",
-                          text="Parcels abroad need a customs declaration and a courier.")
-    Clause.objects.create(policy_version=version, ref="S-2", title="Courier choice",
-                          text="We pick the cheapest service for each parcel.")
+    version = PolicyVersion.objects.create(
+        policy=shipping,
+        version=1,
+        effective_from=datetime.date(2026, 3, 1),
+        status=PolicyVersion.Status.PUBLISHED,
+    )
+    Clause.objects.create(
+        policy_version=version,
+        ref="S-1",
+        title="Customs forms",
+        text="Parcels abroad need a customs declaration and a courier.",
+    )
+    Clause.objects.create(
+        policy_version=version,
+        ref="S-2",
+        title="Courier choice",
+        text="We pick the cheapest service for each parcel.",
+    )
 
     assert refs(search_clauses("courier")) == ["S-2", "S-1"]
 

@@ -37,8 +37,7 @@ def test_it_publishes_refunds_v1_with_the_migrations():
 def test_it_returns_the_published_version():
     version = published_version()
 
-    assert (version.policy.slug, version.version, version.status) == ("refunds", 1,
-                                                                      "published")
+    assert (version.policy.slug, version.version, version.status) == ("refunds", 1, "published")
 
 
 def test_it_raises_when_a_policy_has_no_published_version():
@@ -50,12 +49,14 @@ def test_it_raises_when_a_policy_has_no_published_version():
 
 
 def test_it_evaluates_a_refund_from_the_order_and_the_published_rules():
-    order = OrderFactory(amount_paid=Decimal("129.00"),
-                         delivered_at=timezone.now() - timedelta(days=5))
+    order = OrderFactory(
+        amount_paid=Decimal("129.00"), delivered_at=timezone.now() - timedelta(days=5)
+    )
     OrderLineFactory(order=order, category="home")
 
-    evaluation = evaluate_refund_for_order(order=order, amount=Decimal("129.00"),
-                                           reason="damaged", actor_role="agent")
+    evaluation = evaluate_refund_for_order(
+        order=order, amount=Decimal("129.00"), reason="damaged", actor_role="agent"
+    )
 
     assert evaluation.allowed is True
     assert evaluation.policy_version_id == published_version().pk
@@ -68,21 +69,31 @@ def test_it_counts_committed_refunds_against_the_balance():
     OrderLineFactory(order=order, category="home", unit_price=Decimal("599.00"))
     for number, status in enumerate(["succeeded", "approved", "rejected", "pending_approval"]):
         RefundRequest.objects.create(
-            request_id=f"rf_test{number}", order=order, amount=Decimal("100.00"),
-            currency="CNY", reason="damaged", status=status, requested_by=requester,
+            request_id=f"rf_test{number}",
+            order=order,
+            amount=Decimal("100.00"),
+            currency="CNY",
+            reason="damaged",
+            status=status,
+            requested_by=requester,
         )
 
-    at_balance = evaluate_refund_for_order(order=order, amount=Decimal("399.00"),
-                                           reason="damaged", actor_role="supervisor")
-    over_balance = evaluate_refund_for_order(order=order, amount=Decimal("399.01"),
-                                             reason="damaged", actor_role="supervisor")
+    at_balance = evaluate_refund_for_order(
+        order=order, amount=Decimal("399.00"), reason="damaged", actor_role="supervisor"
+    )
+    over_balance = evaluate_refund_for_order(
+        order=order, amount=Decimal("399.01"), reason="damaged", actor_role="supervisor"
+    )
 
     assert at_balance.allowed is True
-    assert over_balance.failing() == [{
-        "clause": "R-2", "outcome": "fail",
-        "detail": "requested 399.01 CNY exceeds the refundable balance of 399.00 CNY "
-                  "(paid 599.00 CNY, already refunded 200.00 CNY)",
-    }]
+    assert over_balance.failing() == [
+        {
+            "clause": "R-2",
+            "outcome": "fail",
+            "detail": "requested 399.01 CNY exceeds the refundable balance of 399.00 CNY "
+            "(paid 599.00 CNY, already refunded 200.00 CNY)",
+        }
+    ]
 
 
 def test_it_reads_the_categories_of_every_line():
@@ -90,8 +101,9 @@ def test_it_reads_the_categories_of_every_line():
     OrderLineFactory(order=order, category="home")
     OrderLineFactory(order=order, category="digital", unit_price=Decimal("39.00"))
 
-    evaluation = evaluate_refund_for_order(order=order, amount=Decimal("10.00"),
-                                           reason="damaged", actor_role="agent")
+    evaluation = evaluate_refund_for_order(
+        order=order, amount=Decimal("10.00"), reason="damaged", actor_role="agent"
+    )
 
     assert evaluation.failing_clauses() == ["R-3"]
 
@@ -103,8 +115,12 @@ def test_it_uses_the_given_time_and_reviewer():
     OrderLineFactory(order=order)
 
     evaluation = evaluate_refund_for_order(
-        order=order, amount=Decimal("10.00"), reason="damaged", actor_role="agent",
-        requester_id=requester.pk, reviewer_id=requester.pk,
+        order=order,
+        amount=Decimal("10.00"),
+        reason="damaged",
+        actor_role="agent",
+        requester_id=requester.pk,
+        reviewer_id=requester.pk,
         now=delivered_at + timedelta(days=31),
     )
 
@@ -116,15 +132,18 @@ def test_it_applies_the_rules_of_the_version_that_is_published():
     v1.status = PolicyVersion.Status.RETIRED
     v1.save(update_fields=["status"])
     v2 = PolicyVersion.objects.create(
-        policy=v1.policy, version=2, effective_from=datetime.date(2026, 6, 1),
+        policy=v1.policy,
+        version=2,
+        effective_from=datetime.date(2026, 6, 1),
         status=PolicyVersion.Status.PUBLISHED,
         rules={**v1.rules, "role_limits": {**v1.rules["role_limits"], "agent": "1000.00"}},
     )
     order = OrderFactory(amount_paid=Decimal("899.00"))
     OrderLineFactory(order=order, category="electronics")
 
-    evaluation = evaluate_refund_for_order(order=order, amount=Decimal("899.00"),
-                                           reason="damaged", actor_role="agent")
+    evaluation = evaluate_refund_for_order(
+        order=order, amount=Decimal("899.00"), reason="damaged", actor_role="agent"
+    )
 
     assert evaluation.allowed is True
     assert evaluation.policy_version_id == v2.pk

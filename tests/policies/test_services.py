@@ -21,8 +21,11 @@ pytestmark = pytest.mark.django_db
 
 
 def clause_rows(version: PolicyVersion) -> list[tuple[str, str, str]]:
-    return list(Clause.objects.filter(policy_version=version).order_by("ref")
-                .values_list("ref", "title", "text"))
+    return list(
+        Clause.objects.filter(policy_version=version)
+        .order_by("ref")
+        .values_list("ref", "title", "text")
+    )
 
 
 def test_it_drafts_a_copy_of_the_published_version():
@@ -66,7 +69,9 @@ def test_it_drafts_with_the_rules_and_clauses_given():
     rules = {**v1.rules, "refund_window_days": 45}
 
     draft = policy_version_draft_from(
-        version=v1, rules=rules, effective_from=datetime.date(2027, 1, 1),
+        version=v1,
+        rules=rules,
+        effective_from=datetime.date(2027, 1, 1),
         clauses=[{"ref": "R-1", "title": "Longer window", "text": "45 days after delivery."}],
     )
 
@@ -136,13 +141,17 @@ def test_it_enforces_one_published_version_per_policy_in_the_database():
     assert PolicyVersion.objects.get(pk=draft.pk).status == "draft"
 
 
-@pytest.mark.parametrize("edit", [
-    lambda v: policy_version_update(version=v, rules={**v.rules, "refund_window_days": 90}),
-    lambda v: policy_version_update(version=v, effective_from=datetime.date(2020, 1, 1)),
-    lambda v: clause_save(version=v, ref="R-1", title="Changed", text="Changed."),
-    lambda v: clause_save(version=v, ref="R-9", title="New", text="New."),
-    lambda v: clause_delete(version=v, ref="R-6"),
-], ids=["rules", "effective_from", "change-clause", "add-clause", "delete-clause"])
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda v: policy_version_update(version=v, rules={**v.rules, "refund_window_days": 90}),
+        lambda v: policy_version_update(version=v, effective_from=datetime.date(2020, 1, 1)),
+        lambda v: clause_save(version=v, ref="R-1", title="Changed", text="Changed."),
+        lambda v: clause_save(version=v, ref="R-9", title="New", text="New."),
+        lambda v: clause_delete(version=v, ref="R-6"),
+    ],
+    ids=["rules", "effective_from", "change-clause", "add-clause", "delete-clause"],
+)
 @pytest.mark.parametrize("status", ["published", "retired"])
 def test_it_refuses_to_edit_a_published_or_retired_version(edit, status):
     version = published_version()
@@ -170,7 +179,8 @@ def test_it_refuses_an_edit_through_a_stale_draft_object():
         clause_save(version=stale, ref="R-1", title="Sneaky", text="Sneaky.")
 
     assert Clause.objects.get(policy_version=draft, ref="R-1").title == (
-        "Refund window after delivery")
+        "Refund window after delivery"
+    )
 
 
 def test_it_edits_a_draft():
@@ -182,8 +192,7 @@ def test_it_edits_a_draft():
 
     draft.refresh_from_db()
     assert draft.effective_from == datetime.date(2027, 2, 1)
-    assert [ref for ref, _, _ in clause_rows(draft)] == ["R-1", "R-2", "R-3", "R-4", "R-5",
-                                                         "R-7"]
+    assert [ref for ref, _, _ in clause_rows(draft)] == ["R-1", "R-2", "R-3", "R-4", "R-5", "R-7"]
 
 
 def blocked_backends() -> int:
@@ -191,8 +200,10 @@ def blocked_backends() -> int:
     with connection.cursor() as cursor:
         # Activity is snapshotted once per transaction; the caller is inside one.
         cursor.execute("SELECT pg_stat_clear_snapshot()")
-        cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
-                       "AND wait_event_type = 'Lock'")
+        cursor.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+            "AND wait_event_type = 'Lock'"
+        )
         return cursor.fetchone()[0]
 
 
@@ -225,7 +236,6 @@ def test_it_keeps_one_published_version_when_two_drafts_publish_at_once(postgres
         thread.join(timeout=30)
 
     assert errors == []
-    statuses = dict(PolicyVersion.objects.filter(policy=v1.policy)
-                    .values_list("version", "status"))
+    statuses = dict(PolicyVersion.objects.filter(policy=v1.policy).values_list("version", "status"))
     assert statuses[1] == "retired"
     assert sorted([statuses[2], statuses[3]]) == ["published", "retired"]

@@ -18,9 +18,12 @@ def make_refund(db, agent_user, reviewer):
             RefundRequest.Status.EXPIRED: RefundConfirmation.Status.EXPIRED,
         }.get(status, RefundConfirmation.Status.APPROVED)
         pending = decided == RefundConfirmation.Status.PENDING
-        RefundConfirmationFactory(refund_request=refund, status=decided,
-                                  decided_by=None if pending else reviewer,
-                                  decided_at=None if pending else timezone.now())
+        RefundConfirmationFactory(
+            refund_request=refund,
+            status=decided,
+            decided_by=None if pending else reviewer,
+            decided_at=None if pending else timezone.now(),
+        )
         return refund
 
     return make

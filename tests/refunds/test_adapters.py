@@ -16,8 +16,13 @@ from tests.services import run_in_threads
 
 
 def create(adapter, key="rf_key_1", amount="129.00", reference="pi_1"):
-    return adapter.create_refund(idempotency_key=key, amount=Decimal(amount), currency="CNY",
-                                 payment_reference=reference, metadata={"request_id": key})
+    return adapter.create_refund(
+        idempotency_key=key,
+        amount=Decimal(amount),
+        currency="CNY",
+        payment_reference=reference,
+        metadata={"request_id": key},
+    )
 
 
 def test_it_picks_the_adapter_named_in_settings(settings):
@@ -47,13 +52,17 @@ def test_the_simulated_provider_replays_a_key(db, simulated_provider):
     replay = create(adapter)
 
     row = SimulatedRefund.objects.get()
-    assert replay == first == ProviderRefund(id=row.provider_refund_id, status="succeeded",
-                                             amount=Decimal("129.00"), currency="CNY")
+    assert (
+        replay
+        == first
+        == ProviderRefund(
+            id=row.provider_refund_id, status="succeeded", amount=Decimal("129.00"), currency="CNY"
+        )
+    )
     assert len(simulated_provider.calls("create")) == 2
 
 
-def test_the_simulated_provider_refuses_a_key_reused_with_other_parameters(db,
-                                                                           simulated_provider):
+def test_the_simulated_provider_refuses_a_key_reused_with_other_parameters(db, simulated_provider):
     adapter = get_adapter()
     create(adapter)
 
@@ -80,20 +89,29 @@ def test_the_simulated_provider_cannot_be_asked_while_down(db, settings, simulat
 
 
 def test_the_ledger_holds_one_refund_per_key(db):
-    SimulatedRefund.objects.create(provider_refund_id="sim_re_1", idempotency_key="rf_1",
-                                   payment_reference="pi_1", amount=Decimal("1.00"),
-                                   currency="CNY")
+    SimulatedRefund.objects.create(
+        provider_refund_id="sim_re_1",
+        idempotency_key="rf_1",
+        payment_reference="pi_1",
+        amount=Decimal("1.00"),
+        currency="CNY",
+    )
 
     with pytest.raises(IntegrityError):
-        SimulatedRefund.objects.create(provider_refund_id="sim_re_2", idempotency_key="rf_1",
-                                       payment_reference="pi_1", amount=Decimal("1.00"),
-                                       currency="CNY")
+        SimulatedRefund.objects.create(
+            provider_refund_id="sim_re_2",
+            idempotency_key="rf_1",
+            payment_reference="pi_1",
+            amount=Decimal("1.00"),
+            currency="CNY",
+        )
 
 
 @pytest.mark.services
 @pytest.mark.django_db(transaction=True)
 def test_the_simulated_provider_makes_one_refund_for_racing_calls_with_one_key(
-        postgres, simulated_provider):
+    postgres, simulated_provider
+):
     callers = 6
     results = run_in_threads(callers, lambda _: create(get_adapter()))
 

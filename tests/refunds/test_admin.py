@@ -15,9 +15,11 @@ CHANGELIST = "/admin/refunds/refundrequest/"
 
 
 def state(refund: RefundRequest) -> tuple:
-    return (RefundRequest.objects.values().get(pk=refund.pk),
-            list(RefundConfirmation.objects.filter(refund_request=refund).values()),
-            RefundEvent.objects.filter(refund_request=refund).count())
+    return (
+        RefundRequest.objects.values().get(pk=refund.pk),
+        list(RefundConfirmation.objects.filter(refund_request=refund).values()),
+        RefundEvent.objects.filter(refund_request=refund).count(),
+    )
 
 
 def logged_in(user) -> Client:
@@ -32,13 +34,15 @@ def refund(agent_user):
 
 
 def test_the_approve_action_first_shows_the_version_and_fingerprint(
-        refund, reviewer, django_capture_on_commit_callbacks):
+    refund, reviewer, django_capture_on_commit_callbacks
+):
     confirmation = refund.confirmations.get()
     before = state(refund)
 
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
-        response = logged_in(reviewer).post(CHANGELIST, {
-            "action": "approve_refunds", ACTION_CHECKBOX_NAME: [refund.pk]})
+        response = logged_in(reviewer).post(
+            CHANGELIST, {"action": "approve_refunds", ACTION_CHECKBOX_NAME: [refund.pk]}
+        )
 
     assert response.status_code == 200
     page = response.content.decode()
@@ -50,41 +54,68 @@ def test_the_approve_action_first_shows_the_version_and_fingerprint(
 
 
 def test_confirming_the_approve_action_goes_through_the_service(
-        refund, reviewer, django_capture_on_commit_callbacks):
+    refund, reviewer, django_capture_on_commit_callbacks
+):
     confirmation = refund.confirmations.get()
 
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
-        response = logged_in(reviewer).post(CHANGELIST, {
-            "action": "approve_refunds", ACTION_CHECKBOX_NAME: [refund.pk], "confirm": "yes",
-            f"version_{refund.pk}": "1", f"fingerprint_{refund.pk}": confirmation.fingerprint,
-            "note": "Checked in admin."}, follow=True)
+        response = logged_in(reviewer).post(
+            CHANGELIST,
+            {
+                "action": "approve_refunds",
+                ACTION_CHECKBOX_NAME: [refund.pk],
+                "confirm": "yes",
+                f"version_{refund.pk}": "1",
+                f"fingerprint_{refund.pk}": confirmation.fingerprint,
+                "note": "Checked in admin.",
+            },
+            follow=True,
+        )
 
     assert f"Refund {refund.request_id} v1 approved." in response.content.decode()
     refund.refresh_from_db()
     confirmation.refresh_from_db()
     assert refund.status == "approved"
     assert (confirmation.status, confirmation.decided_by, confirmation.decision_note) == (
-        "approved", reviewer, "Checked in admin.")
+        "approved",
+        reviewer,
+        "Checked in admin.",
+    )
     assert refund.events.last().actor == reviewer
     assert len(callbacks) == 1
 
 
 def test_a_confirmation_page_gone_stale_approves_nothing(
-        refund, reviewer, agent_user, django_capture_on_commit_callbacks):
+    refund, reviewer, agent_user, django_capture_on_commit_callbacks
+):
     shown = refund.confirmations.get()
-    refund_propose(ticket=refund.ticket, order=refund.order, amount=Decimal("100.00"),
-                   reason="damaged", explanation=refund.explanation, requested_by=agent_user,
-                   role="agent")
+    refund_propose(
+        ticket=refund.ticket,
+        order=refund.order,
+        amount=Decimal("100.00"),
+        reason="damaged",
+        explanation=refund.explanation,
+        requested_by=agent_user,
+        role="agent",
+    )
     before = state(refund)
 
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
-        response = logged_in(reviewer).post(CHANGELIST, {
-            "action": "approve_refunds", ACTION_CHECKBOX_NAME: [refund.pk], "confirm": "yes",
-            f"version_{refund.pk}": "1", f"fingerprint_{refund.pk}": shown.fingerprint},
-            follow=True)
+        response = logged_in(reviewer).post(
+            CHANGELIST,
+            {
+                "action": "approve_refunds",
+                ACTION_CHECKBOX_NAME: [refund.pk],
+                "confirm": "yes",
+                f"version_{refund.pk}": "1",
+                f"fingerprint_{refund.pk}": shown.fingerprint,
+            },
+            follow=True,
+        )
 
     assert f"Refund {refund.request_id} not approved: Version 1 is not the current version" in (
-        response.content.decode())
+        response.content.decode()
+    )
     assert state(refund) == before
     assert callbacks == []
 
@@ -95,10 +126,17 @@ def test_the_requester_cannot_approve_through_admin(reviewer, django_capture_on_
     before = state(own)
 
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
-        response = logged_in(reviewer).post(CHANGELIST, {
-            "action": "approve_refunds", ACTION_CHECKBOX_NAME: [own.pk], "confirm": "yes",
-            f"version_{own.pk}": "1",
-            f"fingerprint_{own.pk}": own.confirmations.get().fingerprint}, follow=True)
+        response = logged_in(reviewer).post(
+            CHANGELIST,
+            {
+                "action": "approve_refunds",
+                ACTION_CHECKBOX_NAME: [own.pk],
+                "confirm": "yes",
+                f"version_{own.pk}": "1",
+                f"fingerprint_{own.pk}": own.confirmations.get().fingerprint,
+            },
+            follow=True,
+        )
 
     assert "another reviewer must decide it" in response.content.decode()
     assert state(own) == before
@@ -106,9 +144,17 @@ def test_the_requester_cannot_approve_through_admin(reviewer, django_capture_on_
 
 
 def test_the_reject_action_goes_through_the_service(refund, reviewer):
-    response = logged_in(reviewer).post(CHANGELIST, {
-        "action": "reject_refunds", ACTION_CHECKBOX_NAME: [refund.pk], "confirm": "yes",
-        f"version_{refund.pk}": "1", "note": "Duplicate."}, follow=True)
+    response = logged_in(reviewer).post(
+        CHANGELIST,
+        {
+            "action": "reject_refunds",
+            ACTION_CHECKBOX_NAME: [refund.pk],
+            "confirm": "yes",
+            f"version_{refund.pk}": "1",
+            "note": "Duplicate.",
+        },
+        follow=True,
+    )
 
     assert f"Refund {refund.request_id} v1 rejected." in response.content.decode()
     refund.refresh_from_db()
@@ -127,10 +173,16 @@ def test_decided_data_is_read_only_in_admin(refund, reviewer):
     assert b'name="_save"' not in detail.content
     assert client.post(f"{CHANGELIST}{refund.pk}/delete/", {"post": "yes"}).status_code == 403
     assert client.get(f"{CHANGELIST}add/").status_code == 403
-    assert client.post(f"/admin/refunds/refundconfirmation/{confirmation.pk}/change/",
-                       {"status": "approved"}).status_code == 403
-    assert client.post(f"/admin/refunds/refundevent/{event.pk}/delete/",
-                       {"post": "yes"}).status_code == 403
+    assert (
+        client.post(
+            f"/admin/refunds/refundconfirmation/{confirmation.pk}/change/", {"status": "approved"}
+        ).status_code
+        == 403
+    )
+    assert (
+        client.post(f"/admin/refunds/refundevent/{event.pk}/delete/", {"post": "yes"}).status_code
+        == 403
+    )
     assert state(refund)[1][0]["status"] == "pending"
 
 
@@ -144,14 +196,21 @@ def test_a_superuser_without_the_reviewer_role_gets_no_review_actions(refund):
     assert b"reject_refunds" not in response.content
 
 
-def confirm_post(refund, *, action: str, version: str, note: str = "",
-                 fingerprint: str | None = None) -> dict:
+def confirm_post(
+    refund, *, action: str, version: str, note: str = "", fingerprint: str | None = None
+) -> dict:
     """What the confirmation page posts back, with `version` and `note` as given."""
-    data = {"action": action, ACTION_CHECKBOX_NAME: [refund.pk], "confirm": "yes",
-            f"version_{refund.pk}": version, "note": note}
+    data = {
+        "action": action,
+        ACTION_CHECKBOX_NAME: [refund.pk],
+        "confirm": "yes",
+        f"version_{refund.pk}": version,
+        "note": note,
+    }
     if action == "approve_refunds":
         data[f"fingerprint_{refund.pk}"] = (
-            refund.confirmations.get().fingerprint if fingerprint is None else fingerprint)
+            refund.confirmations.get().fingerprint if fingerprint is None else fingerprint
+        )
     return data
 
 
@@ -159,58 +218,73 @@ def confirm_post(refund, *, action: str, version: str, note: str = "",
 @pytest.mark.parametrize("version", ["²", "٣", "\uff13", "1.0", "-1", "1\x00", "1" * 10])
 @pytest.mark.parametrize("action", ["approve_refunds", "reject_refunds"])
 def test_it_refuses_a_version_that_is_not_ascii_digits(
-        refund, reviewer, django_capture_on_commit_callbacks, action, version):
+    refund, reviewer, django_capture_on_commit_callbacks, action, version
+):
     client = logged_in(reviewer)
     client.raise_request_exception = False
     before = state(refund)
 
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
-        response = client.post(CHANGELIST, confirm_post(refund, action=action, version=version),
-                               follow=True)
+        response = client.post(
+            CHANGELIST, confirm_post(refund, action=action, version=version), follow=True
+        )
 
     assert response.status_code == 200
     done = "approved" if action == "approve_refunds" else "rejected"
     assert response.content.decode().count("Nothing was") == 1
-    assert (f"Nothing was {done}: the version of refund {refund.request_id} was not the one "
-            f"shown. Reload and try again.") in response.content.decode()
+    assert (
+        f"Nothing was {done}: the version of refund {refund.request_id} was not the one "
+        f"shown. Reload and try again."
+    ) in response.content.decode()
     assert state(refund) == before
     assert callbacks == []
 
 
 @pytest.mark.parametrize("action", ["approve_refunds", "reject_refunds"])
 def test_it_refuses_a_note_with_a_nul_byte(
-        refund, reviewer, django_capture_on_commit_callbacks, action):
+    refund, reviewer, django_capture_on_commit_callbacks, action
+):
     client = logged_in(reviewer)
     client.raise_request_exception = False
     before = state(refund)
 
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
-        response = client.post(CHANGELIST, confirm_post(refund, action=action, version="1",
-                                                        note="fine\x00print"), follow=True)
+        response = client.post(
+            CHANGELIST,
+            confirm_post(refund, action=action, version="1", note="fine\x00print"),
+            follow=True,
+        )
 
     assert response.status_code == 200
     done = "approved" if action == "approve_refunds" else "rejected"
     assert response.content.decode().count("Nothing was") == 1
-    assert (f"Nothing was {done}: the note may not contain NUL characters."
-            in response.content.decode())
+    assert (
+        f"Nothing was {done}: the note may not contain NUL characters." in response.content.decode()
+    )
     assert state(refund) == before
     assert callbacks == []
 
 
 @pytest.mark.parametrize("fingerprint", ["a" * 63 + "\x00", "A" * 64, "a" * 65])
 def test_it_refuses_a_fingerprint_that_is_not_one_it_could_have_shown(
-        refund, reviewer, django_capture_on_commit_callbacks, fingerprint):
+    refund, reviewer, django_capture_on_commit_callbacks, fingerprint
+):
     client = logged_in(reviewer)
     client.raise_request_exception = False
     before = state(refund)
 
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
-        response = client.post(CHANGELIST, confirm_post(
-            refund, action="approve_refunds", version="1", fingerprint=fingerprint), follow=True)
+        response = client.post(
+            CHANGELIST,
+            confirm_post(refund, action="approve_refunds", version="1", fingerprint=fingerprint),
+            follow=True,
+        )
 
     assert response.status_code == 200
     assert response.content.decode().count("Nothing was") == 1
-    assert (f"Nothing was approved: the fingerprint of refund {refund.request_id} was not the "
-            f"one shown. Reload and try again.") in response.content.decode()
+    assert (
+        f"Nothing was approved: the fingerprint of refund {refund.request_id} was not the "
+        f"one shown. Reload and try again."
+    ) in response.content.decode()
     assert state(refund) == before
     assert callbacks == []

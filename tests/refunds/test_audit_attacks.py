@@ -30,16 +30,23 @@ S = RefundRequest.Status
 
 
 def propose(ticket, user, amount, reason="damaged", explanation="Broken.", role="agent"):
-    return refund_propose(ticket=ticket, order=ticket.order, amount=Decimal(amount),
-                          reason=reason, explanation=explanation, requested_by=user,
-                          role=role).refund
+    return refund_propose(
+        ticket=ticket,
+        order=ticket.order,
+        amount=Decimal(amount),
+        reason=reason,
+        explanation=explanation,
+        requested_by=user,
+        role=role,
+    ).refund
 
 
 def approve(refund, reviewer):
     refund.refresh_from_db()
     pending = refund.confirmations.get(status="pending")
-    return refund_approve(refund=refund, reviewer=reviewer, version=pending.version,
-                          fingerprint=pending.fingerprint)
+    return refund_approve(
+        refund=refund, reviewer=reviewer, version=pending.version, fingerprint=pending.fingerprint
+    )
 
 
 def ticket_paid_300():
@@ -48,9 +55,11 @@ def ticket_paid_300():
 
 # --- 1. paid, recorded as failed, paid again --------------------------------------------------
 
+
 @pytest.mark.django_db
 def test_it_finds_a_paid_refund_by_the_approved_payment_after_the_order_was_edited(
-        stripe_server, agent_user, reviewer, supervisor):
+    stripe_server, agent_user, reviewer, supervisor
+):
     """A worker died after Stripe refunded 300.00; an admin then "fixed" the order's payment
     reference. The sweep must still find the refund, and the balance must stay spent."""
     ticket = ticket_paid_300()
@@ -58,9 +67,13 @@ def test_it_finds_a_paid_refund_by_the_approved_payment_after_the_order_was_edit
     order = ticket.order
     approved_reference = order.payment_reference
     _claim_for_execution(refund_pk=refund.pk, skip_locked=False)
-    get_adapter().create_refund(idempotency_key=refund.request_id, amount=Decimal("300.00"),
-                                currency="CNY", payment_reference=approved_reference,
-                                metadata={"request_id": refund.request_id})
+    get_adapter().create_refund(
+        idempotency_key=refund.request_id,
+        amount=Decimal("300.00"),
+        currency="CNY",
+        payment_reference=approved_reference,
+        metadata={"request_id": refund.request_id},
+    )
     left_executing_since_long_ago(refund)
     order.payment_reference = "pi_corrected_by_admin"
     order.save()
@@ -72,7 +85,8 @@ def test_it_finds_a_paid_refund_by_the_approved_payment_after_the_order_was_edit
     assert refund.status == S.SUCCEEDED
     assert len(stripe_server.refunds) == 1
     assert [r.params["payment_intent"] for r in stripe_server.create_requests()] == [
-        approved_reference]
+        approved_reference
+    ]
     second_ticket = TicketFactory(customer=order.customer, order=order)
     with pytest.raises(RefundRefused) as refusal:
         propose(second_ticket, supervisor, "300.00", role="supervisor")
@@ -82,7 +96,8 @@ def test_it_finds_a_paid_refund_by_the_approved_payment_after_the_order_was_edit
 
 @pytest.mark.django_db
 def test_it_does_not_call_an_unknown_outcome_failed_when_the_order_was_edited(
-        stripe_server, agent_user, reviewer, settings):
+    stripe_server, agent_user, reviewer, settings
+):
     ticket = ticket_paid_300()
     refund = approve(propose(ticket, agent_user, "300.00"), reviewer)
     stripe_server.stall_next(1, seconds=2.0)
@@ -115,29 +130,40 @@ def test_the_admin_freezes_payment_fields_while_a_refund_is_in_flight(agent_user
     url = f"/admin/orders/order/{order.pk}/change/"
 
     page = client.get(url).content.decode()
-    response = client.post(url, {
-        "order_id": order.order_id, "customer": order.customer_id, "status": order.status,
-        "currency": "USD", "amount_paid": "9999.00", "placed_at_0": "2026-10-01",
-        "placed_at_1": "10:00:00", "payment_reference": "pi_redirected", "note": "",
-        "lines-TOTAL_FORMS": "0", "lines-INITIAL_FORMS": "0",
-    })
+    response = client.post(
+        url,
+        {
+            "order_id": order.order_id,
+            "customer": order.customer_id,
+            "status": order.status,
+            "currency": "USD",
+            "amount_paid": "9999.00",
+            "placed_at_0": "2026-10-01",
+            "placed_at_1": "10:00:00",
+            "payment_reference": "pi_redirected",
+            "note": "",
+            "lines-TOTAL_FORMS": "0",
+            "lines-INITIAL_FORMS": "0",
+        },
+    )
 
     assert 'name="payment_reference"' not in page
     assert 'name="amount_paid"' not in page
     assert response.status_code == 302
     before = (order.payment_reference, order.amount_paid, order.currency, order.customer_id)
     order.refresh_from_db()
-    assert (order.payment_reference, order.amount_paid, order.currency,
-            order.customer_id) == before
+    assert (order.payment_reference, order.amount_paid, order.currency, order.customer_id) == before
     RefundRequest.objects.filter(pk=refund.pk).update(status=S.SUCCEEDED)
     assert 'name="payment_reference"' in client.get(url).content.decode()
 
 
 # --- 2. a role limit split across reasons or tickets -----------------------------------------
 
+
 @pytest.mark.django_db
 def test_a_second_reason_on_one_ticket_corrects_the_intent_instead_of_adding_to_it(
-        agent_user, reviewer):
+    agent_user, reviewer
+):
     ticket = TicketFactory(order__amount_paid=Decimal("899.00"))
 
     propose(ticket, agent_user, "450.00", reason="damaged")
@@ -160,9 +186,11 @@ def test_a_role_limit_counts_what_the_requester_proposed_on_the_order_elsewhere(
         propose(other_ticket, agent_user, "449.00", reason="wrong_item")
 
     assert refusal.value.extra["failing_clauses"] == ["R-5"]
-    assert ("requested 449.00 CNY plus 450.00 CNY already proposed or refunded by the same "
-            "requester on this order makes 899.00 CNY, which exceeds the agent limit of "
-            "500.00 CNY; escalate to a supervisor") in refusal.value.message
+    assert (
+        "requested 449.00 CNY plus 450.00 CNY already proposed or refunded by the same "
+        "requester on this order makes 899.00 CNY, which exceeds the agent limit of "
+        "500.00 CNY; escalate to a supervisor"
+    ) in refusal.value.message
     assert RefundRequest.objects.count() == 1
 
 
@@ -185,8 +213,9 @@ def test_concurrent_proposals_with_other_reasons_and_amounts_make_one_intent(age
     ticket = TicketFactory(order__amount_paid=Decimal("899.00"))
     reasons = ["damaged", "wrong_item", "other"]
 
-    outcomes = run_in_threads(12, lambda i: propose(
-        ticket, agent_user, f"{100 + i}.00", reason=reasons[i % 3]).request_id)
+    outcomes = run_in_threads(
+        12, lambda i: propose(ticket, agent_user, f"{100 + i}.00", reason=reasons[i % 3]).request_id
+    )
 
     assert not [o for o in outcomes if isinstance(o, Exception)]
     assert len(set(outcomes)) == 1
@@ -198,6 +227,7 @@ def test_concurrent_proposals_with_other_reasons_and_amounts_make_one_intent(age
 
 # --- 3. four eyes laundered ------------------------------------------------------------------
 
+
 @pytest.fixture
 def agent_and_reviewer(db):
     user = UserFactory(username="t_agent_reviewer", role=Role.AGENT, is_staff=True)
@@ -206,8 +236,7 @@ def agent_and_reviewer(db):
 
 
 @pytest.mark.django_db
-def test_nobody_who_proposed_any_version_may_decide_the_request(agent_and_reviewer,
-                                                                 agent_user):
+def test_nobody_who_proposed_any_version_may_decide_the_request(agent_and_reviewer, agent_user):
     ticket = TicketFactory()
     propose(ticket, agent_and_reviewer, "129.00", explanation="Broken.")
     refund = propose(ticket, agent_user, "129.00", explanation="Broken; photo attached.")
@@ -230,9 +259,11 @@ def test_the_api_refuses_a_laundered_approval_with_403(agent_and_reviewer, agent
     client = Client()
     client.force_login(agent_and_reviewer)
 
-    response = client.post(f"/api/refunds/{refund.request_id}/approve/",
-                           {"version": pending.version, "fingerprint": pending.fingerprint},
-                           content_type="application/json")
+    response = client.post(
+        f"/api/refunds/{refund.request_id}/approve/",
+        {"version": pending.version, "fingerprint": pending.fingerprint},
+        content_type="application/json",
+    )
 
     assert response.status_code == 403
     assert response.json()["code"] == "own_request"
@@ -242,9 +273,11 @@ def test_the_api_refuses_a_laundered_approval_with_403(agent_and_reviewer, agent
 
 # --- 8. money accepted by the provider but not settled ----------------------------------------
 
+
 @pytest.mark.django_db
 def test_a_pending_provider_refund_is_not_called_succeeded_until_it_settles(
-        simulated_provider, settings, agent_user, reviewer):
+    simulated_provider, settings, agent_user, reviewer
+):
     ticket = TicketFactory()
     refund = approve(propose(ticket, agent_user, "129.00"), reviewer)
     settings.SIMULATED_PROVIDER_MODE = "pending"
@@ -285,7 +318,8 @@ def test_a_pending_provider_refund_that_fails_ends_failed(stripe_server, agent_u
 
 @pytest.mark.django_db
 def test_money_pending_at_the_provider_counts_against_the_balance(
-        simulated_provider, settings, agent_user, supervisor, reviewer):
+    simulated_provider, settings, agent_user, supervisor, reviewer
+):
     ticket = TicketFactory()
     refund = approve(propose(ticket, agent_user, "129.00"), reviewer)
     settings.SIMULATED_PROVIDER_MODE = "pending"
@@ -302,9 +336,10 @@ def test_money_pending_at_the_provider_counts_against_the_balance(
 def test_an_order_of_unrelated_amount_stays_untouched(agent_user):
     """Guard for the tests above: a proposal on one order never counts another's."""
     ticket = TicketFactory(order__amount_paid=Decimal("899.00"))
-    elsewhere = TicketFactory(customer=ticket.customer,
-                              order=OrderFactory(customer=ticket.customer,
-                                                 amount_paid=Decimal("899.00")))
+    elsewhere = TicketFactory(
+        customer=ticket.customer,
+        order=OrderFactory(customer=ticket.customer, amount_paid=Decimal("899.00")),
+    )
     propose(ticket, agent_user, "450.00")
 
     refund = propose(elsewhere, agent_user, "450.00")

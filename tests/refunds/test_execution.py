@@ -16,13 +16,17 @@ S = RefundRequest.Status
 
 
 def transitions(refund) -> list[tuple[str, str]]:
-    return list(RefundEvent.objects.filter(refund_request=refund)
-                .values_list("from_status", "to_status"))
+    return list(
+        RefundEvent.objects.filter(refund_request=refund).values_list("from_status", "to_status")
+    )
 
 
 def system_messages(refund) -> list[str]:
-    return list(TicketMessage.objects.filter(ticket=refund.ticket, author_kind="system")
-                .values_list("body", flat=True))
+    return list(
+        TicketMessage.objects.filter(ticket=refund.ticket, author_kind="system").values_list(
+            "body", flat=True
+        )
+    )
 
 
 def test_it_refunds_an_approved_request_at_the_provider(simulated_provider, make_refund):
@@ -35,19 +39,34 @@ def test_it_refunds_an_approved_request_at_the_provider(simulated_provider, make
     assert outcome == "succeeded"
     assert refund.status == S.SUCCEEDED
     assert refund.provider_refund_id == ledger.provider_refund_id
-    assert (ledger.idempotency_key, ledger.amount, ledger.currency, ledger.payment_reference,
-            ledger.metadata) == (refund.request_id, Decimal("129.00"), "CNY",
-                                 refund.order.payment_reference,
-                                 {"request_id": refund.request_id})
+    assert (
+        ledger.idempotency_key,
+        ledger.amount,
+        ledger.currency,
+        ledger.payment_reference,
+        ledger.metadata,
+    ) == (
+        refund.request_id,
+        Decimal("129.00"),
+        "CNY",
+        refund.order.payment_reference,
+        {"request_id": refund.request_id},
+    )
     assert [c.idempotency_key for c in simulated_provider.calls("create")] == [refund.request_id]
     assert transitions(refund) == [("approved", "executing"), ("executing", "succeeded")]
     executing, succeeded = RefundEvent.objects.filter(refund_request=refund)
-    assert executing.detail == {"idempotency_key": refund.request_id, "confirmation_version": 1,
-                                "fingerprint": refund.confirmations.get().fingerprint,
-                                "adapter": "simulated"}
-    assert succeeded.detail == {"provider_refund_id": ledger.provider_refund_id,
-                                "provider_status": "succeeded", "provider_amount": "129.00",
-                                "source": "execute"}
+    assert executing.detail == {
+        "idempotency_key": refund.request_id,
+        "confirmation_version": 1,
+        "fingerprint": refund.confirmations.get().fingerprint,
+        "adapter": "simulated",
+    }
+    assert succeeded.detail == {
+        "provider_refund_id": ledger.provider_refund_id,
+        "provider_status": "succeeded",
+        "provider_amount": "129.00",
+        "source": "execute",
+    }
     label = f"Refund {refund.request_id} of 129.00 CNY"
     assert system_messages(refund) == [
         f"{label} approved; sending it to the payment provider.",
@@ -57,7 +76,8 @@ def test_it_refunds_an_approved_request_at_the_provider(simulated_provider, make
 
 @pytest.mark.parametrize("status", [S.PENDING_APPROVAL, S.REJECTED, S.EXPIRED])
 def test_it_does_not_call_the_provider_for_a_request_that_is_not_approved(
-        simulated_provider, make_refund, status):
+    simulated_provider, make_refund, status
+):
     refund = make_refund(status=status)
 
     outcome = execute_refund(refund.pk)
@@ -71,8 +91,7 @@ def test_it_does_not_call_the_provider_for_a_request_that_is_not_approved(
     assert system_messages(refund) == []
 
 
-def test_it_refuses_a_request_whose_amount_changed_after_approval(simulated_provider,
-                                                                   make_refund):
+def test_it_refuses_a_request_whose_amount_changed_after_approval(simulated_provider, make_refund):
     refund = make_refund()
     approved_fingerprint = refund.confirmations.get().fingerprint
     RefundRequest.objects.filter(pk=refund.pk).update(amount=Decimal("999.00"))
@@ -93,11 +112,13 @@ def test_it_refuses_a_request_whose_amount_changed_after_approval(simulated_prov
     assert failed.detail["current_fingerprint"] != approved_fingerprint
     assert system_messages(refund)[-1] == (
         f"Refund {refund.request_id} of 999.00 CNY was not sent to the provider: "
-        "fingerprint mismatch (its approval no longer covers it).")
+        "fingerprint mismatch (its approval no longer covers it)."
+    )
 
 
 def test_it_refuses_a_request_whose_payment_reference_changed_after_approval(
-        simulated_provider, make_refund):
+    simulated_provider, make_refund
+):
     refund = make_refund()
     type(refund.order).objects.filter(pk=refund.order_id).update(payment_reference="pi_evil")
 
@@ -105,11 +126,13 @@ def test_it_refuses_a_request_whose_payment_reference_changed_after_approval(
 
     assert simulated_provider.calls() == []
     assert RefundEvent.objects.filter(refund_request=refund).last().detail["error"] == (
-        "fingerprint mismatch")
+        "fingerprint mismatch"
+    )
 
 
-def test_it_refuses_an_approved_request_without_an_approved_confirmation(simulated_provider,
-                                                                         make_refund):
+def test_it_refuses_an_approved_request_without_an_approved_confirmation(
+    simulated_provider, make_refund
+):
     refund = make_refund()
     refund.confirmations.update(status="superseded")
 
@@ -117,12 +140,13 @@ def test_it_refuses_an_approved_request_without_an_approved_confirmation(simulat
 
     assert simulated_provider.calls() == []
     assert RefundEvent.objects.filter(refund_request=refund).last().detail["error"] == (
-        "no approved confirmation for the current version")
+        "no approved confirmation for the current version"
+    )
 
 
-def test_it_leaves_the_outcome_unknown_when_the_provider_times_out(settings,
-                                                                   simulated_provider,
-                                                                   make_refund):
+def test_it_leaves_the_outcome_unknown_when_the_provider_times_out(
+    settings, simulated_provider, make_refund
+):
     settings.SIMULATED_PROVIDER_MODE = "timeout"
     refund = make_refund()
 
@@ -138,11 +162,13 @@ def test_it_leaves_the_outcome_unknown_when_the_provider_times_out(settings,
     assert RefundEvent.objects.filter(refund_request=refund).last().detail["code"] == "timeout"
     assert system_messages(refund)[-1] == (
         f"Refund {refund.request_id} of 129.00 CNY: outcome unknown (simulated provider did "
-        "not answer in time), reconciling with the provider.")
+        "not answer in time), reconciling with the provider."
+    )
 
 
-def test_it_treats_latency_beyond_the_provider_timeout_as_unknown(settings, simulated_provider,
-                                                                  make_refund):
+def test_it_treats_latency_beyond_the_provider_timeout_as_unknown(
+    settings, simulated_provider, make_refund
+):
     settings.REFUND_PROVIDER_TIMEOUT_S = 0.05
     settings.SIMULATED_PROVIDER_LATENCY_S = 0.2
     refund = make_refund()
@@ -152,8 +178,9 @@ def test_it_treats_latency_beyond_the_provider_timeout_as_unknown(settings, simu
     assert SimulatedRefund.objects.filter(idempotency_key=refund.request_id).count() == 1
 
 
-def test_it_leaves_the_outcome_unknown_when_the_provider_is_down(settings, simulated_provider,
-                                                                 make_refund):
+def test_it_leaves_the_outcome_unknown_when_the_provider_is_down(
+    settings, simulated_provider, make_refund
+):
     settings.SIMULATED_PROVIDER_MODE = "down"
     refund = make_refund()
 
@@ -175,17 +202,21 @@ def test_it_fails_a_refund_the_provider_declines(settings, simulated_provider, m
     assert refund.status == S.FAILED
     assert SimulatedRefund.objects.count() == 0
     failed = RefundEvent.objects.filter(refund_request=refund).last()
-    assert failed.detail == {"error": "simulated provider declined the refund",
-                             "code": "refund_declined", "source": "execute",
-                             "provider_called": True}
+    assert failed.detail == {
+        "error": "simulated provider declined the refund",
+        "code": "refund_declined",
+        "source": "execute",
+        "provider_called": True,
+    }
     assert system_messages(refund)[-1] == (
-        f"Refund {refund.request_id} of 129.00 CNY failed: simulated provider declined the "
-        "refund.")
+        f"Refund {refund.request_id} of 129.00 CNY failed: simulated provider declined the refund."
+    )
 
 
 @pytest.mark.parametrize("mode", ["normal", "timeout", "down", "fail"])
-def test_it_does_nothing_when_the_task_is_delivered_again(settings, simulated_provider,
-                                                          make_refund, mode):
+def test_it_does_nothing_when_the_task_is_delivered_again(
+    settings, simulated_provider, make_refund, mode
+):
     settings.SIMULATED_PROVIDER_MODE = mode
     refund = make_refund()
     execute_refund(refund.pk)
@@ -201,8 +232,9 @@ def test_it_does_nothing_when_the_task_is_delivered_again(settings, simulated_pr
     assert system_messages(refund) == messages_before
 
 
-def test_it_executes_a_refund_without_a_ticket_and_posts_no_message(simulated_provider,
-                                                                     make_refund):
+def test_it_executes_a_refund_without_a_ticket_and_posts_no_message(
+    simulated_provider, make_refund
+):
     refund = make_refund(ticket=None, order=OrderFactory())
 
     assert execute_refund(refund.pk) == "succeeded"
@@ -211,8 +243,9 @@ def test_it_executes_a_refund_without_a_ticket_and_posts_no_message(simulated_pr
 
 
 @pytest.mark.django_db(transaction=True)
-def test_it_commits_executing_before_calling_the_provider(simulated_provider, make_refund,
-                                                          monkeypatch):
+def test_it_commits_executing_before_calling_the_provider(
+    simulated_provider, make_refund, monkeypatch
+):
     refund = make_refund()
     seen_by_others = []
 
@@ -238,8 +271,9 @@ def test_it_commits_executing_before_calling_the_provider(simulated_provider, ma
 
 @pytest.mark.services
 @pytest.mark.django_db(transaction=True)
-def test_it_sends_one_refund_when_deliveries_race(postgres, settings, simulated_provider,
-                                                  make_refund):
+def test_it_sends_one_refund_when_deliveries_race(
+    postgres, settings, simulated_provider, make_refund
+):
     # Given a slow provider, so that racing workers overlap around the call
     settings.SIMULATED_PROVIDER_LATENCY_S = 0.3
     refund = make_refund()

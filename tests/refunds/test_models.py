@@ -21,8 +21,9 @@ def test_it_rejects_a_refund_amount_that_is_not_positive(amount):
 def test_it_rejects_a_second_request_for_the_same_intent():
     first = RefundRequestFactory()
     with pytest.raises(IntegrityError), transaction.atomic():
-        RefundRequestFactory(ticket=first.ticket, request_id=first.request_id,
-                             amount=Decimal("10.00"))
+        RefundRequestFactory(
+            ticket=first.ticket, request_id=first.request_id, amount=Decimal("10.00")
+        )
     assert RefundRequest.objects.count() == 1
 
 
@@ -36,15 +37,18 @@ def test_it_rejects_two_confirmations_with_the_same_version():
 def test_it_rejects_a_second_pending_confirmation_for_one_request():
     first = RefundConfirmationFactory(status=RefundConfirmation.Status.PENDING)
     with pytest.raises(IntegrityError), transaction.atomic():
-        RefundConfirmationFactory(refund_request=first.refund_request, version=2,
-                                  status=RefundConfirmation.Status.PENDING)
+        RefundConfirmationFactory(
+            refund_request=first.refund_request, version=2, status=RefundConfirmation.Status.PENDING
+        )
     assert RefundConfirmation.objects.count() == 1
 
 
 def test_many_decided_versions_may_sit_beside_one_pending():
     first = RefundConfirmationFactory(status=RefundConfirmation.Status.SUPERSEDED)
-    RefundConfirmationFactory(refund_request=first.refund_request, version=2,
-                              status=RefundConfirmation.Status.EXPIRED)
-    RefundConfirmationFactory(refund_request=first.refund_request, version=3,
-                              status=RefundConfirmation.Status.PENDING)
+    RefundConfirmationFactory(
+        refund_request=first.refund_request, version=2, status=RefundConfirmation.Status.EXPIRED
+    )
+    RefundConfirmationFactory(
+        refund_request=first.refund_request, version=3, status=RefundConfirmation.Status.PENDING
+    )
     assert first.refund_request.confirmations.count() == 3

@@ -24,17 +24,24 @@ def ticket(db):
 @pytest.fixture
 def ctx(ticket, agent_user):
     run = AgentRunFactory(ticket=ticket, started_by=agent_user, actor_role="agent")
-    return RunContext(run=run, actor=agent_user, role="agent", ticket=ticket,
-                      customer=ticket.customer)
+    return RunContext(
+        run=run, actor=agent_user, role="agent", ticket=ticket, customer=ticket.customer
+    )
 
 
 def args(**overrides) -> dict:
-    return {"order_id": "202610110087", "amount": Decimal("129.00"), "reason": "damaged",
-            "explanation": "The mug arrived in pieces.", **overrides}
+    return {
+        "order_id": "202610110087",
+        "amount": Decimal("129.00"),
+        "reason": "damaged",
+        "explanation": "The mug arrived in pieces.",
+        **overrides,
+    }
 
 
-def test_it_proposes_a_refund_and_executes_nothing(ctx, ticket, agent_user,
-                                                  django_capture_on_commit_callbacks):
+def test_it_proposes_a_refund_and_executes_nothing(
+    ctx, ticket, agent_user, django_capture_on_commit_callbacks
+):
     before = timezone.now()
 
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
@@ -44,12 +51,21 @@ def test_it_proposes_a_refund_and_executes_nothing(ctx, ticket, agent_user,
     refund = RefundRequest.objects.get()
     expected_id = derive_request_id(ticket_reference="TCK-7001", order_id="202610110087", n=0)
     assert refund.request_id == expected_id
-    assert (refund.status, refund.amount, refund.currency) == ("pending_approval",
-                                                               Decimal("129.00"), "CNY")
+    assert (refund.status, refund.amount, refund.currency) == (
+        "pending_approval",
+        Decimal("129.00"),
+        "CNY",
+    )
     assert (refund.requested_by, refund.run, refund.ticket) == (agent_user, ctx.run, ticket)
     assert refund.policy_version is not None
-    assert [v["clause"] for v in refund.policy_evaluation] == ["R-1", "R-2", "R-3", "R-4",
-                                                               "R-5", "R-6"]
+    assert [v["clause"] for v in refund.policy_evaluation] == [
+        "R-1",
+        "R-2",
+        "R-3",
+        "R-4",
+        "R-5",
+        "R-6",
+    ]
     confirmation = refund.confirmations.get()
     assert (confirmation.version, confirmation.status) == (1, "pending")
     assert confirmation.params == fingerprint_params(refund)
@@ -57,19 +73,25 @@ def test_it_proposes_a_refund_and_executes_nothing(ctx, ticket, agent_user,
     ttl = timedelta(minutes=1440)
     assert before + ttl <= confirmation.expires_at <= timezone.now() + ttl
     assert list(refund.events.values_list("from_status", "to_status", "actor")) == [
-        ("", "pending_approval", agent_user.pk)]
+        ("", "pending_approval", agent_user.pk)
+    ]
     assert result == {
-        "status": "pending_approval", "request_id": expected_id, "version": 1,
-        "amount": "129.00", "currency": "CNY", "policy": refund.policy_evaluation,
+        "status": "pending_approval",
+        "request_id": expected_id,
+        "version": 1,
+        "amount": "129.00",
+        "currency": "CNY",
+        "policy": refund.policy_evaluation,
         "expires_at": confirmation.expires_at.isoformat(),
         "message": "Proposed a refund of 129.00 CNY (version 1) — waiting for a reviewer. "
-                   "Not refunded yet.",
+        "Not refunded yet.",
     }
     assert "fingerprint" not in result
     message = TicketMessage.objects.get(ticket=ticket)
     assert message.author_kind == "system"
-    assert message.body == ("Refund of 129.00 CNY proposed for order 202610110087 (damaged), "
-                            "waiting for review.")
+    assert message.body == (
+        "Refund of 129.00 CNY proposed for order 202610110087 (damaged), waiting for review."
+    )
 
 
 def test_it_returns_the_same_version_for_identical_parameters(ctx):
@@ -84,7 +106,8 @@ def test_it_returns_the_same_version_for_identical_parameters(ctx):
     assert RefundRequest.objects.count() == 1
     assert RefundEvent.objects.count() == 1
     assert list(RefundConfirmation.objects.values_list("pk", "status", "fingerprint")) == [
-        (confirmation.pk, "pending", confirmation.fingerprint)]
+        (confirmation.pk, "pending", confirmation.fingerprint)
+    ]
     assert TicketMessage.objects.count() == 1
 
 
@@ -108,7 +131,8 @@ def test_it_makes_a_new_version_when_the_amount_changes(ctx):
     assert RefundEvent.objects.count() == 1
     assert TicketMessage.objects.last().body == (
         "Refund of 100.00 CNY proposed for order 202610110087 (damaged) as version 2, "
-        "waiting for review.")
+        "waiting for review."
+    )
 
 
 def test_it_makes_a_new_version_when_the_explanation_changes(ctx):
@@ -120,7 +144,9 @@ def test_it_makes_a_new_version_when_the_explanation_changes(ctx):
     refund = RefundRequest.objects.get()
     assert refund.explanation == "Photo shows the handle broke off."
     assert list(refund.confirmations.values_list("version", "status")) == [
-        (1, "superseded"), (2, "pending")]
+        (1, "superseded"),
+        (2, "pending"),
+    ]
 
 
 def test_it_answers_not_found_for_another_customers_order_as_for_a_missing_one(ctx):
@@ -133,7 +159,8 @@ def test_it_answers_not_found_for_another_customers_order_as_for_a_missing_one(c
 
     assert foreign.value.code == missing.value.code == "NOT_FOUND"
     assert foreign.value.message.replace("202699990001", "X") == missing.value.message.replace(
-        "202699990002", "X")
+        "202699990002", "X"
+    )
     assert RefundRequest.objects.count() == 0
 
 
@@ -160,8 +187,9 @@ def test_it_refuses_what_the_policy_denies_naming_the_clauses(ctx):
     error = refusal.value.as_result()["error"]
     assert error["code"] == "POLICY_DENIED"
     assert error["clauses"] == ["R-4"]
-    assert "R-4: reason 'not_received' does not fit an order that was delivered" in (
-        error["message"])
+    assert (
+        "R-4: reason 'not_received' does not fit an order that was delivered" in (error["message"])
+    )
     assert RefundRequest.objects.count() == 0
 
 
@@ -201,8 +229,9 @@ def test_a_rejected_intent_stays_rejected_and_a_new_proposal_is_the_next_intent(
 
     result = create_refund(ctx, args())
 
-    assert result["request_id"] == derive_request_id(ticket_reference="TCK-7001",
-                                                     order_id="202610110087", n=1)
+    assert result["request_id"] == derive_request_id(
+        ticket_reference="TCK-7001", order_id="202610110087", n=1
+    )
     assert (result["status"], result["version"]) == ("pending_approval", 1)
     rejected.refresh_from_db()
     assert rejected.status == "rejected"
@@ -222,10 +251,14 @@ def test_an_expired_intent_is_renewed_as_the_next_version(ctx, agent_user):
     refund.refresh_from_db()
     assert refund.status == "pending_approval"
     assert list(refund.confirmations.values_list("version", "status")) == [
-        (1, "expired"), (2, "pending")]
+        (1, "expired"),
+        (2, "pending"),
+    ]
     assert list(refund.events.values_list("from_status", "to_status")) == [
-        ("", "pending_approval"), ("pending_approval", "expired"),
-        ("expired", "pending_approval")]
+        ("", "pending_approval"),
+        ("pending_approval", "expired"),
+        ("expired", "pending_approval"),
+    ]
 
 
 def test_a_lapsed_version_not_yet_swept_is_replaced(ctx):
@@ -238,7 +271,9 @@ def test_a_lapsed_version_not_yet_swept_is_replaced(ctx):
     refund = RefundRequest.objects.get()
     assert refund.status == "pending_approval"
     assert list(refund.confirmations.values_list("version", "status")) == [
-        (1, "expired"), (2, "pending")]
+        (1, "expired"),
+        (2, "pending"),
+    ]
 
 
 def test_a_different_reason_is_the_next_version_of_the_same_intent(ctx):
@@ -250,7 +285,9 @@ def test_a_different_reason_is_the_next_version_of_the_same_intent(ctx):
     refund = RefundRequest.objects.get()
     assert refund.reason == "wrong_item"
     assert list(refund.confirmations.values_list("version", "status")) == [
-        (1, "superseded"), (2, "pending")]
+        (1, "superseded"),
+        (2, "pending"),
+    ]
     assert refund.confirmations.get(version=2).params["reason"] == "wrong_item"
 
 
@@ -268,12 +305,17 @@ def test_a_smaller_correction_replaces_the_proposal_instead_of_adding_one(ctx):
 def test_a_further_refund_after_a_settled_one_is_a_new_intent(ctx, reviewer):
     create_refund(ctx, args(amount=Decimal("50.00")))
     first = RefundRequest.objects.get()
-    refund_approve(refund=first, reviewer=reviewer, version=1,
-                   fingerprint=first.confirmations.get().fingerprint)
+    refund_approve(
+        refund=first,
+        reviewer=reviewer,
+        version=1,
+        fingerprint=first.confirmations.get().fingerprint,
+    )
     RefundRequest.objects.filter(pk=first.pk).update(status="succeeded")
 
     result = create_refund(ctx, args(amount=Decimal("79.00")))
 
-    assert result["request_id"] == derive_request_id(ticket_reference="TCK-7001",
-                                                     order_id="202610110087", n=1)
+    assert result["request_id"] == derive_request_id(
+        ticket_reference="TCK-7001", order_id="202610110087", n=1
+    )
     assert RefundRequest.objects.count() == 2

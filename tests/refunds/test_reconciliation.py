@@ -16,8 +16,9 @@ S = RefundRequest.Status
 
 
 def transitions(refund) -> list[tuple[str, str]]:
-    return list(RefundEvent.objects.filter(refund_request=refund)
-                .values_list("from_status", "to_status"))
+    return list(
+        RefundEvent.objects.filter(refund_request=refund).values_list("from_status", "to_status")
+    )
 
 
 def later() -> timezone.datetime:
@@ -32,13 +33,13 @@ def age(refund, by: timedelta) -> None:
 def left_executing(refund) -> None:
     """What a worker that died around its provider call leaves behind."""
     RefundRequest.objects.filter(pk=refund.pk).update(status=S.EXECUTING)
-    RefundEvent.objects.create(refund_request=refund, from_status="approved",
-                               to_status="executing")
+    RefundEvent.objects.create(refund_request=refund, from_status="approved", to_status="executing")
     age(refund, in_flight_window() + timedelta(seconds=5))
 
 
-def test_it_settles_a_timed_out_refund_the_provider_did_make(settings, simulated_provider,
-                                                              make_refund):
+def test_it_settles_a_timed_out_refund_the_provider_did_make(
+    settings, simulated_provider, make_refund
+):
     # Given a refund whose provider call timed out after the provider made it
     settings.SIMULATED_PROVIDER_MODE = "timeout"
     refund = make_refund()
@@ -56,17 +57,23 @@ def test_it_settles_a_timed_out_refund_the_provider_did_make(settings, simulated
     assert dict(report.unknown) == {"succeeded": 1}
     assert len(simulated_provider.calls("create")) == 1
     assert [c.idempotency_key for c in simulated_provider.calls("find")] == [refund.request_id]
-    assert transitions(refund) == [("approved", "executing"), ("executing", "outcome_unknown"),
-                                   ("outcome_unknown", "succeeded")]
+    assert transitions(refund) == [
+        ("approved", "executing"),
+        ("executing", "outcome_unknown"),
+        ("outcome_unknown", "succeeded"),
+    ]
     assert RefundEvent.objects.filter(refund_request=refund).last().detail["source"] == (
-        "reconcile")
+        "reconcile"
+    )
     assert TicketMessage.objects.filter(ticket=refund.ticket).last().body == (
         f"Refund {refund.request_id} of 129.00 CNY succeeded (provider id "
-        f"{ledger.provider_refund_id}) (confirmed by reconciliation).")
+        f"{ledger.provider_refund_id}) (confirmed by reconciliation)."
+    )
 
 
 def test_it_fails_an_unknown_refund_the_provider_never_made_once_it_cannot_land(
-        settings, simulated_provider, make_refund):
+    settings, simulated_provider, make_refund
+):
     # Given a refund whose call got a 5xx: the provider recorded nothing
     settings.SIMULATED_PROVIDER_MODE = "down"
     refund = make_refund()
@@ -87,14 +94,17 @@ def test_it_fails_an_unknown_refund_the_provider_never_made_once_it_cannot_land(
     assert refund.status == S.FAILED
     assert RefundEvent.objects.filter(refund_request=refund).last().detail == {
         "error": "the provider has no refund under this idempotency key",
-        "source": "reconcile", "provider_called": True}
+        "source": "reconcile",
+        "provider_called": True,
+    }
     # Never resubmitted: one create call in all, no refund at the provider
     assert len(simulated_provider.calls("create")) == 1
     assert SimulatedRefund.objects.count() == 0
 
 
 def test_it_leaves_an_unknown_refund_alone_while_the_provider_cannot_be_asked(
-        settings, simulated_provider, make_refund):
+    settings, simulated_provider, make_refund
+):
     settings.SIMULATED_PROVIDER_MODE = "down"
     refund = make_refund()
     execute_refund(refund.pk)
@@ -111,10 +121,13 @@ def test_it_settles_a_stale_executing_refund_the_provider_made(simulated_provide
     # Given a worker that died after the provider made the refund
     refund = make_refund()
     left_executing(refund)
-    SimulatedRefund.objects.create(provider_refund_id="sim_re_before_crash",
-                                   idempotency_key=refund.request_id,
-                                   payment_reference=refund.order.payment_reference,
-                                   amount=Decimal("129.00"), currency="CNY")
+    SimulatedRefund.objects.create(
+        provider_refund_id="sim_re_before_crash",
+        idempotency_key=refund.request_id,
+        payment_reference=refund.order.payment_reference,
+        amount=Decimal("129.00"),
+        currency="CNY",
+    )
 
     report = refunds_reconcile()
 
@@ -125,8 +138,7 @@ def test_it_settles_a_stale_executing_refund_the_provider_made(simulated_provide
     assert simulated_provider.calls("create") == []
 
 
-def test_it_resubmits_a_stale_executing_refund_with_the_same_key(simulated_provider,
-                                                                 make_refund):
+def test_it_resubmits_a_stale_executing_refund_with_the_same_key(simulated_provider, make_refund):
     # Given a worker that died before its call reached the provider
     refund = make_refund()
     left_executing(refund)
@@ -141,11 +153,13 @@ def test_it_resubmits_a_stale_executing_refund_with_the_same_key(simulated_provi
     assert [c.idempotency_key for c in simulated_provider.calls("create")] == [refund.request_id]
     assert ledger.idempotency_key == refund.request_id
     assert RefundEvent.objects.filter(refund_request=refund).last().detail["source"] == (
-        "reconcile-resubmit")
+        "reconcile-resubmit"
+    )
 
 
 def test_it_resubmits_only_the_approved_parameters_of_a_row_edited_while_executing(
-        simulated_provider, make_refund):
+    simulated_provider, make_refund
+):
     refund = make_refund()
     left_executing(refund)
     RefundRequest.objects.filter(pk=refund.pk).update(amount=Decimal("500.00"))
@@ -156,11 +170,12 @@ def test_it_resubmits_only_the_approved_parameters_of_a_row_edited_while_executi
     refund.refresh_from_db()
     assert dict(report.stale_executing) == {"succeeded": 1}
     assert [call.idempotency_key for call in simulated_provider.calls("create")] == [
-        refund.request_id]
-    assert list(SimulatedRefund.objects.values_list("amount", flat=True)) == [
-        Decimal("129.00")]
-    assert RefundEvent.objects.filter(refund_request=refund).last().detail[
-        "amount_mismatch"] is True
+        refund.request_id
+    ]
+    assert list(SimulatedRefund.objects.values_list("amount", flat=True)) == [Decimal("129.00")]
+    assert (
+        RefundEvent.objects.filter(refund_request=refund).last().detail["amount_mismatch"] is True
+    )
 
 
 def test_it_leaves_a_refund_that_is_still_executing_alone(simulated_provider, make_refund):
@@ -192,7 +207,8 @@ def test_it_executes_an_approved_refund_whose_task_never_ran(simulated_provider,
 
 
 def test_it_never_sends_a_second_refund_across_timeouts_redeliveries_and_sweeps(
-        settings, simulated_provider, make_refund):
+    settings, simulated_provider, make_refund
+):
     settings.SIMULATED_PROVIDER_MODE = "timeout"
     refund = make_refund()
 
@@ -207,14 +223,14 @@ def test_it_never_sends_a_second_refund_across_timeouts_redeliveries_and_sweeps(
     assert refund.status == S.SUCCEEDED
     assert len(simulated_provider.calls("create")) == 1
     assert SimulatedRefund.objects.filter(idempotency_key=refund.request_id).count() == 1
-    assert [to for _, to in transitions(refund)] == ["executing", "outcome_unknown",
-                                                     "succeeded"]
+    assert [to for _, to in transitions(refund)] == ["executing", "outcome_unknown", "succeeded"]
 
 
 @pytest.mark.services
 @pytest.mark.django_db(transaction=True)
-def test_it_settles_each_request_once_when_sweeps_race(postgres, settings, simulated_provider,
-                                                       make_refund):
+def test_it_settles_each_request_once_when_sweeps_race(
+    postgres, settings, simulated_provider, make_refund
+):
     # Given a slow provider and one request of each kind the sweep settles
     settings.SIMULATED_PROVIDER_LATENCY_S = 0.2
     settings.SIMULATED_PROVIDER_MODE = "timeout"
@@ -238,8 +254,7 @@ def test_it_settles_each_request_once_when_sweeps_race(postgres, settings, simul
     for refund in (unknown, stale, lost):
         refund.refresh_from_db()
         assert refund.status == S.SUCCEEDED
-        assert RefundEvent.objects.filter(refund_request=refund, to_status="succeeded").count() \
-            == 1
+        assert RefundEvent.objects.filter(refund_request=refund, to_status="succeeded").count() == 1
         assert SimulatedRefund.objects.filter(idempotency_key=refund.request_id).count() == 1
     creates = sorted(c.idempotency_key for c in simulated_provider.calls("create"))
     assert creates == sorted([stale.request_id, lost.request_id])
@@ -259,7 +274,8 @@ def test_the_command_reports_what_it_settled(settings, simulated_provider, make_
     assert out.getvalue() == (
         "Reconciled refunds. outcome_unknown: 1 succeeded; provider_pending: none; "
         "stale executing: 1 succeeded; "
-        "approved, never executed: none.\n")
+        "approved, never executed: none.\n"
+    )
     assert RefundRequest.objects.filter(status=S.SUCCEEDED).count() == 2
 
 
@@ -273,9 +289,11 @@ def test_the_periodic_task_reconciles(settings, simulated_provider, make_refund)
 
     refund.refresh_from_db()
     assert refund.status == S.SUCCEEDED
-    assert summary == ("outcome_unknown: 1 succeeded; provider_pending: none; "
-                       "stale executing: none; "
-                       "approved, never executed: none")
+    assert summary == (
+        "outcome_unknown: 1 succeeded; provider_pending: none; "
+        "stale executing: none; "
+        "approved, never executed: none"
+    )
 
 
 def test_expire_confirmations_expires_lapsed_pending_versions(simulated_provider, make_refund):

@@ -20,9 +20,11 @@ def client_for(user) -> APIClient:
 
 
 def state(refund: RefundRequest) -> tuple:
-    return (RefundRequest.objects.values().get(pk=refund.pk),
-            list(RefundConfirmation.objects.filter(refund_request=refund).values()),
-            RefundEvent.objects.filter(refund_request=refund).count())
+    return (
+        RefundRequest.objects.values().get(pk=refund.pk),
+        list(RefundConfirmation.objects.filter(refund_request=refund).values()),
+        RefundEvent.objects.filter(refund_request=refund).count(),
+    )
 
 
 @pytest.fixture
@@ -64,21 +66,24 @@ def test_it_shows_a_refund_in_the_documented_shape(refund, agent_user):
         "provider_refund_id": "",
         "policy_evaluation": refund.policy_evaluation,
         "untrusted_warning": True,
-        "confirmations": [{
-            "version": 1,
-            "fingerprint": confirmation.fingerprint,
-            "status": "pending",
-            "expires_at": body["confirmations"][0]["expires_at"],
-            "decided_by": None,
-            "decided_at": None,
-            "decision_note": "",
-            "created_at": body["confirmations"][0]["created_at"],
-        }],
+        "confirmations": [
+            {
+                "version": 1,
+                "fingerprint": confirmation.fingerprint,
+                "status": "pending",
+                "expires_at": body["confirmations"][0]["expires_at"],
+                "decided_by": None,
+                "decided_at": None,
+                "decision_note": "",
+                "created_at": body["confirmations"][0]["created_at"],
+            }
+        ],
         "created_at": body["created_at"],
         "updated_at": body["updated_at"],
     }
     assert body["confirmations"][0]["expires_at"].startswith(
-        confirmation.expires_at.strftime("%Y-%m-%dT%H:%M:%S"))
+        confirmation.expires_at.strftime("%Y-%m-%dT%H:%M:%S")
+    )
 
 
 def test_an_unknown_refund_is_a_json_404(agent_user):
@@ -97,8 +102,7 @@ def test_it_lists_refunds_paginated_and_filtered_by_status(refund, agent_user, r
 
     assert set(everything) == {"count", "next", "previous", "results"}
     assert everything["count"] == 2
-    assert [r["request_id"] for r in everything["results"]] == [refund.request_id,
-                                                                 other.request_id]
+    assert [r["request_id"] for r in everything["results"]] == [refund.request_id, other.request_id]
     assert pending["count"] == 1
     assert pending["results"][0]["request_id"] == refund.request_id
 
@@ -121,8 +125,10 @@ def test_a_reviewer_approves_and_gets_the_refund_back(refund, reviewer, on_commi
 
     with on_commit(execute=False) as callbacks:
         response = client_for(reviewer).post(
-            url(refund, "approve"), {"version": 1, "fingerprint": fingerprint, "note": "ok"},
-            format="json")
+            url(refund, "approve"),
+            {"version": 1, "fingerprint": fingerprint, "note": "ok"},
+            format="json",
+        )
 
     assert response.status_code == 200
     body = response.json()
@@ -135,14 +141,21 @@ def test_a_reviewer_approves_and_gets_the_refund_back(refund, reviewer, on_commi
 
 def test_approving_a_stale_version_is_a_409(refund, reviewer, agent_user, on_commit):
     old_fingerprint = refund.confirmations.get().fingerprint
-    refund_propose(ticket=refund.ticket, order=refund.order, amount=Decimal("100.00"),
-                   reason="damaged", explanation=refund.explanation, requested_by=agent_user,
-                   role="agent")
+    refund_propose(
+        ticket=refund.ticket,
+        order=refund.order,
+        amount=Decimal("100.00"),
+        reason="damaged",
+        explanation=refund.explanation,
+        requested_by=agent_user,
+        role="agent",
+    )
     before = state(refund)
 
     with on_commit(execute=False) as callbacks:
         response = client_for(reviewer).post(
-            url(refund, "approve"), {"version": 1, "fingerprint": old_fingerprint}, format="json")
+            url(refund, "approve"), {"version": 1, "fingerprint": old_fingerprint}, format="json"
+        )
 
     assert response.status_code == 409
     assert response.json()["code"] == "stale_confirmation"
@@ -156,7 +169,8 @@ def test_approving_with_a_wrong_fingerprint_is_a_409(refund, reviewer, on_commit
 
     with on_commit(execute=False) as callbacks:
         response = client_for(reviewer).post(
-            url(refund, "approve"), {"version": 1, "fingerprint": "0" * 64}, format="json")
+            url(refund, "approve"), {"version": 1, "fingerprint": "0" * 64}, format="json"
+        )
 
     assert response.status_code == 409
     assert response.json()["code"] == "fingerprint_mismatch"
@@ -172,7 +186,9 @@ def test_approving_what_the_policy_now_refuses_is_a_422(refund, reviewer, on_com
     with on_commit(execute=False) as callbacks:
         response = client_for(reviewer).post(
             url(refund, "approve"),
-            {"version": 1, "fingerprint": refund.confirmations.get().fingerprint}, format="json")
+            {"version": 1, "fingerprint": refund.confirmations.get().fingerprint},
+            format="json",
+        )
 
     assert response.status_code == 422
     assert response.json()["code"] == "refund_refused"
@@ -187,7 +203,9 @@ def test_an_agent_cannot_approve(refund, agent2_user, on_commit):
     with on_commit(execute=False) as callbacks:
         response = client_for(agent2_user).post(
             url(refund, "approve"),
-            {"version": 1, "fingerprint": refund.confirmations.get().fingerprint}, format="json")
+            {"version": 1, "fingerprint": refund.confirmations.get().fingerprint},
+            format="json",
+        )
 
     assert response.status_code == 403
     assert state(refund) == before
@@ -202,7 +220,9 @@ def test_a_reviewer_cannot_approve_their_own_request(reviewer, on_commit):
     with on_commit(execute=False) as callbacks:
         response = client_for(reviewer).post(
             url(own, "approve"),
-            {"version": 1, "fingerprint": own.confirmations.get().fingerprint}, format="json")
+            {"version": 1, "fingerprint": own.confirmations.get().fingerprint},
+            format="json",
+        )
 
     assert response.status_code == 403
     assert response.json()["code"] == "own_request"
@@ -210,13 +230,16 @@ def test_a_reviewer_cannot_approve_their_own_request(reviewer, on_commit):
     assert callbacks == []
 
 
-@pytest.mark.parametrize("body, fields", [
-    ({}, ["version", "fingerprint"]),
-    ({"version": True, "fingerprint": "a" * 64}, ["version"]),
-    ({"version": "one", "fingerprint": "a" * 64}, ["version"]),
-    ({"version": 0, "fingerprint": "a" * 64}, ["version"]),
-    ({"version": 1, "fingerprint": "not-a-fingerprint"}, ["fingerprint"]),
-])
+@pytest.mark.parametrize(
+    "body, fields",
+    [
+        ({}, ["version", "fingerprint"]),
+        ({"version": True, "fingerprint": "a" * 64}, ["version"]),
+        ({"version": "one", "fingerprint": "a" * 64}, ["version"]),
+        ({"version": 0, "fingerprint": "a" * 64}, ["version"]),
+        ({"version": 1, "fingerprint": "not-a-fingerprint"}, ["fingerprint"]),
+    ],
+)
 def test_a_bad_approve_body_is_a_400_with_field_errors(refund, reviewer, on_commit, body, fields):
     before = state(refund)
 
@@ -231,16 +254,19 @@ def test_a_bad_approve_body_is_a_400_with_field_errors(refund, reviewer, on_comm
 
 def test_approving_an_unknown_refund_is_a_404(reviewer):
     response = client_for(reviewer).post(
-        url("rf_000000000000000000000000", "approve"), {"version": 1, "fingerprint": "a" * 64},
-        format="json")
+        url("rf_000000000000000000000000", "approve"),
+        {"version": 1, "fingerprint": "a" * 64},
+        format="json",
+    )
 
     assert response.status_code == 404
     assert response.json()["code"] == "not_found"
 
 
 def test_a_reviewer_rejects(refund, reviewer):
-    response = client_for(reviewer).post(url(refund, "reject"),
-                                         {"version": 1, "note": "No photo."}, format="json")
+    response = client_for(reviewer).post(
+        url(refund, "reject"), {"version": 1, "note": "No photo."}, format="json"
+    )
 
     assert response.status_code == 200
     assert response.json()["status"] == "rejected"
@@ -248,9 +274,15 @@ def test_a_reviewer_rejects(refund, reviewer):
 
 
 def test_rejecting_a_stale_version_is_a_409(refund, reviewer, agent_user):
-    refund_propose(ticket=refund.ticket, order=refund.order, amount=Decimal("100.00"),
-                   reason="damaged", explanation=refund.explanation, requested_by=agent_user,
-                   role="agent")
+    refund_propose(
+        ticket=refund.ticket,
+        order=refund.order,
+        amount=Decimal("100.00"),
+        reason="damaged",
+        explanation=refund.explanation,
+        requested_by=agent_user,
+        role="agent",
+    )
     before = state(refund)
 
     response = client_for(reviewer).post(url(refund, "reject"), {"version": 1}, format="json")
@@ -262,8 +294,7 @@ def test_rejecting_a_stale_version_is_a_409(refund, reviewer, agent_user):
 def test_an_agent_cannot_reject(refund, agent2_user):
     before = state(refund)
 
-    response = client_for(agent2_user).post(url(refund, "reject"), {"version": 1},
-                                            format="json")
+    response = client_for(agent2_user).post(url(refund, "reject"), {"version": 1}, format="json")
 
     assert response.status_code == 403
     assert state(refund) == before
@@ -283,7 +314,8 @@ def test_the_schema_documents_the_refund_endpoints(agent_user):
     paths = response.json()["paths"]
     approve = paths["/api/refunds/{request_id}/approve/"]["post"]
     assert approve["requestBody"]["content"]["application/json"]["schema"]["$ref"].endswith(
-        "/ApproveRequest")
+        "/ApproveRequest"
+    )
     assert set(approve["responses"]) == {"200", "400", "401", "403", "404", "409", "422"}
     assert "/api/refunds/{request_id}/reject/" in paths
     assert "confirmations" in response.json()["components"]["schemas"]["Refund"]["properties"]

@@ -27,25 +27,36 @@ pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
 def test_concurrent_identical_proposals_make_one_request(postgres, agent_user):
     ticket = TicketFactory()
 
-    outcomes = run_in_threads(20, lambda _: refund_propose(
-        ticket=ticket, order=ticket.order, amount=Decimal("129.00"), reason="damaged",
-        explanation="Broken on arrival.", requested_by=agent_user, role="agent"))
+    outcomes = run_in_threads(
+        20,
+        lambda _: refund_propose(
+            ticket=ticket,
+            order=ticket.order,
+            amount=Decimal("129.00"),
+            reason="damaged",
+            explanation="Broken on arrival.",
+            requested_by=agent_user,
+            role="agent",
+        ),
+    )
 
     assert [o for o in outcomes if isinstance(o, Exception)] == []
     assert sorted(o.outcome for o in outcomes) == ["created"] + ["unchanged"] * 19
     assert {o.refund.pk for o in outcomes} == {RefundRequest.objects.get().pk}
-    assert list(RefundConfirmation.objects.values_list("version", "status")) == [
-        (1, "pending")]
+    assert list(RefundConfirmation.objects.values_list("version", "status")) == [(1, "pending")]
     assert RefundEvent.objects.count() == 1
 
 
-def test_concurrent_approvals_of_one_version_approve_once(postgres, agent_user, reviewer,
-                                                          enqueued):
+def test_concurrent_approvals_of_one_version_approve_once(postgres, agent_user, reviewer, enqueued):
     refund = RefundProposalFactory(requested_by=agent_user)
     fingerprint = refund.confirmations.get().fingerprint
 
-    outcomes = run_in_threads(10, lambda _: refund_approve(
-        refund=refund, reviewer=reviewer, version=1, fingerprint=fingerprint))
+    outcomes = run_in_threads(
+        10,
+        lambda _: refund_approve(
+            refund=refund, reviewer=reviewer, version=1, fingerprint=fingerprint
+        ),
+    )
 
     approvals = [o for o in outcomes if isinstance(o, RefundRequest)]
     refusals = [o for o in outcomes if isinstance(o, ApplicationError)]
@@ -58,18 +69,27 @@ def test_concurrent_approvals_of_one_version_approve_once(postgres, agent_user, 
 
 
 def test_concurrent_approvals_of_two_intents_never_exceed_the_amount_paid(
-        postgres, agent_user, reviewer, reviewer2, enqueued):
+    postgres, agent_user, reviewer, reviewer2, enqueued
+):
     ticket = TicketFactory()  # its order paid 129.00
     second_ticket = TicketFactory(customer=ticket.customer, order=ticket.order)
-    damaged = RefundProposalFactory(ticket=ticket, amount=Decimal("100.00"), reason="damaged",
-                                    requested_by=agent_user)
-    wrong = RefundProposalFactory(ticket=second_ticket, amount=Decimal("100.00"),
-                                  reason="wrong_item", requested_by=agent_user)
+    damaged = RefundProposalFactory(
+        ticket=ticket, amount=Decimal("100.00"), reason="damaged", requested_by=agent_user
+    )
+    wrong = RefundProposalFactory(
+        ticket=second_ticket, amount=Decimal("100.00"), reason="wrong_item", requested_by=agent_user
+    )
     decisions = [(damaged, reviewer), (wrong, reviewer2)]
 
-    outcomes = run_in_threads(2, lambda i: refund_approve(
-        refund=decisions[i][0], reviewer=decisions[i][1], version=1,
-        fingerprint=decisions[i][0].confirmations.get().fingerprint))
+    outcomes = run_in_threads(
+        2,
+        lambda i: refund_approve(
+            refund=decisions[i][0],
+            reviewer=decisions[i][1],
+            version=1,
+            fingerprint=decisions[i][0].confirmations.get().fingerprint,
+        ),
+    )
 
     refusals = [o for o in outcomes if isinstance(o, ApplicationError)]
     assert len(refusals) == 1
@@ -97,7 +117,8 @@ def waits_for_a_lock(pid: int) -> bool:
 
 @pytest.mark.parametrize("decision", ["reject", "expiry sweep"])
 def test_a_decision_arriving_during_an_approval_waits_for_it_and_finds_it_approved(
-        postgres, agent_user, reviewer, reviewer2, enqueued, monkeypatch, decision):
+    postgres, agent_user, reviewer, reviewer2, enqueued, monkeypatch, decision
+):
     # Given a pending proposal
     refund = RefundProposalFactory(requested_by=agent_user)
     v1 = refund.confirmations.get()
@@ -108,9 +129,14 @@ def test_a_decision_arriving_during_an_approval_waits_for_it_and_finds_it_approv
 
     def paused_policy_check(**kwargs):
         approving.set()
-        wait_for(lambda: other_finished.is_set() or (
-            bool(other_backend) and waits_for_a_lock(other_backend[0])),
-            timeout=15, what="the other decision to block or finish")
+        wait_for(
+            lambda: (
+                other_finished.is_set()
+                or (bool(other_backend) and waits_for_a_lock(other_backend[0]))
+            ),
+            timeout=15,
+            what="the other decision to block or finish",
+        )
         return evaluate_refund_for_order(**kwargs)
 
     monkeypatch.setattr("refunds.services.evaluate_refund_for_order", paused_policy_check)
@@ -120,15 +146,24 @@ def test_a_decision_arriving_during_an_approval_waits_for_it_and_finds_it_approv
         assert approving.wait(timeout=15)
         try:
             if decision == "reject":
-                return refund_reject(refund=refund, reviewer=reviewer2, version=1,
-                                     note="No photo.")
+                return refund_reject(refund=refund, reviewer=reviewer2, version=1, note="No photo.")
             return refund_expire_confirmations(now=v1.expires_at + timedelta(seconds=1))
         finally:
             other_finished.set()
 
     # When the other decision arrives while the approval is being checked
-    approval, other = run_in_threads(2, lambda index: decide_otherwise() if index else (
-        refund_approve(refund=refund, reviewer=reviewer, version=1, fingerprint=v1.fingerprint)))
+    approval, other = run_in_threads(
+        2,
+        lambda index: (
+            decide_otherwise()
+            if index
+            else (
+                refund_approve(
+                    refund=refund, reviewer=reviewer, version=1, fingerprint=v1.fingerprint
+                )
+            )
+        ),
+    )
 
     # Then the approval stands, and the other decision, made after it, found nothing to decide
     assert isinstance(approval, RefundRequest), approval
@@ -140,8 +175,11 @@ def test_a_decision_arriving_during_an_approval_waits_for_it_and_finds_it_approv
         assert other == 0
     assert RefundRequest.objects.get(pk=refund.pk).status == "approved"
     assert list(RefundConfirmation.objects.values_list("version", "status", "decided_by")) == [
-        (1, "approved", reviewer.pk)]
+        (1, "approved", reviewer.pk)
+    ]
     assert list(RefundEvent.objects.values_list("from_status", "to_status")) == [
-        ("", "pending_approval"), ("pending_approval", "approved")]
+        ("", "pending_approval"),
+        ("pending_approval", "approved"),
+    ]
     assert enqueued == [refund.pk]
     assert not TicketMessage.objects.filter(body__contains="rejected").exists()

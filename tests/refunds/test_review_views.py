@@ -15,9 +15,11 @@ pytestmark = pytest.mark.django_db
 
 
 def state(refund: RefundRequest) -> tuple:
-    return (RefundRequest.objects.values().get(pk=refund.pk),
-            list(RefundConfirmation.objects.filter(refund_request=refund).values()),
-            RefundEvent.objects.filter(refund_request=refund).count())
+    return (
+        RefundRequest.objects.values().get(pk=refund.pk),
+        list(RefundConfirmation.objects.filter(refund_request=refund).values()),
+        RefundEvent.objects.filter(refund_request=refund).count(),
+    )
 
 
 def logged_in(user, **kwargs) -> Client:
@@ -28,17 +30,33 @@ def logged_in(user, **kwargs) -> Client:
 
 @pytest.fixture
 def refund(agent_user):
-    ticket = TicketFactory(reference="TCK-7200", order__order_id="202610110087",
-                           customer__name="Li Wei")
+    ticket = TicketFactory(
+        reference="TCK-7200", order__order_id="202610110087", customer__name="Li Wei"
+    )
     run = AgentRunFactory(ticket=ticket, started_by=agent_user, untrusted_instructions=True)
     ToolCallLog.objects.create(
-        run=run, ticket=ticket, tool_call_id="call_1", tool_name="get_order",
-        arguments={"order_id": "202610110087"}, ok=True, result={"ok": True},
-        actor=agent_user, actor_role="agent")
+        run=run,
+        ticket=ticket,
+        tool_call_id="call_1",
+        tool_name="get_order",
+        arguments={"order_id": "202610110087"},
+        ok=True,
+        result={"ok": True},
+        actor=agent_user,
+        actor_role="agent",
+    )
     ToolCallLog.objects.create(
-        run=run, ticket=ticket, tool_call_id="call_2", tool_name="create_refund",
-        arguments={"order_id": "202610110087"}, ok=False, result={"ok": False},
-        error_code="INVALID_ARGUMENTS", actor=agent_user, actor_role="agent")
+        run=run,
+        ticket=ticket,
+        tool_call_id="call_2",
+        tool_name="create_refund",
+        arguments={"order_id": "202610110087"},
+        ok=False,
+        result={"ok": False},
+        error_code="INVALID_ARGUMENTS",
+        actor=agent_user,
+        actor_role="agent",
+    )
     return RefundProposalFactory(ticket=ticket, requested_by=agent_user, run=run)
 
 
@@ -60,8 +78,7 @@ def test_an_agent_cannot_open_the_queue_or_a_refund(refund, agent_user):
 def test_the_queue_lists_pending_requests_oldest_first_with_counts(agent_user, reviewer):
     older = RefundProposalFactory(requested_by=agent_user, ticket__reference="TCK-7301")
     newer = RefundProposalFactory(requested_by=agent_user, ticket__reference="TCK-7302")
-    RefundRequest.objects.filter(pk=older.pk).update(created_at=timezone.now()
-                                                     - timedelta(hours=2))
+    RefundRequest.objects.filter(pk=older.pk).update(created_at=timezone.now() - timedelta(hours=2))
     decided = RefundProposalFactory(requested_by=agent_user, ticket__reference="TCK-7303")
     logged_in(reviewer).post(f"/review/{decided.request_id}/reject/", {"version": 1})
 
@@ -75,11 +92,15 @@ def test_the_queue_lists_pending_requests_oldest_first_with_counts(agent_user, r
 
 
 def test_the_queue_filters_by_status_reason_and_search(agent_user, reviewer):
-    damaged = RefundProposalFactory(requested_by=agent_user, ticket__reference="TCK-7401",
-                                    amount=Decimal("50.00"))
-    wrong = RefundProposalFactory(requested_by=agent_user, ticket__reference="TCK-7403",
-                                  reason="wrong_item",
-                                  amount=Decimal("50.00"))
+    damaged = RefundProposalFactory(
+        requested_by=agent_user, ticket__reference="TCK-7401", amount=Decimal("50.00")
+    )
+    wrong = RefundProposalFactory(
+        requested_by=agent_user,
+        ticket__reference="TCK-7403",
+        reason="wrong_item",
+        amount=Decimal("50.00"),
+    )
     other = RefundProposalFactory(requested_by=agent_user, ticket__reference="TCK-7402")
     client = logged_in(reviewer)
 
@@ -102,10 +123,24 @@ def test_the_detail_page_shows_what_a_reviewer_needs(refund, reviewer):
 
     assert response.status_code == 200
     page = response.content.decode()
-    for text in ("202610110087", "Li Wei", "129.00 CNY", "Already refunded", "Refundable",
-                 "The mug arrived in pieces.", "t_agent", "v1", confirmation.fingerprint,
-                 "get_order", "create_refund", "INVALID_ARGUMENTS", "untrusted instructions",
-                 'id="approve-form"', 'id="reject-form"', "csrfmiddlewaretoken"):
+    for text in (
+        "202610110087",
+        "Li Wei",
+        "129.00 CNY",
+        "Already refunded",
+        "Refundable",
+        "The mug arrived in pieces.",
+        "t_agent",
+        "v1",
+        confirmation.fingerprint,
+        "get_order",
+        "create_refund",
+        "INVALID_ARGUMENTS",
+        "untrusted instructions",
+        'id="approve-form"',
+        'id="reject-form"',
+        "csrfmiddlewaretoken",
+    ):
         assert text in page, text
     verdicts = {v.clause: v for v in response.context["review"].verdicts}
     assert sorted(verdicts) == ["R-1", "R-2", "R-3", "R-4", "R-5", "R-6"]
@@ -125,37 +160,49 @@ def test_the_requester_sees_no_approve_button(reviewer):
     assert "another reviewer must decide it" in page
 
 
-def test_a_reviewer_approves_from_the_page(refund, reviewer,
-                                          django_capture_on_commit_callbacks):
+def test_a_reviewer_approves_from_the_page(refund, reviewer, django_capture_on_commit_callbacks):
     confirmation = refund.confirmations.get()
 
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
         response = logged_in(reviewer).post(
             f"/review/{refund.request_id}/approve/",
             {"version": 1, "fingerprint": confirmation.fingerprint, "note": "Looks right."},
-            follow=True)
+            follow=True,
+        )
 
     assert response.redirect_chain == [(f"/review/{refund.request_id}/", 302)]
     assert f"Refund {refund.request_id} approved." in response.content.decode()
     refund.refresh_from_db()
     confirmation.refresh_from_db()
     assert (refund.status, confirmation.status, confirmation.decision_note) == (
-        "approved", "approved", "Looks right.")
+        "approved",
+        "approved",
+        "Looks right.",
+    )
     assert len(callbacks) == 1
 
 
 def test_a_stale_approval_shows_a_message_and_changes_nothing(
-        refund, reviewer, agent_user, django_capture_on_commit_callbacks):
+    refund, reviewer, agent_user, django_capture_on_commit_callbacks
+):
     old = refund.confirmations.get()
-    refund_propose(ticket=refund.ticket, order=refund.order, amount=Decimal("100.00"),
-                   reason="damaged", explanation=refund.explanation, requested_by=agent_user,
-                   role="agent")
+    refund_propose(
+        ticket=refund.ticket,
+        order=refund.order,
+        amount=Decimal("100.00"),
+        reason="damaged",
+        explanation=refund.explanation,
+        requested_by=agent_user,
+        role="agent",
+    )
     before = state(refund)
 
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
         response = logged_in(reviewer).post(
             f"/review/{refund.request_id}/approve/",
-            {"version": 1, "fingerprint": old.fingerprint}, follow=True)
+            {"version": 1, "fingerprint": old.fingerprint},
+            follow=True,
+        )
 
     assert response.status_code == 200
     assert "Not approved: Version 1 is not the current version" in response.content.decode()
@@ -165,7 +212,8 @@ def test_a_stale_approval_shows_a_message_and_changes_nothing(
 
 
 def test_the_server_refuses_the_requester_even_without_the_button(
-        reviewer, django_capture_on_commit_callbacks):
+    reviewer, django_capture_on_commit_callbacks
+):
     reviewer.groups.add(Group.objects.get(name="support_agent"))
     own = RefundProposalFactory(requested_by=reviewer)
     before = state(own)
@@ -173,7 +221,9 @@ def test_the_server_refuses_the_requester_even_without_the_button(
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
         response = logged_in(reviewer).post(
             f"/review/{own.request_id}/approve/",
-            {"version": 1, "fingerprint": own.confirmations.get().fingerprint}, follow=True)
+            {"version": 1, "fingerprint": own.confirmations.get().fingerprint},
+            follow=True,
+        )
 
     assert "another reviewer must decide it" in response.content.decode()
     assert state(own) == before
@@ -185,7 +235,8 @@ def test_an_agent_cannot_post_an_approval(refund, agent2_user):
 
     response = logged_in(agent2_user).post(
         f"/review/{refund.request_id}/approve/",
-        {"version": 1, "fingerprint": refund.confirmations.get().fingerprint})
+        {"version": 1, "fingerprint": refund.confirmations.get().fingerprint},
+    )
 
     assert response.status_code == 403
     assert state(refund) == before
@@ -196,7 +247,8 @@ def test_an_approval_without_a_csrf_token_is_refused(refund, reviewer):
 
     response = logged_in(reviewer, enforce_csrf_checks=True).post(
         f"/review/{refund.request_id}/approve/",
-        {"version": 1, "fingerprint": refund.confirmations.get().fingerprint})
+        {"version": 1, "fingerprint": refund.confirmations.get().fingerprint},
+    )
 
     assert response.status_code == 403
     assert state(refund) == before
@@ -205,16 +257,18 @@ def test_an_approval_without_a_csrf_token_is_refused(refund, reviewer):
 def test_an_incomplete_form_is_refused_with_a_message(refund, reviewer):
     before = state(refund)
 
-    response = logged_in(reviewer).post(f"/review/{refund.request_id}/approve/",
-                                        {"version": 1}, follow=True)
+    response = logged_in(reviewer).post(
+        f"/review/{refund.request_id}/approve/", {"version": 1}, follow=True
+    )
 
     assert "the form was incomplete" in response.content.decode()
     assert state(refund) == before
 
 
 def test_a_reviewer_rejects_from_the_page(refund, reviewer):
-    response = logged_in(reviewer).post(f"/review/{refund.request_id}/reject/",
-                                        {"version": 1, "note": "No photo."}, follow=True)
+    response = logged_in(reviewer).post(
+        f"/review/{refund.request_id}/reject/", {"version": 1, "note": "No photo."}, follow=True
+    )
 
     assert f"Refund {refund.request_id} rejected." in response.content.decode()
     refund.refresh_from_db()

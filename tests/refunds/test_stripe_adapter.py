@@ -17,8 +17,13 @@ S = RefundRequest.Status
 
 
 def create(adapter, key="rf_key_1", amount="129.00", intent="pi_1"):
-    return adapter.create_refund(idempotency_key=key, amount=Decimal(amount), currency="CNY",
-                                 payment_reference=intent, metadata={"request_id": key})
+    return adapter.create_refund(
+        idempotency_key=key,
+        amount=Decimal(amount),
+        currency="CNY",
+        payment_reference=intent,
+        metadata={"request_id": key},
+    )
 
 
 def test_it_executes_a_refund_through_the_stripe_sdk(stripe_server, make_refund):
@@ -31,13 +36,19 @@ def test_it_executes_a_refund_through_the_stripe_sdk(stripe_server, make_refund)
     [sent] = stripe_server.create_requests()
     assert refund.provider_refund_id == stored["id"]
     assert refund.provider_refund_id.startswith("re_")
-    assert sent.params == {"payment_intent": refund.order.payment_reference, "amount": "12900",
-                           "metadata[request_id]": refund.request_id}
+    assert sent.params == {
+        "payment_intent": refund.order.payment_reference,
+        "amount": "12900",
+        "metadata[request_id]": refund.request_id,
+    }
     assert sent.headers["idempotency-key"] == refund.request_id
     assert sent.headers["authorization"] == f"Bearer {stripe_server.api_key}"
     assert RefundEvent.objects.filter(refund_request=refund).last().detail == {
-        "provider_refund_id": stored["id"], "provider_status": "succeeded",
-        "provider_amount": "129.00", "source": "execute"}
+        "provider_refund_id": stored["id"],
+        "provider_status": "succeeded",
+        "provider_amount": "129.00",
+        "source": "execute",
+    }
 
 
 def test_it_gets_the_first_refund_back_when_it_replays_a_key(stripe_server):
@@ -114,8 +125,7 @@ def test_it_refuses_amounts_finer_than_cents(stripe_server):
     assert stripe_server.requests == []
 
 
-def test_a_500_leaves_the_outcome_unknown_and_reconciliation_settles_it(stripe_server,
-                                                                        make_refund):
+def test_a_500_leaves_the_outcome_unknown_and_reconciliation_settles_it(stripe_server, make_refund):
     # Given Stripe answers the refund with a 500 before doing anything
     refund = make_refund()
     stripe_server.fail_next(status=500)
@@ -135,7 +145,8 @@ def test_a_500_leaves_the_outcome_unknown_and_reconciliation_settles_it(stripe_s
 
 
 def test_a_timeout_leaves_the_outcome_unknown_and_reconciliation_finds_the_refund(
-        settings, stripe_server, make_refund):
+    settings, stripe_server, make_refund
+):
     # Given Stripe makes the refund but answers after the client gave up
     settings.REFUND_PROVIDER_TIMEOUT_S = 0.5
     stripe_server.stall_next(seconds=1.5)
@@ -143,7 +154,8 @@ def test_a_timeout_leaves_the_outcome_unknown_and_reconciliation_finds_the_refun
 
     assert execute_refund(refund.pk) == "outcome_unknown"
     assert RefundEvent.objects.filter(refund_request=refund).last().detail["code"] == (
-        "APIConnectionError")
+        "APIConnectionError"
+    )
 
     # When reconciliation runs
     refunds_reconcile()
@@ -156,8 +168,7 @@ def test_a_timeout_leaves_the_outcome_unknown_and_reconciliation_finds_the_refun
     assert len(stripe_server.create_requests()) == 1
 
 
-def test_a_stale_execution_is_resubmitted_to_stripe_under_the_same_key(stripe_server,
-                                                                       make_refund):
+def test_a_stale_execution_is_resubmitted_to_stripe_under_the_same_key(stripe_server, make_refund):
     refund = make_refund()
     left_executing(refund)
 

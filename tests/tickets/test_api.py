@@ -11,8 +11,9 @@ def api():
 
 
 def token_for(api, username, password="demo-pass-123"):
-    response = api.post("/api/auth/token/", {"username": username, "password": password},
-                        format="json")
+    response = api.post(
+        "/api/auth/token/", {"username": username, "password": password}, format="json"
+    )
     assert response.status_code == 200, response.content
     return response.json()["token"]
 
@@ -27,8 +28,9 @@ def test_it_issues_a_token_that_authenticates(api, demo):
 
 
 def test_a_wrong_password_gets_a_clear_error(api, demo):
-    response = api.post("/api/auth/token/", {"username": "agent", "password": "nope"},
-                        format="json")
+    response = api.post(
+        "/api/auth/token/", {"username": "agent", "password": "nope"}, format="json"
+    )
     assert response.status_code == 400
     body = response.json()
     assert body["message"] == "Unable to log in with provided credentials."
@@ -102,8 +104,7 @@ def test_a_page_that_is_not_a_whole_number_from_1_is_a_400(api, demo, page):
     api.credentials(HTTP_AUTHORIZATION=f"Token {token_for(api, 'agent')}")
     response = api.get("/api/tickets/", {"page": page})
     assert response.status_code == 400
-    assert response.json()["extra"]["fields"]["page"] == [
-        "A page number is a whole number from 1."]
+    assert response.json()["extra"]["fields"]["page"] == ["A page number is a whole number from 1."]
 
 
 def test_a_page_past_the_end_is_a_404(api, demo):

@@ -16,7 +16,10 @@ def test_it_posts_a_refund_note_on_the_refunds_ticket_as_a_system_message():
 
     [message] = refund.ticket.messages.all()
     assert (message.author_kind, message.author, message.body) == (
-        "system", None, "Refund rf_x approved; executing.")
+        "system",
+        None,
+        "Refund rf_x approved; executing.",
+    )
     refund.ticket.refresh_from_db()
     assert refund.ticket.updated_at == message.created_at
 

@@ -19,8 +19,15 @@ DEMO_USERS = {"intern", "agent", "agent2", "supervisor", "reviewer", "reviewer2"
 def snapshot():
     return {
         model.__name__: sorted(model.objects.values_list("pk", flat=True))
-        for model in (get_user_model(), Customer, Order, OrderLine, Ticket, TicketMessage,
-                      RefundRequest)
+        for model in (
+            get_user_model(),
+            Customer,
+            Order,
+            OrderLine,
+            Ticket,
+            TicketMessage,
+            RefundRequest,
+        )
     }
 
 
@@ -30,17 +37,28 @@ def test_it_creates_exactly_the_demo_data():
     assert set(get_user_model().objects.values_list("username", flat=True)) == DEMO_USERS
     assert get_user_model().objects.get(username="admin").is_superuser
     assert set(Order.objects.values_list("order_id", flat=True)) == {
-        "202610110087", "202610150012", "202609020031", "202610200456",
-        "202610250777", "202610180099", "202610220314", "202610280001",
+        "202610110087",
+        "202610150012",
+        "202609020031",
+        "202610200456",
+        "202610250777",
+        "202610180099",
+        "202610220314",
+        "202610280001",
     }
     tickets = Ticket.objects.order_by("reference").values_list("reference", "order__order_id")
     assert list(tickets) == [
-        ("TCK-1001", "202610110087"), ("TCK-1002", "202610250777"),
-        ("TCK-1003", "202610220314"), ("TCK-1004", "202610150012"),
+        ("TCK-1001", "202610110087"),
+        ("TCK-1002", "202610250777"),
+        ("TCK-1003", "202610220314"),
+        ("TCK-1004", "202610150012"),
     ]
     mug = Order.objects.get(order_id="202610110087")
-    assert (mug.customer.name, mug.amount_paid, mug.status) == ("Li Wei", Decimal("129.00"),
-                                                                 "delivered")
+    assert (mug.customer.name, mug.amount_paid, mug.status) == (
+        "Li Wei",
+        Decimal("129.00"),
+        "delivered",
+    )
     assert (timezone.now() - mug.delivered_at).days == 5
     assert mug.lines.get().category == "home"
     lamp = Order.objects.get(order_id="202610250777")

@@ -50,8 +50,15 @@ def test_someone_outside_the_desk_is_refused(client, outsider):
 def test_the_ticket_page_lists_its_refunds_with_their_status(client, demo):
     ticket = Ticket.objects.get(reference="TCK-1001")
     agent = get_user_model().objects.get(username="agent")
-    refund_propose(ticket=ticket, order=ticket.order, amount=Decimal("129.00"), reason="damaged",
-                   explanation="Broken.", requested_by=agent, role="agent")
+    refund_propose(
+        ticket=ticket,
+        order=ticket.order,
+        amount=Decimal("129.00"),
+        reason="damaged",
+        explanation="Broken.",
+        requested_by=agent,
+        role="agent",
+    )
     client.login(username="agent", password="demo-pass-123")
 
     page = client.get("/tickets/TCK-1001/").content.decode()

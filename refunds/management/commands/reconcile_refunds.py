@@ -4,9 +4,11 @@ from refunds.execution import refunds_reconcile
 
 
 class Command(BaseCommand):
-    help = ("Settle refunds whose provider outcome is unknown or whose worker died mid-call, "
-            "and execute approved refunds whose task never ran. Safe to run at any time, "
-            "also next to the periodic sweep.")
+    help = (
+        "Settle refunds whose provider outcome is unknown or whose worker died mid-call, "
+        "and execute approved refunds whose task never ran. Safe to run at any time, "
+        "also next to the periodic sweep."
+    )
 
     def handle(self, *args, **options):
         report = refunds_reconcile()

@@ -7,8 +7,11 @@ class Command(BaseCommand):
     help = "Load the demo users, customers, orders and tickets (idempotent; --reset rebuilds)."
 
     def add_arguments(self, parser):
-        parser.add_argument("--reset", action="store_true",
-                            help="delete the demo data (and its runs and refunds) first")
+        parser.add_argument(
+            "--reset",
+            action="store_true",
+            help="delete the demo data (and its runs and refunds) first",
+        )
 
     def handle(self, *args, reset: bool = False, **options):
         if reset:
