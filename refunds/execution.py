@@ -344,14 +344,18 @@ def _outcome(status: str | None) -> str:
     return status or "taken by another process"
 
 
+def _in_status(refund_pk: int, status: str) -> RefundRequest | None:
+    return (
+        RefundRequest.objects.select_related("order", "ticket")
+        .filter(pk=refund_pk, status=status)
+        .first()
+    )
+
+
 def refund_reconcile_unknown(*, refund_pk: int, now: datetime | None = None) -> str | None:
     """Settle one `outcome_unknown` request from what the provider holds under its key."""
     now = now or timezone.now()
-    refund = (
-        RefundRequest.objects.select_related("order", "ticket")
-        .filter(pk=refund_pk, status=S.OUTCOME_UNKNOWN)
-        .first()
-    )
+    refund = _in_status(refund_pk, S.OUTCOME_UNKNOWN)
     if refund is None:
         return None
     found = _look_up(refund)
@@ -377,11 +381,7 @@ def refund_reconcile_unknown(*, refund_pk: int, now: datetime | None = None) -> 
 
 def refund_reconcile_provider_pending(*, refund_pk: int) -> str | None:
     """Ask the provider about a refund it accepted but had not settled."""
-    refund = (
-        RefundRequest.objects.select_related("order", "ticket")
-        .filter(pk=refund_pk, status=S.PROVIDER_PENDING)
-        .first()
-    )
+    refund = _in_status(refund_pk, S.PROVIDER_PENDING)
     if refund is None:
         return None
     found = _look_up(refund)

@@ -431,22 +431,17 @@ def refund_approve(
         now=now,
     )
     _refuse_unless_allowed(evaluation, "The policy refuses this refund now.")
-    decided = confirmation_transition(
-        confirmation=confirmation,
-        to_status=C.APPROVED,
-        decided_by=reviewer,
-        decided_at=now,
-        decision_note=note,
-    )
-    if not decided or not refund_transition(
+    _record_decision(
         refund=locked,
+        confirmation=confirmation,
         to_status=S.APPROVED,
-        actor=reviewer,
+        reviewer=reviewer,
+        note=note,
+        now=now,
         detail={"version": version, "fingerprint": fingerprint, "note": note},
         policy_version_id=evaluation.policy_version_id,
         policy_evaluation=evaluation.verdicts,
-    ):
-        raise _changed_meanwhile(locked)
+    )
     tell_ticket(
         locked,
         f"Refund of {money_str(locked.amount)} {locked.currency} for order "
@@ -456,6 +451,32 @@ def refund_approve(
     # and reconcile_refunds executes approved requests whose task never ran.
     enqueue_on_commit("refunds.tasks.execute_refund", locked.pk)
     return locked
+
+
+def _record_decision(
+    *,
+    refund: RefundRequest,
+    confirmation: RefundConfirmation,
+    to_status: str,
+    reviewer: User,
+    note: str,
+    now: datetime,
+    detail: dict,
+    **fields,
+) -> None:
+    """Decide `confirmation` and move `refund` with it (approved or rejected, the same word
+    for both), or raise and roll both back. Caller holds SELECT FOR UPDATE on `refund`."""
+    decided = confirmation_transition(
+        confirmation=confirmation,
+        to_status=to_status,
+        decided_by=reviewer,
+        decided_at=now,
+        decision_note=note,
+    )
+    if not decided or not refund_transition(
+        refund=refund, to_status=to_status, actor=reviewer, detail=detail, **fields
+    ):
+        raise _changed_meanwhile(refund)
 
 
 def _changed_meanwhile(refund: RefundRequest) -> StaleConfirmation:
@@ -490,20 +511,15 @@ def refund_reject(
     )
     _check_reviewer(refund=locked, reviewer=reviewer)
     confirmation = _current_pending(refund=locked, version=version, now=now)
-    decided = confirmation_transition(
-        confirmation=confirmation,
-        to_status=C.REJECTED,
-        decided_by=reviewer,
-        decided_at=now,
-        decision_note=note,
-    )
-    if not decided or not refund_transition(
+    _record_decision(
         refund=locked,
+        confirmation=confirmation,
         to_status=S.REJECTED,
-        actor=reviewer,
+        reviewer=reviewer,
+        note=note,
+        now=now,
         detail={"version": version, "note": note},
-    ):
-        raise _changed_meanwhile(locked)
+    )
     reason = f": {note}" if note else "."
     tell_ticket(
         locked,
