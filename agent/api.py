@@ -47,9 +47,9 @@ def _run_or_404(run_id) -> AgentRun:
 
 
 def _seq(value, *, field: str = "after") -> int:
-    """A seq to resume after: absent means from the start, anything but a whole number is a
-    400 (not silently the whole history)."""
-    if value in (None, ""):
+    """A seq to resume after: absent means from the start, anything but a whole number (an
+    empty value included) is a 400, not silently the whole history."""
+    if value is None:
         return 0
     try:
         return max(int(value), 0)

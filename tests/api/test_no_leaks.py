@@ -93,6 +93,8 @@ def bad_requests(desk) -> list[tuple]:
         ("GET", f"/api/runs/{unknown_run}/events/", None, None, 404),
         ("GET", f"/api/runs/{unknown_run}/events/stream/", None, None, 404),
         ("GET", f"/api/runs/{run}/events/stream/?after=x", None, None, 400),
+        ("GET", f"/api/runs/{run}/events/?after=", None, None, 400),
+        ("GET", f"/api/runs/{run}/events/stream/?after=", None, None, 400),
         ("GET", f"/api/runs/{unknown_run}/tool-calls/", None, None, 404),
         ("POST", f"/api/runs/{run}/tool-calls/", {}, json_, 405),
         ("GET", f"/api/runs/{run}/cancel/", None, None, 405),
