@@ -186,21 +186,12 @@ def _submit(*, refund: RefundRequest, source: str) -> str | None:
             payment_reference=params["payment_reference"],
             metadata={"request_id": refund.request_id},
         )
-    except ProviderTerminalError as exc:
+    except (ProviderTerminalError, ProviderUnknownOutcome) as exc:
+        # A refusal is the provider's word that nothing was refunded; anything else is unknown.
+        refused = isinstance(exc, ProviderTerminalError)
         return _settle(
             refund=refund,
-            to_status=S.FAILED,
-            detail={
-                "error": exc.message,
-                "code": exc.code,
-                "source": source,
-                "provider_called": True,
-            },
-        )
-    except ProviderUnknownOutcome as exc:
-        return _settle(
-            refund=refund,
-            to_status=S.OUTCOME_UNKNOWN,
+            to_status=S.FAILED if refused else S.OUTCOME_UNKNOWN,
             detail={
                 "error": exc.message,
                 "code": exc.code,

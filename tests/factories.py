@@ -147,3 +147,19 @@ class RefundConfirmationFactory(factory.django.DjangoModelFactory):
     proposed_by = factory.SelfAttribute("refund_request.requested_by")
     fingerprint = factory.LazyAttribute(lambda c: fingerprint(c.params))
     expires_at = factory.LazyFunction(lambda: timezone.now() + timedelta(days=1))
+
+
+def propose_new_version(refund, *, requested_by, amount=Decimal("100.00")):
+    """A correction of `refund`'s amount, proposed as refund_propose does: the intent's next
+    version supersedes the pending one."""
+    from refunds.services import refund_propose
+
+    return refund_propose(
+        ticket=refund.ticket,
+        order=refund.order,
+        amount=amount,
+        reason=refund.reason,
+        explanation=refund.explanation,
+        requested_by=requested_by,
+        role="agent",
+    ).refund

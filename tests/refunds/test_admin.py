@@ -1,13 +1,10 @@
-from decimal import Decimal
-
 import pytest
 from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.contrib.auth.models import Group
 from django.test import Client
 
 from refunds.models import RefundConfirmation, RefundEvent, RefundRequest
-from refunds.services import refund_propose
-from tests.factories import RefundProposalFactory, UserFactory
+from tests.factories import RefundProposalFactory, UserFactory, propose_new_version
 
 pytestmark = pytest.mark.django_db
 
@@ -89,15 +86,7 @@ def test_a_confirmation_page_gone_stale_approves_nothing(
     refund, reviewer, agent_user, django_capture_on_commit_callbacks
 ):
     shown = refund.confirmations.get()
-    refund_propose(
-        ticket=refund.ticket,
-        order=refund.order,
-        amount=Decimal("100.00"),
-        reason="damaged",
-        explanation=refund.explanation,
-        requested_by=agent_user,
-        role="agent",
-    )
+    propose_new_version(refund, requested_by=agent_user)
     before = state(refund)
 
     with django_capture_on_commit_callbacks(execute=False) as callbacks:

@@ -333,7 +333,7 @@ def test_money_pending_at_the_provider_counts_against_the_balance(
 
 
 @pytest.mark.django_db
-def test_an_order_of_unrelated_amount_stays_untouched(agent_user):
+def test_a_role_limit_counts_only_the_order_it_is_on(agent_user):
     """Guard for the tests above: a proposal on one order never counts another's."""
     ticket = TicketFactory(order__amount_paid=Decimal("899.00"))
     elsewhere = TicketFactory(

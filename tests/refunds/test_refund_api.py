@@ -1,5 +1,4 @@
 from datetime import timedelta
-from decimal import Decimal
 
 import pytest
 from django.contrib.auth.models import Group
@@ -7,8 +6,12 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from refunds.models import RefundConfirmation, RefundEvent, RefundRequest
-from refunds.services import refund_propose
-from tests.factories import AgentRunFactory, RefundProposalFactory, TicketFactory
+from tests.factories import (
+    AgentRunFactory,
+    RefundProposalFactory,
+    TicketFactory,
+    propose_new_version,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -141,15 +144,7 @@ def test_a_reviewer_approves_and_gets_the_refund_back(refund, reviewer, on_commi
 
 def test_approving_a_stale_version_is_a_409(refund, reviewer, agent_user, on_commit):
     old_fingerprint = refund.confirmations.get().fingerprint
-    refund_propose(
-        ticket=refund.ticket,
-        order=refund.order,
-        amount=Decimal("100.00"),
-        reason="damaged",
-        explanation=refund.explanation,
-        requested_by=agent_user,
-        role="agent",
-    )
+    propose_new_version(refund, requested_by=agent_user)
     before = state(refund)
 
     with on_commit(execute=False) as callbacks:
@@ -274,15 +269,7 @@ def test_a_reviewer_rejects(refund, reviewer):
 
 
 def test_rejecting_a_stale_version_is_a_409(refund, reviewer, agent_user):
-    refund_propose(
-        ticket=refund.ticket,
-        order=refund.order,
-        amount=Decimal("100.00"),
-        reason="damaged",
-        explanation=refund.explanation,
-        requested_by=agent_user,
-        role="agent",
-    )
+    propose_new_version(refund, requested_by=agent_user)
     before = state(refund)
 
     response = client_for(reviewer).post(url(refund, "reject"), {"version": 1}, format="json")

@@ -12,10 +12,9 @@ from refunds.models import RefundConfirmation, RefundEvent, RefundRequest
 from refunds.services import (
     refund_approve,
     refund_expire_confirmations,
-    refund_propose,
     refund_reject,
 )
-from tests.factories import RefundProposalFactory, TicketFactory, UserFactory
+from tests.factories import RefundProposalFactory, TicketFactory, UserFactory, propose_new_version
 from tickets.models import TicketMessage
 
 pytestmark = pytest.mark.django_db
@@ -83,15 +82,7 @@ def test_it_refuses_a_stale_version(
     refund, reviewer, agent_user, django_capture_on_commit_callbacks
 ):
     v1 = pending(refund)
-    refund_propose(
-        ticket=refund.ticket,
-        order=refund.order,
-        amount=Decimal("100.00"),
-        reason="damaged",
-        explanation=refund.explanation,
-        requested_by=agent_user,
-        role="agent",
-    )
+    propose_new_version(refund, requested_by=agent_user)
     before = snapshot(refund)
 
     with (
@@ -110,15 +101,7 @@ def test_it_refuses_an_old_fingerprint_for_the_current_version(
     refund, reviewer, agent_user, django_capture_on_commit_callbacks
 ):
     old_fingerprint = pending(refund).fingerprint
-    refund_propose(
-        ticket=refund.ticket,
-        order=refund.order,
-        amount=Decimal("100.00"),
-        reason="damaged",
-        explanation=refund.explanation,
-        requested_by=agent_user,
-        role="agent",
-    )
+    propose_new_version(refund, requested_by=agent_user)
     before = snapshot(refund)
 
     with (
@@ -137,15 +120,7 @@ def test_it_refuses_a_fingerprint_that_matches_the_row_but_not_the_current_versi
 ):
     # Given version 1 at 129.00, which the reviewer saw, corrected to 100.00 as version 2
     seen = pending(refund).fingerprint
-    refund_propose(
-        ticket=refund.ticket,
-        order=refund.order,
-        amount=Decimal("100.00"),
-        reason="damaged",
-        explanation=refund.explanation,
-        requested_by=agent_user,
-        role="agent",
-    )
+    propose_new_version(refund, requested_by=agent_user)
     # and the row edited back to 129.00 behind version 2's back: the row now hashes to the
     # fingerprint the reviewer saw, while version 2 binds 100.00
     RefundRequest.objects.filter(pk=refund.pk).update(amount=Decimal("129.00"))
@@ -331,15 +306,7 @@ def test_it_rejects_the_current_version(refund, reviewer, django_capture_on_comm
 
 
 def test_a_reject_of_a_stale_version_changes_nothing(refund, reviewer, agent_user):
-    refund_propose(
-        ticket=refund.ticket,
-        order=refund.order,
-        amount=Decimal("100.00"),
-        reason="damaged",
-        explanation=refund.explanation,
-        requested_by=agent_user,
-        role="agent",
-    )
+    propose_new_version(refund, requested_by=agent_user)
     before = snapshot(refund)
 
     with pytest.raises(StaleConfirmation):

@@ -8,8 +8,12 @@ from django.utils import timezone
 
 from agent.models import ToolCallLog
 from refunds.models import RefundConfirmation, RefundEvent, RefundRequest
-from refunds.services import refund_propose
-from tests.factories import AgentRunFactory, RefundProposalFactory, TicketFactory
+from tests.factories import (
+    AgentRunFactory,
+    RefundProposalFactory,
+    TicketFactory,
+    propose_new_version,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -186,15 +190,7 @@ def test_a_stale_approval_shows_a_message_and_changes_nothing(
     refund, reviewer, agent_user, django_capture_on_commit_callbacks
 ):
     old = refund.confirmations.get()
-    refund_propose(
-        ticket=refund.ticket,
-        order=refund.order,
-        amount=Decimal("100.00"),
-        reason="damaged",
-        explanation=refund.explanation,
-        requested_by=agent_user,
-        role="agent",
-    )
+    propose_new_version(refund, requested_by=agent_user)
     before = state(refund)
 
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
