@@ -1,15 +1,7 @@
 from rest_framework import serializers
 
 from agent.models import AgentRun, RunEvent, ToolCallLog
-
-
-class StrictCharField(serializers.CharField):
-    """A string, not a number turned into one: `{"message": 0}` is a 400."""
-
-    def to_internal_value(self, data):
-        if not isinstance(data, str):
-            self.fail("invalid")
-        return super().to_internal_value(data)
+from config.serializers import StrictCharField
 
 
 class RunStartSerializer(serializers.Serializer):

@@ -35,6 +35,7 @@ ERROR_DESCRIPTIONS = {
     404: "Not found.",
     409: "Conflicts with the current state.",
     422: "Refused by a business rule.",
+    503: "Not available on this desk right now.",
 }
 
 

@@ -19,6 +19,7 @@ def banner(url: str) -> str:
     password = os.environ.get("DEMO_PASSWORD", "demo-pass-123")
     database = os.environ.get("DATABASE_URL", "sqlite (var/db.sqlite3)")
     broker = os.environ.get("REDIS_URL", "filesystem (var/broker/)")
+    mail = os.environ.get("EMAIL_URL", "written to var/mail/ as files")
     return "\n".join(
         [
             "",
@@ -30,6 +31,7 @@ def banner(url: str) -> str:
             "    reviewer, reviewer2  approve refunds at /review/",
             "    admin             superuser, Django admin at /admin/",
             f"  Database: {database}   Broker: {broker}",
+            f"  Replies to customers: {mail}",
             "  Press Ctrl-C to stop the web server and the worker.",
             "",
         ]
@@ -38,8 +40,13 @@ def banner(url: str) -> str:
 
 def child_environment(environment: Mapping[str, str]) -> dict[str, str]:
     """The environment of the web server and the worker: DEBUG on for the developer (static
-    files served, debug pages) unless DJANGO_DEBUG is already set."""
-    return {"DJANGO_DEBUG": "true", **environment}
+    files served, debug pages) and replies written to var/mail/ as files, each unless already
+    set."""
+    return {
+        "DJANGO_DEBUG": "true",
+        "EMAIL_URL": f"filemail://{BASE_DIR / 'var' / 'mail'}",
+        **environment,
+    }
 
 
 def main() -> int:

@@ -165,6 +165,7 @@ CELERY_BEAT_SCHEDULE = {
     "reconcile-refunds": {"task": "refunds.tasks.reconcile_refunds", "schedule": 60.0},
     "expire-confirmations": {"task": "refunds.tasks.expire_confirmations", "schedule": 60.0},
     "resume-stalled-runs": {"task": "agent.tasks.resume_stalled_runs", "schedule": 30.0},
+    "resend-stalled-replies": {"task": "tickets.tasks.resend_stalled_replies", "schedule": 60.0},
 }
 
 # --- API ------------------------------------------------------------------
@@ -186,7 +187,7 @@ REST_FRAMEWORK = {
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Refund Desk API",
-    "DESCRIPTION": "Tickets, assistant runs and refund review. "
+    "DESCRIPTION": "Tickets, customers, assistant runs, refund review and inbound email. "
     "Authenticate with POST /api/auth/token/ and send `Authorization: Token <token>`.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
@@ -197,6 +198,11 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # Two models have a `status`: name each enum after its model.
+    "ENUM_NAME_OVERRIDES": {
+        "TicketStatusEnum": "tickets.models.Ticket.Status",
+        "RefundStatusEnum": "refunds.models.RefundRequest.Status",
+    },
 }
 
 # --- The desk -------------------------------------------------------------
@@ -227,6 +233,20 @@ REFUND_APPROVED_GRACE_S = env.float("REFUND_APPROVED_GRACE_S", default=60.0)
 SIMULATED_PROVIDER_MODE = env("SIMULATED_PROVIDER_MODE", default="normal")
 SIMULATED_PROVIDER_LATENCY_S = env.float("SIMULATED_PROVIDER_LATENCY_S", default=0.0)
 DEMO_PASSWORD = env("DEMO_PASSWORD", default="demo-pass-123")
+
+# --- Email ----------------------------------------------------------------
+# Public replies go to customers through Django's mail framework: smtp://user:pass@host:587
+# (smtp+tls:// for STARTTLS, smtp+ssl:// for TLS), filemail://path, consolemail://.
+vars().update(env.email_url("EMAIL_URL", default="consolemail://"))
+DEFAULT_FROM_EMAIL = env("DEFAULT_FROM_EMAIL", default="support@refund-desk.local")
+SERVER_EMAIL = DEFAULT_FROM_EMAIL
+EMAIL_TIMEOUT = env.float("EMAIL_TIMEOUT_S", default=10.0)
+# A reply the mail server does not take is retried with exponential backoff (full jitter,
+# base EMAIL_RETRY_BASE_S, at most an hour apart); after EMAIL_SEND_RETRIES it is marked failed.
+EMAIL_SEND_RETRIES = env.int("EMAIL_SEND_RETRIES", default=8)
+EMAIL_RETRY_BASE_S = env.float("EMAIL_RETRY_BASE_S", default=30.0)
+# Inbound customer email (POST /api/inbound/email/, header X-Inbound-Secret). Unset: 503.
+INBOUND_SECRET = env("INBOUND_SECRET", default="")
 
 LOG_LEVEL = env("LOG_LEVEL", default="INFO")
 LOGGING = {

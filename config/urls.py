@@ -39,6 +39,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/", include(api_urlpatterns)),
     path("tickets/", include((tickets.urls.urlpatterns, "tickets"))),
+    path("customers/", include((tickets.urls.customer_urlpatterns, "customers"))),
     path("runs/", include((agent.urls.urlpatterns, "agent"))),
     path("review/", include((refunds.urls.urlpatterns, "refunds"))),
 ]

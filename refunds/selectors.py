@@ -3,7 +3,7 @@
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from django.db.models import Count, Model, Prefetch, Q, QuerySet
+from django.db.models import Count, Model, OuterRef, Prefetch, Q, QuerySet, Subquery
 from django.http import Http404
 from django.utils import timezone
 
@@ -124,3 +124,10 @@ def refund_review(*, refund: RefundRequest) -> ReviewView:
         tool_calls=tool_calls,
         untrusted_warning=bool(run is not None and run.untrusted_instructions),
     )
+
+
+def with_latest_refund_status(tickets: QuerySet) -> QuerySet:
+    """Annotate each ticket with its newest refund request's status (`latest_refund_status`,
+    None when it has none): one subquery, however long the list."""
+    newest = RefundRequest.objects.filter(ticket=OuterRef("pk")).order_by("-created_at", "-id")
+    return tickets.annotate(latest_refund_status=Subquery(newest.values("status")[:1]))

@@ -1,14 +1,33 @@
+import hmac
+
+from django.conf import settings
+from django.http import Http404
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
-from rest_framework import generics, serializers
+from rest_framework import generics, serializers, status
 from rest_framework.authtoken.views import ObtainAuthToken
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import APIException, AuthenticationFailed, ValidationError
+from rest_framework.parsers import JSONParser
 from rest_framework.permissions import AllowAny
+from rest_framework.response import Response
+from rest_framework.views import APIView
 
 from config.api_errors import error_responses
-from tickets import selectors
-from tickets.models import Ticket
-from tickets.serializers import TicketSerializer
+from orders.models import Customer
+from tickets import selectors, services
+from tickets.models import Ticket, TicketMessage
+from tickets.serializers import (
+    AssignWriteSerializer,
+    CustomerSerializer,
+    InboundEmailSerializer,
+    InboundResultSerializer,
+    MessageWriteSerializer,
+    NoteWriteSerializer,
+    OptionalNoteSerializer,
+    StatusWriteSerializer,
+    TicketMessageSerializer,
+    TicketSerializer,
+)
 
 
 class ObtainTokenView(ObtainAuthToken):
@@ -31,13 +50,32 @@ class ObtainTokenView(ObtainAuthToken):
         return super().post(request, *args, **kwargs)
 
 
+def _choice(params, name: str, allowed) -> str:
+    value = params.get(name, "")
+    if value and value not in allowed:
+        raise ValidationError({name: [f"Must be one of: {', '.join(allowed)}."]})
+    return value
+
+
+def _tickets_with_conversation(tickets):
+    return tickets.prefetch_related("messages__author", "events__actor")
+
+
 @extend_schema(
     parameters=[
+        OpenApiParameter("view", str, enum=["", *selectors.VIEWS], description="empty means all"),
         OpenApiParameter(
             "status", str, enum=["", *Ticket.Status.values], description="empty means any"
         ),
         OpenApiParameter("assignee", str, description='a username, or "none" for unassigned'),
-        OpenApiParameter("q", str, description="search reference, subject, customer, order id"),
+        OpenApiParameter(
+            "q",
+            str,
+            description="search reference, subject, customer, order id and message text",
+        ),
+        OpenApiParameter(
+            "sort", str, enum=["", *selectors.SORTS], description="newest first; default updated"
+        ),
     ],
     responses={
         200: TicketSerializer(many=True),
@@ -49,16 +87,28 @@ class TicketListApi(generics.ListAPIView):
 
     def get_queryset(self):
         params = self.request.query_params
-        status = params.get("status", "")
-        if status and status not in Ticket.Status.values:
-            raise ValidationError(
-                {"status": [f"Must be one of: {', '.join(Ticket.Status.values)}."]}
+        return _tickets_with_conversation(
+            selectors.ticket_list(
+                view=_choice(params, "view", selectors.VIEWS) or "all",
+                user=self.request.user,
+                status=_choice(params, "status", Ticket.Status.values),
+                assignee=params.get("assignee", ""),
+                query=params.get("q", "").strip(),
+                sort=_choice(params, "sort", list(selectors.SORTS)) or "updated",
             )
-        return selectors.ticket_list(
-            status=status,
-            assignee=params.get("assignee", ""),
-            query=params.get("q", ""),
-        ).prefetch_related("messages__author")
+        )
+
+
+def _ticket(reference: str) -> Ticket:
+    return get_object_or_404(
+        _tickets_with_conversation(Ticket.objects.select_related("customer", "assignee", "order")),
+        reference=reference,
+    )
+
+
+def _ticket_response(reference: str) -> Response:
+    """The ticket as it is now, after a change."""
+    return Response(TicketSerializer(_ticket(reference)).data)
 
 
 @extend_schema(responses={200: TicketSerializer, **error_responses(401, 403, 404)})
@@ -66,9 +116,211 @@ class TicketDetailApi(generics.RetrieveAPIView):
     serializer_class = TicketSerializer
 
     def get_object(self):
-        return get_object_or_404(
-            Ticket.objects.select_related("customer", "assignee", "order").prefetch_related(
-                "messages__author"
+        return _ticket(self.kwargs["reference"])
+
+
+class TicketMessageApi(APIView):
+    """Write on a ticket: an internal note, or a public reply emailed to the customer after
+    commit (the message's `delivery` goes queued → sent, or failed)."""
+
+    @extend_schema(
+        request=MessageWriteSerializer,
+        responses={
+            201: TicketMessageSerializer,
+            **error_responses(
+                400,
+                401,
+                403,
+                404,
+                409,
+                e403="Not a support member, or an intern sending a public reply.",
+                e409="The ticket is closed.",
             ),
-            reference=self.kwargs["reference"],
+        },
+    )
+    def post(self, request, reference: str):
+        ticket = _ticket(reference)
+        body = MessageWriteSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        message = services.ticket_write(ticket=ticket, author=request.user, **body.validated_data)
+        return Response(TicketMessageSerializer(message).data, status=status.HTTP_201_CREATED)
+
+
+class TicketMessageRetryApi(APIView):
+    """Send a reply whose delivery failed again."""
+
+    @extend_schema(
+        request=None,
+        responses={
+            200: TicketMessageSerializer,
+            **error_responses(401, 403, 404, 409, e409="The reply's delivery has not failed."),
+        },
+    )
+    def post(self, request, reference: str, message_id: int):
+        message = get_object_or_404(TicketMessage, pk=message_id, ticket__reference=reference)
+        message = services.reply_retry(message=message, actor=request.user)
+        return Response(TicketMessageSerializer(message).data)
+
+
+class TicketStatusApi(APIView):
+    """Move the ticket along open → pending → open, open|pending → solved → closed,
+    solved → open."""
+
+    @extend_schema(
+        request=StatusWriteSerializer,
+        responses={
+            200: TicketSerializer,
+            **error_responses(
+                400, 401, 403, 404, 409, e409="Not a transition the ticket can make now."
+            ),
+        },
+    )
+    def post(self, request, reference: str):
+        body = StatusWriteSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        services.ticket_set_status(
+            ticket=_ticket(reference), to_status=body.validated_data["status"], actor=request.user
+        )
+        return _ticket_response(reference)
+
+
+class TicketAssignApi(APIView):
+    """Assign to a username (yourself included), or unassign with null."""
+
+    # JSON only: a form field cannot say null, and "null" is a string there.
+    parser_classes = [JSONParser]
+
+    @extend_schema(
+        request=AssignWriteSerializer,
+        responses={200: TicketSerializer, **error_responses(400, 401, 403, 404)},
+    )
+    def post(self, request, reference: str):
+        ticket = _ticket(reference)
+        body = AssignWriteSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        username = body.validated_data["assignee"]
+        assignee = services.support_member(username) if username is not None else None
+        services.ticket_assign(ticket=ticket, assignee=assignee, actor=request.user)
+        return _ticket_response(reference)
+
+
+class TicketEscalateApi(APIView):
+    """Flag the ticket for supervisors, saying why (the note is kept as an internal note)."""
+
+    @extend_schema(
+        request=NoteWriteSerializer,
+        responses={
+            200: TicketSerializer,
+            **error_responses(400, 401, 403, 404, 409, e409="The ticket is closed."),
+        },
+    )
+    def post(self, request, reference: str):
+        body = NoteWriteSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        services.ticket_escalate(
+            ticket=_ticket(reference), note=body.validated_data["note"], actor=request.user
+        )
+        return _ticket_response(reference)
+
+
+class TicketDeescalateApi(APIView):
+    """A supervisor has handled the escalation: the flag is cleared, the history kept."""
+
+    @extend_schema(
+        request=OptionalNoteSerializer,
+        responses={
+            200: TicketSerializer,
+            **error_responses(400, 401, 403, 404, 409, e409="The ticket is not escalated."),
+        },
+    )
+    def post(self, request, reference: str):
+        body = OptionalNoteSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        services.ticket_clear_escalation(
+            ticket=_ticket(reference), note=body.validated_data["note"], actor=request.user
+        )
+        return _ticket_response(reference)
+
+
+@extend_schema(
+    responses={200: CustomerSerializer, **error_responses(401, 403, 404, e404="No such customer.")}
+)
+class CustomerDetailApi(APIView):
+    def get(self, request, customer_id: int):
+        try:
+            overview = selectors.customer_overview(customer_id=customer_id)
+        except Customer.DoesNotExist:
+            raise Http404("No such customer.") from None
+        return Response(CustomerSerializer(overview).data)
+
+
+class InboundNotConfigured(APIException):
+    status_code = status.HTTP_503_SERVICE_UNAVAILABLE
+    default_detail = "Inbound email is not configured on this desk (INBOUND_SECRET is unset)."
+    default_code = "inbound_disabled"
+
+
+class InboundEmailApi(APIView):
+    """Customer email from the mail gateway, authenticated by the `X-Inbound-Secret` header.
+    Idempotent on `message_id`. A subject naming `[TCK-…]` of the sender's own ticket appends
+    to it (reopening it if pending or solved); otherwise a new ticket, and a new customer if
+    the sender is unknown."""
+
+    authentication_classes: list = []
+    permission_classes = [AllowAny]
+
+    def check_permissions(self, request):
+        expected = settings.INBOUND_SECRET
+        if not expected:
+            raise InboundNotConfigured()
+        given = request.headers.get("X-Inbound-Secret", "")
+        if not hmac.compare_digest(given.encode(), expected.encode()):
+            raise AuthenticationFailed("Wrong or missing X-Inbound-Secret.")
+
+    def get_authenticate_header(self, request):
+        return "X-Inbound-Secret"
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter(
+                "X-Inbound-Secret",
+                str,
+                location=OpenApiParameter.HEADER,
+                required=True,
+                description="the desk's INBOUND_SECRET",
+            )
+        ],
+        request=InboundEmailSerializer,
+        responses={
+            201: InboundResultSerializer,
+            200: InboundResultSerializer,
+            **error_responses(
+                400,
+                401,
+                503,
+                e401="Wrong or missing X-Inbound-Secret.",
+                e503="INBOUND_SECRET is not set on this desk.",
+            ),
+        },
+        description="201 when the email is new; 200 with duplicate=true when this message_id "
+        "was received before (nothing changes).",
+    )
+    def post(self, request):
+        body = InboundEmailSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        email = body.validated_data
+        inbound = services.ticket_receive_email(
+            sender=email["from"],
+            name=email["name"],
+            subject=email["subject"],
+            body=email["body"],
+            message_id=email["message_id"].strip(),
+        )
+        return Response(
+            {
+                "ticket": inbound.ticket.reference,
+                "created": inbound.created,
+                "duplicate": inbound.duplicate,
+            },
+            status=status.HTTP_200_OK if inbound.duplicate else status.HTTP_201_CREATED,
         )

@@ -219,7 +219,10 @@ def _ensure_tickets(customers: dict, orders: dict, users: dict) -> None:
         )
         if created:
             for kind, body in messages:
-                TicketMessage.objects.create(ticket=ticket, author_kind=kind, body=body)
+                visibility = "internal" if kind in ("assistant", "system") else "public"
+                TicketMessage.objects.create(
+                    ticket=ticket, author_kind=kind, body=body, visibility=visibility
+                )
 
 
 def _ensure_blender_refund(orders: dict, users: dict) -> None:

@@ -23,6 +23,8 @@ class Ticket(models.Model):
         on_delete=models.SET_NULL,
         related_name="assigned_tickets",
     )
+    # Flagged for a supervisor; cleared when a supervisor has dealt with it.
+    escalated = models.BooleanField(default=False)
     order = models.ForeignKey(
         "orders.Order", null=True, blank=True, on_delete=models.PROTECT, related_name="tickets"
     )
@@ -48,16 +50,78 @@ class TicketMessage(models.Model):
         ASSISTANT = "assistant", "Assistant"
         SYSTEM = "system", "System"
 
+    class Visibility(models.TextChoices):
+        PUBLIC = "public", "Public reply"
+        INTERNAL = "internal", "Internal note"
+
+    class Delivery(models.TextChoices):
+        NOT_APPLICABLE = "not_applicable", "Not sent by email"
+        QUEUED = "queued", "Queued"
+        SENT = "sent", "Sent"
+        FAILED = "failed", "Failed"
+
     ticket = models.ForeignKey(Ticket, on_delete=models.CASCADE, related_name="messages")
     author_kind = models.CharField(max_length=16, choices=AuthorKind.choices)
     author = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     body = models.TextField()
+    # Internal unless said otherwise: only public messages are ever shown or sent to the customer.
+    visibility = models.CharField(
+        max_length=16, choices=Visibility.choices, default=Visibility.INTERNAL
+    )
+    delivery = models.CharField(
+        max_length=16, choices=Delivery.choices, default=Delivery.NOT_APPLICABLE
+    )
+    # The email Message-ID: the customer's (inbound mail is idempotent on it) or the one our
+    # reply is sent with (a resend after a crash carries the same id, so mail clients dedupe).
+    message_id = models.CharField(max_length=255, null=True, blank=True, unique=True)
+    delivery_attempts = models.PositiveIntegerField(default=0)
+    delivery_error = models.CharField(max_length=500, blank=True)
+    sent_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        constraints = [
+            # Internal notes never leave the desk: not even a queued email can exist for one.
+            models.CheckConstraint(
+                condition=Q(visibility="public") | Q(delivery="not_applicable"),
+                name="ticket_message_internal_never_delivered",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.ticket.reference} {self.author_kind}: {self.body[:40]}"
+
+    @property
+    def is_public(self) -> bool:
+        return self.visibility == self.Visibility.PUBLIC
+
+
+class TicketEvent(models.Model):
+    """Append-only: what happened to a ticket, by whom (status, assignment, escalation, mail)."""
+
+    class Type(models.TextChoices):
+        CREATED = "created", "Ticket created"
+        STATUS_CHANGED = "status_changed", "Status changed"
+        ASSIGNED = "assigned", "Assignee changed"
+        ESCALATED = "escalated", "Escalated to supervisors"
+        ESCALATION_CLEARED = "escalation_cleared", "Escalation handled"
+        REPLY_SENT = "reply_sent", "Reply emailed to the customer"
+        REPLY_FAILED = "reply_failed", "Reply could not be emailed"
+        CUSTOMER_REPLIED = "customer_replied", "Customer replied"
+
+    ticket = models.ForeignKey(Ticket, on_delete=models.CASCADE, related_name="events")
+    type = models.CharField(max_length=32, choices=Type.choices)
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    data = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["created_at", "id"]
 
     def __str__(self) -> str:
-        return f"{self.ticket.reference} {self.author_kind}: {self.body[:40]}"
+        return f"{self.ticket.reference}: {self.type}"

@@ -1,12 +1,37 @@
-from django.db.models import Q, QuerySet
+from dataclasses import dataclass
+from decimal import Decimal
 
-from tickets.models import Ticket
+from django.db import connection
+from django.db.models import Exists, OuterRef, Q, QuerySet
+
+from orders.models import Customer, Order
+from orders.selectors import REFUND_COMMITTED_STATUSES
+from tickets.models import Ticket, TicketEvent, TicketMessage
+
+# The desk list's views (tabs). "mine" needs the user asking.
+VIEWS = ("all", "mine", "unassigned", "escalated")
+SORTS = {"updated": "-updated_at", "created": "-created_at"}
 
 
-def ticket_list(*, status: str = "", assignee: str = "", query: str = "") -> QuerySet[Ticket]:
+def ticket_list(
+    *,
+    status: str = "",
+    assignee: str = "",
+    query: str = "",
+    view: str = "all",
+    user=None,
+    sort: str = "updated",
+) -> QuerySet[Ticket]:
     """Tickets for the desk list. `assignee` is a username, "me" is resolved by the caller,
-    "none" means unassigned."""
+    "none" means unassigned. `query` matches the reference, subject, customer, order id, or
+    words in any message (full-text search on PostgreSQL)."""
     tickets = Ticket.objects.select_related("customer", "assignee", "order")
+    if view == "mine":
+        tickets = tickets.filter(assignee=user)
+    elif view == "unassigned":
+        tickets = tickets.filter(assignee__isnull=True)
+    elif view == "escalated":
+        tickets = tickets.filter(escalated=True)
     if status:
         tickets = tickets.filter(status=status)
     if assignee == "none":
@@ -20,13 +45,72 @@ def ticket_list(*, status: str = "", assignee: str = "", query: str = "") -> Que
             | Q(customer__name__icontains=query)
             | Q(customer__email__icontains=query)
             | Q(order__order_id__icontains=query)
+            | Exists(_messages_matching(query).filter(ticket=OuterRef("pk")))
         )
-    return tickets.order_by("-updated_at")
+    return tickets.order_by(SORTS.get(sort, SORTS["updated"]), "-id")
+
+
+def _messages_matching(query: str) -> QuerySet[TicketMessage]:
+    """Messages whose body matches `query`: PostgreSQL's full-text search (stemmed, so
+    "broken" finds "break"; web-search syntax: quotes, or, -not), a substring elsewhere."""
+    if connection.vendor == "postgresql":
+        from django.contrib.postgres.search import SearchQuery, SearchVector
+
+        return TicketMessage.objects.annotate(
+            document=SearchVector("body", config="english")
+        ).filter(document=SearchQuery(query, config="english", search_type="websearch"))
+    return TicketMessage.objects.filter(body__icontains=query)
 
 
 def ticket_detail(*, reference: str) -> Ticket:
     return (
         Ticket.objects.select_related("customer", "assignee", "order")
-        .prefetch_related("messages__author", "order__lines")
+        .prefetch_related("messages__author", "order__lines", "events__actor")
         .get(reference=reference)
     )
+
+
+def ticket_events(ticket: Ticket) -> QuerySet[TicketEvent]:
+    return ticket.events.select_related("actor").order_by("created_at", "id")
+
+
+# --- one customer, everything the desk knows --------------------------------------------------
+
+
+@dataclass(frozen=True)
+class OrderBalance:
+    order: Order
+    refunded: Decimal
+    refundable: Decimal
+
+
+@dataclass(frozen=True)
+class CustomerOverview:
+    customer: Customer
+    orders: list[OrderBalance]
+    tickets: list[Ticket]
+    refunds: list  # RefundRequest rows, newest first (the model lives in a higher layer)
+
+
+def customer_overview(*, customer_id: int) -> CustomerOverview:
+    """A customer's orders with what can still be refunded, their tickets and refund requests.
+    A fixed number of queries however many orders: balances come from prefetched requests."""
+    customer = Customer.objects.get(pk=customer_id)
+    orders = list(
+        customer.orders.prefetch_related("refund_requests__ticket").order_by("-placed_at", "-id")
+    )
+    balances, refunds = [], []
+    for order in orders:
+        requests = list(order.refund_requests.all())
+        refunds.extend(requests)
+        refunded = sum(
+            (r.amount for r in requests if r.status in REFUND_COMMITTED_STATUSES), Decimal("0.00")
+        )
+        balances.append(
+            OrderBalance(order, refunded, max(order.amount_paid - refunded, Decimal("0.00")))
+        )
+    refunds.sort(key=lambda r: r.created_at, reverse=True)
+    tickets = list(
+        customer.tickets.select_related("assignee", "order").order_by("-updated_at", "-id")
+    )
+    return CustomerOverview(customer, balances, tickets, refunds)

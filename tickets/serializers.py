@@ -1,6 +1,7 @@
 from rest_framework import serializers
 
-from tickets.models import Ticket, TicketMessage
+from config.serializers import StrictCharField
+from tickets.models import Ticket, TicketEvent, TicketMessage
 
 
 class TicketMessageSerializer(serializers.ModelSerializer):
@@ -10,11 +11,33 @@ class TicketMessageSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = TicketMessage
-        fields = ["id", "author_kind", "author", "body", "created_at"]
+        fields = [
+            "id",
+            "author_kind",
+            "author",
+            "body",
+            "visibility",
+            "delivery",
+            "delivery_error",
+            "sent_at",
+            "created_at",
+        ]
+
+
+class TicketEventSerializer(serializers.ModelSerializer):
+    actor: serializers.SlugRelatedField = serializers.SlugRelatedField(
+        slug_field="username", read_only=True, allow_null=True
+    )
+    description = serializers.CharField(source="get_type_display", read_only=True)
+
+    class Meta:
+        model = TicketEvent
+        fields = ["type", "description", "actor", "data", "created_at"]
 
 
 class TicketSerializer(serializers.ModelSerializer):
     customer = serializers.CharField(source="customer.name", read_only=True)
+    customer_id = serializers.IntegerField(source="customer.pk", read_only=True)
     customer_email = serializers.CharField(source="customer.email", read_only=True)
     assignee: serializers.SlugRelatedField = serializers.SlugRelatedField(
         slug_field="username", read_only=True, allow_null=True
@@ -23,6 +46,7 @@ class TicketSerializer(serializers.ModelSerializer):
         source="order.order_id", read_only=True, allow_null=True, default=None
     )
     messages = TicketMessageSerializer(many=True, read_only=True)
+    events = TicketEventSerializer(many=True, read_only=True)
 
     class Meta:
         model = Ticket
@@ -30,11 +54,117 @@ class TicketSerializer(serializers.ModelSerializer):
             "reference",
             "subject",
             "status",
-            "customer",
-            "customer_email",
             "assignee",
+            "escalated",
+            "customer",
+            "customer_id",
+            "customer_email",
             "order_id",
             "created_at",
             "updated_at",
             "messages",
+            "events",
         ]
+
+
+# --- requests ---------------------------------------------------------------------------------
+
+
+class MessageWriteSerializer(serializers.Serializer):
+    body = StrictCharField(max_length=20000, trim_whitespace=True)
+    visibility = serializers.ChoiceField(choices=TicketMessage.Visibility.choices)
+
+
+class StatusWriteSerializer(serializers.Serializer):
+    status = serializers.ChoiceField(choices=Ticket.Status.choices)
+
+
+class AssignWriteSerializer(serializers.Serializer):
+    assignee = StrictCharField(
+        allow_null=True, max_length=150, help_text="a username, or null to unassign"
+    )
+
+
+class NoteWriteSerializer(serializers.Serializer):
+    note = StrictCharField(max_length=4000, trim_whitespace=True)
+
+
+class OptionalNoteSerializer(serializers.Serializer):
+    note = StrictCharField(max_length=4000, required=False, allow_blank=True, default="")
+
+
+class InboundEmailSerializer(serializers.Serializer):
+    # `from` is a Python keyword: the field is declared under its JSON name below.
+    name = StrictCharField(max_length=200, required=False, allow_blank=True, default="")
+    subject = StrictCharField(max_length=998, required=False, allow_blank=True, default="")
+    body = StrictCharField(max_length=100000, trim_whitespace=False)
+    message_id = StrictCharField(max_length=255)
+
+    def get_fields(self):
+        fields = super().get_fields()
+        fields["from"] = serializers.EmailField(max_length=254)
+        return fields
+
+
+class InboundResultSerializer(serializers.Serializer):
+    ticket = serializers.CharField(help_text="the ticket reference, e.g. TCK-1005")
+    created = serializers.BooleanField(help_text="a new ticket was opened")
+    duplicate = serializers.BooleanField(help_text="this message_id was received before")
+
+
+# --- customers --------------------------------------------------------------------------------
+
+
+class CustomerOrderSerializer(serializers.Serializer):
+    order_id = serializers.CharField(source="order.order_id")
+    status = serializers.CharField(source="order.status")
+    currency = serializers.CharField(source="order.currency")
+    amount_paid = serializers.DecimalField(
+        source="order.amount_paid", max_digits=12, decimal_places=2
+    )
+    refunded = serializers.DecimalField(max_digits=12, decimal_places=2)
+    refundable = serializers.DecimalField(max_digits=12, decimal_places=2)
+    placed_at = serializers.DateTimeField(source="order.placed_at")
+    delivered_at = serializers.DateTimeField(source="order.delivered_at", allow_null=True)
+
+
+class CustomerTicketSerializer(serializers.ModelSerializer):
+    assignee: serializers.SlugRelatedField = serializers.SlugRelatedField(
+        slug_field="username", read_only=True, allow_null=True
+    )
+    order_id = serializers.CharField(
+        source="order.order_id", read_only=True, allow_null=True, default=None
+    )
+
+    class Meta:
+        model = Ticket
+        fields = [
+            "reference",
+            "subject",
+            "status",
+            "assignee",
+            "escalated",
+            "order_id",
+            "created_at",
+            "updated_at",
+        ]
+
+
+class CustomerRefundSerializer(serializers.Serializer):
+    request_id = serializers.CharField()
+    ticket = serializers.CharField(source="ticket.reference", allow_null=True, default=None)
+    order_id = serializers.CharField(source="order.order_id")
+    amount = serializers.DecimalField(max_digits=12, decimal_places=2)
+    currency = serializers.CharField()
+    reason = serializers.CharField()
+    status = serializers.CharField()
+    created_at = serializers.DateTimeField()
+
+
+class CustomerSerializer(serializers.Serializer):
+    id = serializers.IntegerField(source="customer.pk")
+    name = serializers.CharField(source="customer.name")
+    email = serializers.CharField(source="customer.email")
+    orders = CustomerOrderSerializer(many=True)
+    tickets = CustomerTicketSerializer(many=True)
+    refund_requests = CustomerRefundSerializer(many=True, source="refunds")

@@ -1,14 +1,443 @@
-from django.db import transaction
+"""Every write to a ticket: messages, replies by email, status, assignment, escalation, inbound
+mail. Permissions are checked here, so the API and the HTML views refuse the same things."""
 
-from tickets.models import Ticket, TicketMessage
+import logging
+import re
+from dataclasses import dataclass
+from datetime import timedelta
+from email.utils import make_msgid
+
+from django.contrib.auth import get_user_model
+from django.db import IntegrityError, transaction
+from django.db.models import IntegerField, Max
+from django.db.models.functions import Cast, Substr
+from django.utils import timezone
+
+from config.celery import enqueue_on_commit
+from config.errors import ApplicationError, Conflict, Forbidden
+from config.roles import Role, is_supervisor, support_role
+from orders.models import Customer, Order
+from tickets import mail
+from tickets.models import Ticket, TicketEvent, TicketMessage
+
+logger = logging.getLogger(__name__)
+
+S = Ticket.Status
+V = TicketMessage.Visibility
+D = TicketMessage.Delivery
+
+# DESIGN §4: open → pending → open, open|pending → solved → closed, solved → open.
+TICKET_ALLOWED: dict[str, set[str]] = {
+    S.OPEN: {S.PENDING, S.SOLVED},
+    S.PENDING: {S.OPEN, S.SOLVED},
+    S.SOLVED: {S.CLOSED, S.OPEN},
+    S.CLOSED: set(),
+}
+# A customer writing again puts the ticket back in front of the desk.
+REOPENED_BY_CUSTOMER = {S.PENDING, S.SOLVED}
+
+SEND_REPLY_TASK = "tickets.tasks.send_reply"
+TICKET_REFERENCE_IN_SUBJECT = re.compile(r"\[(TCK-[0-9]+)\]")
+ORDER_ID_IN_TEXT = re.compile(r"(?<![0-9])[0-9]{8,20}(?![0-9])")
+FIRST_REFERENCE_NUMBER = 1001
+
+
+def _require(allowed: bool, message: str, code: str = "permission_denied") -> None:
+    if not allowed:
+        raise Forbidden(message, code=code)
+
+
+def _touch(ticket: Ticket, now=None, **fields) -> None:
+    now = now or timezone.now()
+    Ticket.objects.filter(pk=ticket.pk).update(updated_at=now, **fields)
+    for name, value in fields.items():
+        setattr(ticket, name, value)
+    ticket.updated_at = now
+
+
+def _event(ticket: Ticket, type: str, actor=None, **data) -> TicketEvent:
+    return TicketEvent.objects.create(ticket=ticket, type=type, actor=actor, data=data)
+
+
+# --- messages -------------------------------------------------------------------------------
 
 
 @transaction.atomic
 def ticket_post_message(
-    *, ticket: Ticket, author_kind: str, body: str, author=None
+    *,
+    ticket: Ticket,
+    author_kind: str,
+    body: str,
+    author=None,
+    visibility: str = V.INTERNAL,
+    message_id: str | None = None,
 ) -> TicketMessage:
+    """Record a message as it is: no email, no permission check (the desk's own notes, the
+    assistant's answers and customer mail come through here). Internal unless said otherwise."""
     message = TicketMessage.objects.create(
-        ticket=ticket, author_kind=author_kind, body=body, author=author
+        ticket=ticket,
+        author_kind=author_kind,
+        body=body,
+        author=author,
+        visibility=visibility,
+        message_id=message_id,
     )
-    Ticket.objects.filter(pk=ticket.pk).update(updated_at=message.created_at)
+    _touch(ticket, message.created_at)
     return message
+
+
+@transaction.atomic
+def ticket_write(*, ticket: Ticket, author, body: str, visibility: str) -> TicketMessage:
+    """A support member writes on the ticket: an internal note, or a public reply that is
+    emailed to the customer after commit (queued → sent, or failed after the retries)."""
+    role = support_role(author)
+    _require(role is not None, "Only interns, agents and supervisors write on tickets.")
+    body = body.strip()
+    if not body:
+        raise ApplicationError("Write something first.", code="empty_message")
+    if visibility == V.INTERNAL:
+        return ticket_post_message(
+            ticket=ticket, author_kind=TicketMessage.AuthorKind.AGENT, body=body, author=author
+        )
+    _require(role != Role.INTERN, "Interns write internal notes; an agent sends the reply.")
+    if ticket.status == S.CLOSED:
+        raise Conflict(
+            f"{ticket.reference} is closed: open a new ticket to write to the customer.",
+            code="ticket_closed",
+        )
+    message = TicketMessage.objects.create(
+        ticket=ticket,
+        author_kind=TicketMessage.AuthorKind.AGENT,
+        author=author,
+        body=body,
+        visibility=V.PUBLIC,
+        delivery=D.QUEUED,
+        message_id=make_msgid(idstring=ticket.reference.lower(), domain=mail.message_id_domain()),
+    )
+    _touch(ticket)
+    enqueue_on_commit(SEND_REPLY_TASK, message.pk)
+    return message
+
+
+@dataclass(frozen=True)
+class DeliveryAttempt:
+    delivery: str  # the message's delivery status after this attempt
+    error: str = ""  # why the mail server did not take it (the attempt may be retried)
+
+
+def reply_send(*, message_pk: int) -> DeliveryAttempt:
+    """Hand one queued reply to the mail server. The row stays locked while it is sent, so a
+    redelivered task waits and then finds it sent. A crash between the server taking it and the
+    commit sends it again on retry, under the same Message-ID (at least once, never lost)."""
+    with transaction.atomic():
+        message = (
+            TicketMessage.objects.select_for_update()
+            .select_related("ticket__customer", "author")
+            .get(pk=message_pk)
+        )
+        if message.delivery != D.QUEUED:
+            return DeliveryAttempt(message.delivery)
+        attempts = message.delivery_attempts + 1
+        try:
+            mail.reply_email(message).send()
+        except mail.MAIL_SERVER_ERRORS as exc:
+            error = mail.describe_error(exc)
+            TicketMessage.objects.filter(pk=message.pk).update(
+                delivery_attempts=attempts, delivery_error=error
+            )
+            logger.warning("Reply %s to %s not sent: %s", message.pk, message.ticket, error)
+            return DeliveryAttempt(D.QUEUED, error)
+        TicketMessage.objects.filter(pk=message.pk).update(
+            delivery=D.SENT, delivery_attempts=attempts, delivery_error="", sent_at=timezone.now()
+        )
+        _event(message.ticket, TicketEvent.Type.REPLY_SENT, message.author, message=message.pk)
+    return DeliveryAttempt(D.SENT)
+
+
+@transaction.atomic
+def reply_give_up(*, message_pk: int, error: str) -> bool:
+    """The retries are spent: the reply is marked failed (the agent can retry it)."""
+    message = TicketMessage.objects.select_for_update().get(pk=message_pk)
+    if message.delivery != D.QUEUED:
+        return False
+    TicketMessage.objects.filter(pk=message.pk).update(delivery=D.FAILED, delivery_error=error)
+    _event(message.ticket, TicketEvent.Type.REPLY_FAILED, None, message=message.pk, error=error)
+    return True
+
+
+@transaction.atomic
+def reply_retry(*, message: TicketMessage, actor) -> TicketMessage:
+    """An agent sends a failed reply again: failed → queued, and a new delivery task."""
+    _require(
+        support_role(actor) in (Role.AGENT, Role.SUPERVISOR),
+        "Only agents and supervisors send replies.",
+    )
+    updated = TicketMessage.objects.filter(pk=message.pk, delivery=D.FAILED).update(
+        delivery=D.QUEUED, delivery_error=""
+    )
+    if not updated:
+        raise Conflict("Only a reply whose delivery failed can be retried.", code="not_failed")
+    enqueue_on_commit(SEND_REPLY_TASK, message.pk)
+    message.refresh_from_db()
+    return message
+
+
+def replies_stalled(*, older_than: timedelta = timedelta(minutes=5)) -> list[int]:
+    """Queued replies never tried: their task was lost (a broker that was down at commit).
+    One tried already has its retry scheduled; the sweep leaves it to its backoff."""
+    cutoff = timezone.now() - older_than
+    stalled = TicketMessage.objects.filter(
+        delivery=D.QUEUED, delivery_attempts=0, created_at__lt=cutoff
+    )
+    return list(stalled.values_list("pk", flat=True))
+
+
+# --- status, assignment, escalation -------------------------------------------------------
+
+
+@transaction.atomic
+def ticket_set_status(*, ticket: Ticket, to_status: str, actor=None, reason: str = "") -> Ticket:
+    """Move the ticket along DESIGN §4's state machine (compare-and-swap); anything else is
+    refused with 409. `actor` None is the desk itself (a customer's email reopening it)."""
+    if actor is not None:
+        _require(
+            support_role(actor) in (Role.AGENT, Role.SUPERVISOR),
+            "Only agents and supervisors change a ticket's status.",
+        )
+    from_status = ticket.status
+    if to_status not in TICKET_ALLOWED.get(from_status, set()):
+        allowed = sorted(TICKET_ALLOWED.get(from_status, set()))
+        raise Conflict(
+            f"{ticket.reference} cannot go from {from_status} to {to_status}.",
+            code="illegal_transition",
+            extra={"from": from_status, "to": to_status, "allowed": allowed},
+        )
+    now = timezone.now()
+    if not Ticket.objects.filter(pk=ticket.pk, status=from_status).update(
+        status=to_status, updated_at=now
+    ):
+        raise Conflict(
+            f"{ticket.reference} changed while you were looking at it; reload and try again.",
+            code="stale_status",
+            extra={"from": from_status, "to": to_status},
+        )
+    ticket.status, ticket.updated_at = to_status, now
+    _event(
+        ticket,
+        TicketEvent.Type.STATUS_CHANGED,
+        actor,
+        **{"from": from_status, "to": to_status},
+        reason=reason,
+    )
+    return ticket
+
+
+def support_member(username: str):
+    """The active support user called `username` (someone tickets can be assigned to)."""
+    user = get_user_model().objects.filter(username=username, is_active=True).first()
+    if user is None or support_role(user) is None:
+        raise ApplicationError(
+            f"{username!r} is not an active intern, agent or supervisor.",
+            code="invalid_assignee",
+            extra={"fields": {"assignee": ["Not an active intern, agent or supervisor."]}},
+        )
+    return user
+
+
+@transaction.atomic
+def ticket_assign(*, ticket: Ticket, assignee, actor) -> Ticket:
+    """Assign to a support member (oneself included), or unassign with None."""
+    _require(
+        support_role(actor) in (Role.AGENT, Role.SUPERVISOR),
+        "Only agents and supervisors assign tickets.",
+    )
+    if assignee is not None and support_role(assignee) is None:
+        raise ApplicationError(f"{assignee} does not work tickets.", code="invalid_assignee")
+    before = ticket.assignee.username if ticket.assignee else None
+    after = assignee.username if assignee else None
+    if before == after:
+        return ticket
+    _touch(ticket, assignee=assignee)
+    _event(ticket, TicketEvent.Type.ASSIGNED, actor, **{"from": before, "to": after})
+    return ticket
+
+
+@transaction.atomic
+def ticket_escalate(*, ticket: Ticket, note: str, actor) -> Ticket:
+    """Flag the ticket for supervisors, with the reason as an internal note."""
+    _require(
+        support_role(actor) in (Role.INTERN, Role.AGENT),
+        "Interns and agents escalate to supervisors.",
+    )
+    note = note.strip()
+    if not note:
+        raise ApplicationError(
+            "Say why it needs a supervisor.",
+            code="empty_note",
+            extra={"fields": {"note": ["This field may not be blank."]}},
+        )
+    if ticket.status == S.CLOSED:
+        raise Conflict(f"{ticket.reference} is closed.", code="ticket_closed")
+    _touch(ticket, escalated=True)
+    ticket_post_message(
+        ticket=ticket,
+        author_kind=TicketMessage.AuthorKind.AGENT,
+        author=actor,
+        body=f"Escalated to supervisors: {note}",
+    )
+    _event(ticket, TicketEvent.Type.ESCALATED, actor, note=note)
+    return ticket
+
+
+@transaction.atomic
+def ticket_clear_escalation(*, ticket: Ticket, actor, note: str = "") -> Ticket:
+    """A supervisor has dealt with the escalation: the flag goes, the history stays."""
+    _require(is_supervisor(actor), "Only supervisors handle escalations.")
+    if not ticket.escalated:
+        raise Conflict(f"{ticket.reference} is not escalated.", code="not_escalated")
+    _touch(ticket, escalated=False)
+    _event(ticket, TicketEvent.Type.ESCALATION_CLEARED, actor, note=note.strip())
+    return ticket
+
+
+# --- new tickets and customer mail ---------------------------------------------------------
+
+
+def _next_reference() -> str:
+    number = Cast(Substr("reference", 5), IntegerField())
+    highest = Ticket.objects.aggregate(n=Max(number))["n"] or FIRST_REFERENCE_NUMBER - 1
+    return f"TCK-{highest + 1}"
+
+
+def _order_mentioned(customer: Customer, *texts: str) -> Order | None:
+    """The first of this customer's orders named in the text (never another customer's)."""
+    for order_id in ORDER_ID_IN_TEXT.findall(" ".join(texts)):
+        order = Order.objects.filter(order_id=order_id, customer=customer).first()
+        if order is not None:
+            return order
+    return None
+
+
+@transaction.atomic
+def ticket_open(
+    *,
+    customer: Customer,
+    subject: str,
+    body: str,
+    order: Order | None = None,
+    opened_by=None,
+    message_id: str | None = None,
+) -> Ticket:
+    """A new ticket with the customer's first message (from their email, or recorded by an
+    agent from a call or chat). The reference is the next free number."""
+    if opened_by is not None:
+        _require(support_role(opened_by) is not None, "Only support staff open tickets.")
+    if order is not None and order.customer_id != customer.pk:
+        raise ApplicationError(
+            f"Order {order.order_id} is not {customer.name}'s.",
+            code="order_not_customers",
+            extra={"fields": {"order_id": ["Not this customer's order."]}},
+        )
+    subject = " ".join(subject.split())[:200] or "(no subject)"
+    order = order or _order_mentioned(customer, subject, body)
+    for _attempt in range(5):
+        try:
+            with transaction.atomic():
+                ticket = Ticket.objects.create(
+                    reference=_next_reference(), customer=customer, subject=subject, order=order
+                )
+            break
+        except IntegrityError:
+            continue  # another ticket took that number first
+    else:
+        raise Conflict("Could not number the new ticket; try again.", code="busy")
+    _event(ticket, TicketEvent.Type.CREATED, opened_by, via="desk" if opened_by else "email")
+    ticket_post_message(
+        ticket=ticket,
+        author_kind=TicketMessage.AuthorKind.CUSTOMER,
+        author=opened_by,
+        body=body,
+        visibility=V.PUBLIC,
+        message_id=message_id,
+    )
+    return ticket
+
+
+def customer_for_email(*, email: str, name: str = "") -> Customer:
+    email = email.strip()
+    customer = Customer.objects.filter(email__iexact=email).first()
+    if customer is not None:
+        return customer
+    try:
+        with transaction.atomic():
+            return Customer.objects.create(email=email, name=name.strip() or email.split("@")[0])
+    except IntegrityError:  # created by a simultaneous email from the same sender
+        return Customer.objects.get(email__iexact=email)
+
+
+@dataclass(frozen=True)
+class Inbound:
+    ticket: Ticket
+    created: bool  # a new ticket was opened for this email
+    duplicate: bool = False  # this message_id was received before; nothing changed
+
+
+def ticket_receive_email(
+    *, sender: str, name: str, subject: str, body: str, message_id: str
+) -> Inbound:
+    """A customer's email: appended to their own ticket named `[TCK-…]` in the subject (which
+    reopens it if pending or solved), otherwise a new ticket. Idempotent on `message_id`: the
+    same email delivered twice is one message."""
+    seen = _already_received(message_id)
+    if seen is not None:
+        return seen
+    try:
+        with transaction.atomic():
+            return _receive(sender, name, subject, body, message_id)
+    except IntegrityError:
+        seen = _already_received(message_id)  # the same email, delivered twice at once
+        if seen is None:
+            raise
+        return seen
+
+
+def _already_received(message_id: str) -> Inbound | None:
+    message = TicketMessage.objects.select_related("ticket").filter(message_id=message_id).first()
+    if message is None:
+        return None
+    return Inbound(message.ticket, created=False, duplicate=True)
+
+
+def _receive(sender: str, name: str, subject: str, body: str, message_id: str) -> Inbound:
+    customer = customer_for_email(email=sender, name=name)
+    ticket = _customers_open_ticket_in(subject, customer)
+    if ticket is None:
+        return Inbound(
+            ticket_open(customer=customer, subject=subject, body=body, message_id=message_id),
+            created=True,
+        )
+    ticket_post_message(
+        ticket=ticket,
+        author_kind=TicketMessage.AuthorKind.CUSTOMER,
+        body=body,
+        visibility=V.PUBLIC,
+        message_id=message_id,
+    )
+    _event(ticket, TicketEvent.Type.CUSTOMER_REPLIED, None)
+    if ticket.status in REOPENED_BY_CUSTOMER:
+        ticket_set_status(ticket=ticket, to_status=S.OPEN, reason="customer replied")
+    return Inbound(ticket, created=False)
+
+
+def _customers_open_ticket_in(subject: str, customer: Customer) -> Ticket | None:
+    """The ticket the subject names, if it is this customer's and not closed. A sender naming
+    someone else's ticket gets a ticket of their own: nothing lands on, or reveals, another's."""
+    match = TICKET_REFERENCE_IN_SUBJECT.search(subject)
+    if match is None:
+        return None
+    return (
+        Ticket.objects.select_for_update()
+        .filter(reference=match.group(1), customer=customer)
+        .exclude(status=S.CLOSED)
+        .first()
+    )

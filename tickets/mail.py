@@ -1,0 +1,67 @@
+"""The email a public reply becomes: subject with the ticket reference, threading headers, the
+agent's words. Sent through Django's mail framework (EMAIL_URL picks the backend)."""
+
+import smtplib
+
+from django.conf import settings
+from django.core.mail import EmailMessage
+
+# What a mail server that is down, slow or refusing raises: the reply stays queued and is
+# tried again. Anything else is a bug and surfaces as one.
+MAIL_SERVER_ERRORS = (smtplib.SMTPException, OSError)
+
+
+def message_id_domain() -> str:
+    """The right-hand side of our Message-IDs: the sender's domain (never a DNS lookup)."""
+    return settings.DEFAULT_FROM_EMAIL.rpartition("@")[2].strip("> ") or "refund-desk.local"
+
+
+def reply_subject(ticket) -> str:
+    return f"[{ticket.reference}] {ticket.subject}"
+
+
+def reply_email(message) -> EmailMessage:
+    ticket = message.ticket
+    earlier = list(
+        ticket.messages.filter(message_id__isnull=False, created_at__lte=message.created_at)
+        .exclude(pk=message.pk)
+        .order_by("created_at", "id")
+        .values_list("message_id", "author_kind")
+    )
+    customers = [mid for mid, kind in earlier if kind == "customer"]
+    headers = {"Message-ID": message.message_id, "X-Desk-Ticket": ticket.reference}
+    if earlier:
+        # Answer the customer's latest email if there is one, else our own latest reply.
+        headers["In-Reply-To"] = (customers or [mid for mid, _ in earlier])[-1]
+        headers["References"] = " ".join(mid for mid, _ in earlier)
+    return EmailMessage(
+        subject=reply_subject(ticket),
+        body=_body(message),
+        from_email=settings.DEFAULT_FROM_EMAIL,
+        to=[ticket.customer.email],
+        headers=headers,
+    )
+
+
+def _body(message) -> str:
+    signature = message.author.get_full_name() or message.author.username
+    return (
+        f"{message.body}\n\n"
+        f"-- \n{signature}, Refund Desk support\n"
+        f"Reply to this email to continue; please keep [{message.ticket.reference}] "
+        "in the subject.\n"
+    )
+
+
+def describe_error(exc: BaseException) -> str:
+    """A short, secret-free reason for the desk (no credentials, no stack)."""
+    if isinstance(exc, smtplib.SMTPResponseException):
+        text = (
+            exc.smtp_error.decode(errors="replace")
+            if isinstance(exc.smtp_error, bytes)
+            else str(exc.smtp_error)
+        )
+        return f"mail server answered {exc.smtp_code}: {text}"[:500]
+    if isinstance(exc, smtplib.SMTPRecipientsRefused):
+        return "mail server refused the recipient"
+    return f"mail server unavailable ({type(exc).__name__})"[:500]
