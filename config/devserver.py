@@ -44,7 +44,7 @@ def child_environment(environment: Mapping[str, str]) -> dict[str, str]:
     set."""
     return {
         "DJANGO_DEBUG": "true",
-        "EMAIL_URL": f"filemail://{BASE_DIR / 'var' / 'mail'}",
+        "EMAIL_URL": "filemail://var/mail",
         **environment,
     }
 

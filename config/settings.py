@@ -237,12 +237,18 @@ DEMO_PASSWORD = env("DEMO_PASSWORD", default="demo-pass-123")
 # --- Email ----------------------------------------------------------------
 # Public replies go to customers through Django's mail framework: smtp://user:pass@host:587
 # (smtp+tls:// for STARTTLS, smtp+ssl:// for TLS), filemail://path, consolemail://.
-vars().update(env.email_url("EMAIL_URL", default="consolemail://"))
+EMAIL_URL = env("EMAIL_URL", default="consolemail://")
+vars().update(env.email_url_config(EMAIL_URL))
+if EMAIL_URL.startswith("filemail://"):
+    # filemail://var/mail is var/mail in this checkout; filemail:////srv/mail is absolute.
+    # (django-environ would read the first as the folder "mail" in the current directory.)
+    EMAIL_FILE_PATH = str(BASE_DIR / EMAIL_URL.removeprefix("filemail://"))
 DEFAULT_FROM_EMAIL = env("DEFAULT_FROM_EMAIL", default="support@refund-desk.local")
 SERVER_EMAIL = DEFAULT_FROM_EMAIL
 EMAIL_TIMEOUT = env.float("EMAIL_TIMEOUT_S", default=10.0)
 # A reply the mail server does not take is retried with exponential backoff (full jitter,
-# base EMAIL_RETRY_BASE_S, at most an hour apart); after EMAIL_SEND_RETRIES it is marked failed.
+# base EMAIL_RETRY_BASE_S, at most an hour apart); after EMAIL_SEND_RETRIES attempts (the first
+# included) it is marked failed.
 EMAIL_SEND_RETRIES = env.int("EMAIL_SEND_RETRIES", default=8)
 EMAIL_RETRY_BASE_S = env.float("EMAIL_RETRY_BASE_S", default=30.0)
 # Inbound customer email (POST /api/inbound/email/, header X-Inbound-Secret). Unset: 503.

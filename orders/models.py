@@ -1,5 +1,6 @@
 from django.db import models
 from django.db.models import Q
+from django.db.models.functions import Lower
 
 
 class Customer(models.Model):
@@ -8,6 +9,11 @@ class Customer(models.Model):
 
     class Meta:
         ordering = ["name"]
+        constraints = [
+            # Mail addresses are matched ignoring case (inbound email): Bob@x and bob@x are one
+            # customer, even when their first two emails arrive at once.
+            models.UniqueConstraint(Lower("email"), name="customer_email_unique_ignoring_case"),
+        ]
 
     def __str__(self) -> str:
         return self.name

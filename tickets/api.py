@@ -8,11 +8,13 @@ from rest_framework import generics, serializers, status
 from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.exceptions import APIException, AuthenticationFailed, ValidationError
 from rest_framework.parsers import JSONParser
-from rest_framework.permissions import AllowAny
+from rest_framework.permissions import AllowAny, BasePermission
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from config.api_errors import error_responses
+from config.permissions import IsStaffMember
+from config.roles import Role, support_role
 from orders.models import Customer
 from tickets import selectors, services
 from tickets.models import Ticket, TicketMessage
@@ -50,6 +52,37 @@ class ObtainTokenView(ObtainAuthToken):
         return super().post(request, *args, **kwargs)
 
 
+class _SupportRoleIn(BasePermission):
+    """A first gate with DESIGN §9's "who" column, so a caller whose role may not act hears
+    403 whatever the body says (assign's 400 would otherwise tell them which usernames are
+    support staff). The service checks again: it is the authority the HTML views share."""
+
+    roles: tuple[str, ...] = ()
+
+    def has_permission(self, request, view) -> bool:
+        return support_role(request.user) in self.roles
+
+
+class WritesOnTickets(_SupportRoleIn):
+    message = "Only interns, agents and supervisors write on tickets."
+    roles = (Role.INTERN, Role.AGENT, Role.SUPERVISOR)
+
+
+class WorksTickets(_SupportRoleIn):
+    message = "Only agents and supervisors change a ticket's status, assign it or resend replies."
+    roles = (Role.AGENT, Role.SUPERVISOR)
+
+
+class Escalates(_SupportRoleIn):
+    message = "Interns and agents escalate to supervisors."
+    roles = (Role.INTERN, Role.AGENT)
+
+
+class HandlesEscalations(_SupportRoleIn):
+    message = "Only supervisors handle escalations."
+    roles = (Role.SUPERVISOR,)
+
+
 def _choice(params, name: str, allowed) -> str:
     value = params.get(name, "")
     if value and value not in allowed:
@@ -67,7 +100,11 @@ def _tickets_with_conversation(tickets):
         OpenApiParameter(
             "status", str, enum=["", *Ticket.Status.values], description="empty means any"
         ),
-        OpenApiParameter("assignee", str, description='a username, or "none" for unassigned'),
+        OpenApiParameter(
+            "assignee",
+            str,
+            description='a username, "me" for yourself, or "none" for unassigned',
+        ),
         OpenApiParameter(
             "q",
             str,
@@ -85,6 +122,9 @@ def _tickets_with_conversation(tickets):
 class TicketListApi(generics.ListAPIView):
     serializer_class = TicketSerializer
 
+    def _assignee(self, assignee: str) -> str:
+        return self.request.user.username if assignee == "me" else assignee
+
     def get_queryset(self):
         params = self.request.query_params
         return _tickets_with_conversation(
@@ -92,7 +132,7 @@ class TicketListApi(generics.ListAPIView):
                 view=_choice(params, "view", selectors.VIEWS) or "all",
                 user=self.request.user,
                 status=_choice(params, "status", Ticket.Status.values),
-                assignee=params.get("assignee", ""),
+                assignee=self._assignee(params.get("assignee", "")),
                 query=params.get("q", "").strip(),
                 sort=_choice(params, "sort", list(selectors.SORTS)) or "updated",
             )
@@ -123,6 +163,8 @@ class TicketMessageApi(APIView):
     """Write on a ticket: an internal note, or a public reply emailed to the customer after
     commit (the message's `delivery` goes queued → sent, or failed)."""
 
+    permission_classes = [IsStaffMember, WritesOnTickets]
+
     @extend_schema(
         request=MessageWriteSerializer,
         responses={
@@ -149,6 +191,8 @@ class TicketMessageApi(APIView):
 class TicketMessageRetryApi(APIView):
     """Send a reply whose delivery failed again."""
 
+    permission_classes = [IsStaffMember, WorksTickets]
+
     @extend_schema(
         request=None,
         responses={
@@ -165,6 +209,8 @@ class TicketMessageRetryApi(APIView):
 class TicketStatusApi(APIView):
     """Move the ticket along open → pending → open, open|pending → solved → closed,
     solved → open."""
+
+    permission_classes = [IsStaffMember, WorksTickets]
 
     @extend_schema(
         request=StatusWriteSerializer,
@@ -187,6 +233,8 @@ class TicketStatusApi(APIView):
 class TicketAssignApi(APIView):
     """Assign to a username (yourself included), or unassign with null."""
 
+    permission_classes = [IsStaffMember, WorksTickets]
+
     # JSON only: a form field cannot say null, and "null" is a string there.
     parser_classes = [JSONParser]
 
@@ -207,6 +255,8 @@ class TicketAssignApi(APIView):
 class TicketEscalateApi(APIView):
     """Flag the ticket for supervisors, saying why (the note is kept as an internal note)."""
 
+    permission_classes = [IsStaffMember, Escalates]
+
     @extend_schema(
         request=NoteWriteSerializer,
         responses={
@@ -225,6 +275,8 @@ class TicketEscalateApi(APIView):
 
 class TicketDeescalateApi(APIView):
     """A supervisor has handled the escalation: the flag is cleared, the history kept."""
+
+    permission_classes = [IsStaffMember, HandlesEscalations]
 
     @extend_schema(
         request=OptionalNoteSerializer,

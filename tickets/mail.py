@@ -2,6 +2,7 @@
 agent's words. Sent through Django's mail framework (EMAIL_URL picks the backend)."""
 
 import smtplib
+import uuid
 
 from django.conf import settings
 from django.core.mail import EmailMessage
@@ -16,18 +17,19 @@ def message_id_domain() -> str:
     return settings.DEFAULT_FROM_EMAIL.rpartition("@")[2].strip("> ") or "refund-desk.local"
 
 
+def new_message_id(ticket) -> str:
+    """A Message-ID no other message has: 128 random bits (email.utils.make_msgid draws from
+    only 100,000 values per hundredth of a second, and the column is unique)."""
+    return f"<{uuid.uuid4().hex}.{ticket.reference.lower()}@{message_id_domain()}>"
+
+
 def reply_subject(ticket) -> str:
     return f"[{ticket.reference}] {ticket.subject}"
 
 
 def reply_email(message) -> EmailMessage:
     ticket = message.ticket
-    earlier = list(
-        ticket.messages.filter(message_id__isnull=False, created_at__lte=message.created_at)
-        .exclude(pk=message.pk)
-        .order_by("created_at", "id")
-        .values_list("message_id", "author_kind")
-    )
+    earlier = [(header_message_id(mid), kind) for mid, kind in _thread_before(message)]
     customers = [mid for mid, kind in earlier if kind == "customer"]
     headers = {"Message-ID": message.message_id, "X-Desk-Ticket": ticket.reference}
     if earlier:
@@ -43,14 +45,42 @@ def reply_email(message) -> EmailMessage:
     )
 
 
+def _thread_before(message) -> list[tuple[str, str]]:
+    """(Message-ID, author kind) of the ticket's emails before this one, oldest first."""
+    earlier = (
+        message.ticket.messages.filter(message_id__isnull=False, created_at__lte=message.created_at)
+        .exclude(pk=message.pk)
+        .order_by("created_at", "id")
+        .values_list("message_id", "author_kind")
+    )
+    return [(mid, kind) for mid, kind in earlier if is_header_safe(mid)]
+
+
+def is_header_safe(message_id: str) -> bool:
+    """A Message-ID that can go into a header as it is: visible ASCII only. It comes from the
+    customer's mail gateway, and a line break in it would start a header of its own."""
+    return bool(message_id) and all("!" <= char <= "~" for char in message_id)
+
+
+def header_message_id(message_id: str) -> str:
+    """In angle brackets, as RFC 5322 writes a msg-id (some gateways send the bare id)."""
+    return message_id if message_id.startswith("<") else f"<{message_id}>"
+
+
 def _body(message) -> str:
-    signature = message.author.get_full_name() or message.author.username
     return (
         f"{message.body}\n\n"
-        f"-- \n{signature}, Refund Desk support\n"
+        f"-- \n{_signature(message.author)}\n"
         f"Reply to this email to continue; please keep [{message.ticket.reference}] "
         "in the subject.\n"
     )
+
+
+def _signature(author) -> str:
+    # The author may have been deleted while the reply waited for the mail server.
+    if author is None:
+        return "Refund Desk support"
+    return f"{author.get_full_name() or author.username}, Refund Desk support"
 
 
 def describe_error(exc: BaseException) -> str:

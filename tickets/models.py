@@ -78,6 +78,9 @@ class TicketMessage(models.Model):
     message_id = models.CharField(max_length=255, null=True, blank=True, unique=True)
     delivery_attempts = models.PositiveIntegerField(default=0)
     delivery_error = models.CharField(max_length=500, blank=True)
+    # When the next send attempt is due (a retry's backoff). A queued reply long past it lost
+    # its task, and the sweep sends it again.
+    next_attempt_at = models.DateTimeField(null=True, blank=True)
     sent_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 

@@ -52,7 +52,7 @@ def ticket_list(
 
 def _messages_matching(query: str) -> QuerySet[TicketMessage]:
     """Messages whose body matches `query`: PostgreSQL's full-text search (stemmed, so
-    "broken" finds "break"; web-search syntax: quotes, or, -not), a substring elsewhere."""
+    "crushing" finds "crushed"; web-search syntax: quotes, or, -not), a substring elsewhere."""
     if connection.vendor == "postgresql":
         from django.contrib.postgres.search import SearchQuery, SearchVector
 

@@ -1,3 +1,4 @@
+from django.core.validators import RegexValidator
 from rest_framework import serializers
 
 from config.serializers import StrictCharField
@@ -98,7 +99,11 @@ class InboundEmailSerializer(serializers.Serializer):
     name = StrictCharField(max_length=200, required=False, allow_blank=True, default="")
     subject = StrictCharField(max_length=998, required=False, allow_blank=True, default="")
     body = StrictCharField(max_length=100000, trim_whitespace=False)
-    message_id = StrictCharField(max_length=255)
+    # It threads our replies (In-Reply-To, References): nothing that could break a header.
+    message_id = StrictCharField(
+        max_length=255,
+        validators=[RegexValidator(r"^[!-~]+$", "Not a Message-ID: visible ASCII, no spaces.")],
+    )
 
     def get_fields(self):
         fields = super().get_fields()

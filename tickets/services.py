@@ -5,11 +5,10 @@ import logging
 import re
 from dataclasses import dataclass
 from datetime import timedelta
-from email.utils import make_msgid
 
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
-from django.db.models import IntegerField, Max
+from django.db.models import IntegerField, Max, Q
 from django.db.models.functions import Cast, Substr
 from django.utils import timezone
 
@@ -112,7 +111,7 @@ def ticket_write(*, ticket: Ticket, author, body: str, visibility: str) -> Ticke
         body=body,
         visibility=V.PUBLIC,
         delivery=D.QUEUED,
-        message_id=make_msgid(idstring=ticket.reference.lower(), domain=mail.message_id_domain()),
+        message_id=mail.new_message_id(ticket),
     )
     _touch(ticket)
     enqueue_on_commit(SEND_REPLY_TASK, message.pk)
@@ -123,6 +122,7 @@ def ticket_write(*, ticket: Ticket, author, body: str, visibility: str) -> Ticke
 class DeliveryAttempt:
     delivery: str  # the message's delivery status after this attempt
     error: str = ""  # why the mail server did not take it (the attempt may be retried)
+    attempts: int = 0  # attempts made since the reply was (re)queued
 
 
 def reply_send(*, message_pk: int) -> DeliveryAttempt:
@@ -130,8 +130,10 @@ def reply_send(*, message_pk: int) -> DeliveryAttempt:
     redelivered task waits and then finds it sent. A crash between the server taking it and the
     commit sends it again on retry, under the same Message-ID (at least once, never lost)."""
     with transaction.atomic():
+        # Only the message's row: the ticket stays writable while the mail server talks, and
+        # PostgreSQL cannot lock the nullable side of the author join anyway.
         message = (
-            TicketMessage.objects.select_for_update()
+            TicketMessage.objects.select_for_update(of=("self",))
             .select_related("ticket__customer", "author")
             .get(pk=message_pk)
         )
@@ -146,12 +148,18 @@ def reply_send(*, message_pk: int) -> DeliveryAttempt:
                 delivery_attempts=attempts, delivery_error=error
             )
             logger.warning("Reply %s to %s not sent: %s", message.pk, message.ticket, error)
-            return DeliveryAttempt(D.QUEUED, error)
+            return DeliveryAttempt(D.QUEUED, error, attempts)
         TicketMessage.objects.filter(pk=message.pk).update(
             delivery=D.SENT, delivery_attempts=attempts, delivery_error="", sent_at=timezone.now()
         )
         _event(message.ticket, TicketEvent.Type.REPLY_SENT, message.author, message=message.pk)
-    return DeliveryAttempt(D.SENT)
+    return DeliveryAttempt(D.SENT, attempts=attempts)
+
+
+def reply_schedule_retry(*, message_pk: int, at) -> None:
+    """Record when the next attempt is due, so the sweep can tell a lost retry from a waiting
+    one."""
+    TicketMessage.objects.filter(pk=message_pk, delivery=D.QUEUED).update(next_attempt_at=at)
 
 
 @transaction.atomic
@@ -172,8 +180,9 @@ def reply_retry(*, message: TicketMessage, actor) -> TicketMessage:
         support_role(actor) in (Role.AGENT, Role.SUPERVISOR),
         "Only agents and supervisors send replies.",
     )
+    # A fresh round of attempts, due now.
     updated = TicketMessage.objects.filter(pk=message.pk, delivery=D.FAILED).update(
-        delivery=D.QUEUED, delivery_error=""
+        delivery=D.QUEUED, delivery_error="", delivery_attempts=0, next_attempt_at=timezone.now()
     )
     if not updated:
         raise Conflict("Only a reply whose delivery failed can be retried.", code="not_failed")
@@ -182,12 +191,13 @@ def reply_retry(*, message: TicketMessage, actor) -> TicketMessage:
     return message
 
 
-def replies_stalled(*, older_than: timedelta = timedelta(minutes=5)) -> list[int]:
-    """Queued replies never tried: their task was lost (a broker that was down at commit).
-    One tried already has its retry scheduled; the sweep leaves it to its backoff."""
-    cutoff = timezone.now() - older_than
-    stalled = TicketMessage.objects.filter(
-        delivery=D.QUEUED, delivery_attempts=0, created_at__lt=cutoff
+def replies_stalled(*, grace: timedelta = timedelta(minutes=5)) -> list[int]:
+    """Queued replies whose task was lost: never tried long after they were written (a broker
+    that was down at commit), or long past their next attempt (a retry that was never
+    delivered). A reply waiting out its backoff is left alone."""
+    cutoff = timezone.now() - grace
+    stalled = TicketMessage.objects.filter(delivery=D.QUEUED).filter(
+        Q(next_attempt_at__isnull=True, created_at__lt=cutoff) | Q(next_attempt_at__lt=cutoff)
     )
     return list(stalled.values_list("pk", flat=True))
 
@@ -253,7 +263,10 @@ def ticket_assign(*, ticket: Ticket, assignee, actor) -> Ticket:
     )
     if assignee is not None and support_role(assignee) is None:
         raise ApplicationError(f"{assignee} does not work tickets.", code="invalid_assignee")
-    before = ticket.assignee.username if ticket.assignee else None
+    # The assignee as it is now, not as the caller last saw it: two people assigning at once
+    # leave a history where each change starts where the previous one ended.
+    current = Ticket.objects.select_for_update().get(pk=ticket.pk)
+    before = current.assignee.username if current.assignee is not None else None
     after = assignee.username if assignee else None
     if before == after:
         return ticket
@@ -293,9 +306,13 @@ def ticket_escalate(*, ticket: Ticket, note: str, actor) -> Ticket:
 def ticket_clear_escalation(*, ticket: Ticket, actor, note: str = "") -> Ticket:
     """A supervisor has dealt with the escalation: the flag goes, the history stays."""
     _require(is_supervisor(actor), "Only supervisors handle escalations.")
-    if not ticket.escalated:
+    now = timezone.now()
+    # Compare-and-swap: of several supervisors clearing at once, one clears it.
+    if not Ticket.objects.filter(pk=ticket.pk, escalated=True).update(
+        escalated=False, updated_at=now
+    ):
         raise Conflict(f"{ticket.reference} is not escalated.", code="not_escalated")
-    _touch(ticket, escalated=False)
+    ticket.escalated, ticket.updated_at = False, now
     _event(ticket, TicketEvent.Type.ESCALATION_CLEARED, actor, note=note.strip())
     return ticket
 
@@ -364,15 +381,25 @@ def ticket_open(
 
 
 def customer_for_email(*, email: str, name: str = "") -> Customer:
+    """The customer with this address, whatever its case; a new one if there is none (named
+    `name`, else the address's local part)."""
     email = email.strip()
-    customer = Customer.objects.filter(email__iexact=email).first()
+    customer = _customer_with(email)
     if customer is not None:
         return customer
     try:
         with transaction.atomic():
             return Customer.objects.create(email=email, name=name.strip() or email.split("@")[0])
-    except IntegrityError:  # created by a simultaneous email from the same sender
-        return Customer.objects.get(email__iexact=email)
+    except IntegrityError:
+        customer = _customer_with(email)  # created by a simultaneous email from the same sender
+        if customer is None:
+            raise
+        return customer
+
+
+def _customer_with(email: str) -> Customer | None:
+    # The oldest, should two addresses differing only in case both exist.
+    return Customer.objects.filter(email__iexact=email).order_by("pk").first()
 
 
 @dataclass(frozen=True)
@@ -388,6 +415,15 @@ def ticket_receive_email(
     """A customer's email: appended to their own ticket named `[TCK-…]` in the subject (which
     reopens it if pending or solved), otherwise a new ticket. Idempotent on `message_id`: the
     same email delivered twice is one message."""
+    message_id = message_id.strip()
+    if not mail.is_header_safe(message_id):
+        # It threads our replies (In-Reply-To): a space or line break there would break, or
+        # add to, the headers of every reply on the ticket.
+        raise ApplicationError(
+            "message_id must be the email's Message-ID: visible ASCII, no spaces.",
+            code="invalid",
+            extra={"fields": {"message_id": ["Not a Message-ID."]}},
+        )
     seen = _already_received(message_id)
     if seen is not None:
         return seen
@@ -430,14 +466,16 @@ def _receive(sender: str, name: str, subject: str, body: str, message_id: str) -
 
 
 def _customers_open_ticket_in(subject: str, customer: Customer) -> Ticket | None:
-    """The ticket the subject names, if it is this customer's and not closed. A sender naming
-    someone else's ticket gets a ticket of their own: nothing lands on, or reveals, another's."""
-    match = TICKET_REFERENCE_IN_SUBJECT.search(subject)
-    if match is None:
-        return None
-    return (
-        Ticket.objects.select_for_update()
-        .filter(reference=match.group(1), customer=customer)
-        .exclude(status=S.CLOSED)
-        .first()
-    )
+    """The first ticket the subject names that is this customer's and not closed. A sender
+    naming someone else's ticket gets a ticket of their own: nothing lands on, or reveals,
+    another's. Locked, so a status change and this email do not cross."""
+    for reference in TICKET_REFERENCE_IN_SUBJECT.findall(subject):
+        ticket = (
+            Ticket.objects.select_for_update()
+            .filter(reference=reference, customer=customer)
+            .exclude(status=S.CLOSED)
+            .first()
+        )
+        if ticket is not None:
+            return ticket
+    return None

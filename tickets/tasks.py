@@ -1,11 +1,20 @@
 """Thin Celery tasks: take an id, let the service re-check the state, safe to run twice."""
 
 import random
+from datetime import timedelta
 
 from celery import shared_task
 from django.conf import settings
+from django.utils import timezone
 
-from tickets.services import replies_stalled, reply_give_up, reply_send
+from tickets.services import (
+    replies_stalled,
+    reply_give_up,
+    reply_schedule_retry,
+    reply_send,
+)
+
+MAX_BACKOFF_S = 3600
 
 
 @shared_task(bind=True, max_retries=None)
@@ -16,16 +25,19 @@ def send_reply(self, message_pk: int) -> str:
     attempt = reply_send(message_pk=message_pk)
     if not attempt.error:
         return attempt.delivery
-    if self.request.retries >= settings.EMAIL_SEND_RETRIES:
+    # Counted in the database, so a task the sweep re-sent does not start the count again.
+    if attempt.attempts >= settings.EMAIL_SEND_RETRIES:
         reply_give_up(message_pk=message_pk, error=attempt.error)
         return "failed"
-    ceiling = min(settings.EMAIL_RETRY_BASE_S * 2**self.request.retries, 3600)
-    raise self.retry(countdown=random.uniform(0, ceiling))
+    ceiling = min(settings.EMAIL_RETRY_BASE_S * 2 ** (attempt.attempts - 1), MAX_BACKOFF_S)
+    countdown = random.uniform(0, ceiling)
+    reply_schedule_retry(message_pk=message_pk, at=timezone.now() + timedelta(seconds=countdown))
+    raise self.retry(countdown=countdown)
 
 
 @shared_task
 def resend_stalled_replies() -> int:
-    """Periodic (beat): queued replies whose task never ran (the broker was down at commit)."""
+    """Periodic (beat): queued replies whose task or retry was lost (see replies_stalled)."""
     stalled = replies_stalled()
     for message_pk in stalled:
         send_reply.delay(message_pk)

@@ -5,9 +5,12 @@ import pytest
 from django.test import Client
 
 from agent.models import AgentRun
+from orders.models import Customer
 from refunds.models import RefundRequest
-from tests.api.conftest import PASSWORD, desk_state, token_header
+from tests.api.conftest import PASSWORD, desk_state, token_header, user
 from tests.factories import UserFactory
+from tickets import services as ticket_services
+from tickets.models import Ticket, TicketEvent, TicketMessage
 
 pytestmark = pytest.mark.django_db
 
@@ -56,6 +59,42 @@ DECIDERS = {
     "anonymous": 401,
 }
 
+# Writing on a ticket (an internal note here; public replies are agents' and supervisors').
+WRITERS = {
+    "intern": 201,
+    "agent": 201,
+    "supervisor": 201,
+    "reviewer": 403,
+    "outsider": 403,
+    "anonymous": 401,
+}
+# Status, assignment, resending a failed reply.
+TICKET_WORKERS = {
+    "intern": 403,
+    "agent": 200,
+    "supervisor": 200,
+    "reviewer": 403,
+    "outsider": 403,
+    "anonymous": 401,
+}
+ESCALATORS = {
+    "intern": 200,
+    "agent": 200,
+    "supervisor": 403,
+    "reviewer": 403,
+    "outsider": 403,
+    "anonymous": 401,
+}
+# TCK-1004 is escalated (tickets_at_work).
+SUPERVISORS = {
+    "intern": 403,
+    "agent": 403,
+    "supervisor": 200,
+    "reviewer": 403,
+    "outsider": 403,
+    "anonymous": 401,
+}
+
 API = [
     ("GET", "/api/schema/", LOGGED_IN),
     ("GET", "/api/tickets/", STAFF),
@@ -70,7 +109,46 @@ API = [
     ("GET", "/api/refunds/{refund}/", STAFF),
     ("POST", "/api/refunds/{refund}/approve/", DECIDERS),
     ("POST", "/api/refunds/{refund}/reject/", DECIDERS),
+    ("POST", "/api/tickets/TCK-1001/messages/", WRITERS),
+    ("POST", "/api/tickets/TCK-1001/messages/{failed_reply}/retry/", TICKET_WORKERS),
+    ("POST", "/api/tickets/TCK-1001/status/", TICKET_WORKERS),
+    ("POST", "/api/tickets/TCK-1001/assign/", TICKET_WORKERS),
+    ("POST", "/api/tickets/TCK-1002/escalate/", ESCALATORS),
+    ("POST", "/api/tickets/TCK-1004/deescalate/", SUPERVISORS),
+    ("GET", "/api/customers/{customer}/", STAFF),
 ]
+
+
+@pytest.fixture
+def tickets_at_work(desk) -> dict:
+    """A reply to TCK-1001 whose delivery failed, and TCK-1004 escalated by the intern."""
+    reply = TicketMessage.objects.create(
+        ticket=Ticket.objects.get(reference="TCK-1001"),
+        author_kind="agent",
+        author=user("agent"),
+        body="We are sorry about the mug.",
+        visibility="public",
+        delivery="failed",
+        delivery_error="connection refused",
+    )
+    ticket_services.ticket_escalate(
+        ticket=Ticket.objects.get(reference="TCK-1004"), note="Please look.", actor=user("intern")
+    )
+    return {"failed_reply": reply.pk, "customer": Customer.objects.get(name="Li Wei").pk}
+
+
+def tickets_state() -> tuple:
+    tickets = Ticket.objects.order_by("pk")
+    return (
+        list(tickets.values_list("pk", "status", "assignee", "escalated", "updated_at")),
+        list(TicketMessage.objects.order_by("pk").values_list("pk", "delivery")),
+        TicketEvent.objects.count(),
+    )
+
+
+def state() -> tuple:
+    """desk_state() and the tickets: what a refused call must leave as it was."""
+    return desk_state(), tickets_state()
 
 
 def username_for(role: str) -> str | None:
@@ -81,9 +159,12 @@ def username_for(role: str) -> str | None:
     return role
 
 
-def fill(path: str, desk) -> str:
+def fill(path: str, desk, work: dict | None = None) -> str:
     return path.format(
-        run=desk.run.pk, finished_run=desk.finished_run.pk, refund=desk.refund.request_id
+        run=desk.run.pk,
+        finished_run=desk.finished_run.pk,
+        refund=desk.refund.request_id,
+        **(work or {}),
     )
 
 
@@ -94,7 +175,19 @@ def body_for(path: str, desk) -> dict:
         return {"version": 1, "fingerprint": desk.fingerprint, "note": "ok"}
     if path.endswith("/reject/"):
         return {"version": 1, "note": "no"}
-    return {}
+    return TICKET_BODIES.get(action_of(path), {})
+
+
+TICKET_BODIES = {
+    "messages": {"body": "Checked with the carrier.", "visibility": "internal"},
+    "status": {"status": "pending"},
+    "assign": {"assignee": "agent2"},
+    "escalate": {"note": "The customer asks for a supervisor."},
+}
+
+
+def action_of(path: str) -> str:
+    return path.rstrip("/").rsplit("/", 1)[-1]
 
 
 def call(method: str, path: str, body: dict, username: str | None):
@@ -107,13 +200,13 @@ def call(method: str, path: str, body: dict, username: str | None):
 
 @pytest.mark.parametrize("role", ROLES)
 @pytest.mark.parametrize(("method", "path", "expected"), API, ids=[f"{m} {p}" for m, p, _ in API])
-def test_the_api_answers_each_role_as_designed(desk, method, path, expected, role):
+def test_the_api_answers_each_role_as_designed(desk, tickets_at_work, method, path, expected, role):
     username = username_for(role)
-    url = fill(path, desk)
+    url = fill(path, desk, tickets_at_work)
     body = body_for(path, desk)
     if username:
         token_header(username)
-    before = desk_state()
+    before = state()
 
     response = call(method, url, body, username)
 
@@ -121,8 +214,16 @@ def test_the_api_answers_each_role_as_designed(desk, method, path, expected, rol
     if response.status_code >= 400:
         assert set(response.json()) == {"message", "code", "extra"}
     if method == "GET" or response.status_code >= 400:
-        assert desk_state() == before
-    elif path.endswith("/runs/"):
+        assert state() == before
+    elif action_of(path) in TICKET_CHANGES:
+        TICKET_CHANGES[action_of(path)](username, tickets_at_work)
+    else:
+        assert_done(path, username, desk)
+
+
+def assert_done(path: str, username: str, desk) -> None:
+    """What an allowed call on a run or a refund changed."""
+    if path.endswith("/runs/"):
         run = AgentRun.objects.exclude(pk__in=[desk.run.pk, desk.finished_run.pk]).get()
         assert (run.started_by.username, run.status) == (username, "queued")
     elif path.endswith("/cancel/"):
@@ -139,10 +240,64 @@ def test_the_api_answers_each_role_as_designed(desk, method, path, expected, rol
         )
 
 
+# What an allowed call on a ticket changed, by whom.
+
+
+def _last_event(reference: str, type: str) -> TicketEvent:
+    return TicketEvent.objects.filter(ticket__reference=reference, type=type).latest("id")
+
+
+def _note_written(username: str, work: dict) -> None:
+    note = TicketMessage.objects.latest("id")
+    assert (note.author.username, note.body, note.visibility) == (
+        username,
+        TICKET_BODIES["messages"]["body"],
+        "internal",
+    )
+
+
+def _reply_requeued(username: str, work: dict) -> None:
+    reply = TicketMessage.objects.get(pk=work["failed_reply"])
+    assert (reply.delivery, reply.delivery_error) == ("queued", "")
+
+
+def _status_changed(username: str, work: dict) -> None:
+    event = _last_event("TCK-1001", "status_changed")
+    assert (event.actor.username, event.data["to"]) == (username, "pending")
+    assert Ticket.objects.get(reference="TCK-1001").status == "pending"
+
+
+def _assigned(username: str, work: dict) -> None:
+    event = _last_event("TCK-1001", "assigned")
+    assert (event.actor.username, event.data) == (username, {"from": "agent", "to": "agent2"})
+
+
+def _escalated(username: str, work: dict) -> None:
+    event = _last_event("TCK-1002", "escalated")
+    assert event.actor.username == username
+    assert Ticket.objects.get(reference="TCK-1002").escalated is True
+
+
+def _escalation_cleared(username: str, work: dict) -> None:
+    event = _last_event("TCK-1004", "escalation_cleared")
+    assert event.actor.username == username
+    assert Ticket.objects.get(reference="TCK-1004").escalated is False
+
+
+TICKET_CHANGES = {
+    "messages": _note_written,
+    "retry": _reply_requeued,
+    "status": _status_changed,
+    "assign": _assigned,
+    "escalate": _escalated,
+    "deescalate": _escalation_cleared,
+}
+
+
 @pytest.mark.parametrize("action", ["approve", "reject"])
 def test_the_requesting_reviewer_may_not_decide_their_own_refund(desk, action):
     token_header("reviewer2")
-    before = desk_state()
+    before = state()
 
     response = call(
         "POST",
@@ -153,7 +308,7 @@ def test_the_requesting_reviewer_may_not_decide_their_own_refund(desk, action):
 
     assert response.status_code == 403
     assert response.json()["code"] == "own_request"
-    assert desk_state() == before
+    assert state() == before
     assert RefundRequest.objects.get(pk=desk.refund.pk).status == "pending_approval"
 
 
@@ -239,14 +394,14 @@ def test_the_pages_answer_each_role_as_designed(desk, path, expected, login_url,
     if username:
         client.force_login(UserFactory._meta.model.objects.get(username=username))
     url = fill(path, desk)
-    before = desk_state()
+    before = state()
 
     response = client.get(url)
 
     assert response.status_code == expected
     if response.status_code == 302:
         assert response["Location"] == f"{login_url}?next={url}"
-    assert desk_state() == before
+    assert state() == before
 
 
 @pytest.mark.parametrize(

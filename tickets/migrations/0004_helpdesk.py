@@ -82,5 +82,10 @@ class Migration(migrations.Migration):
             name='ticket',
             field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='events', to='tickets.ticket'),
         ),
+        migrations.AddField(
+            model_name='ticketmessage',
+            name='next_attempt_at',
+            field=models.DateTimeField(blank=True, null=True),
+        ),
         migrations.RunPython(customer_and_agent_messages_are_public, migrations.RunPython.noop),
     ]
