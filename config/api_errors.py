@@ -158,6 +158,17 @@ def page_not_found(request, exception):
     return defaults.page_not_found(request, exception)
 
 
+def permission_denied(request, exception):
+    """A 403 under /api/ is the JSON error; elsewhere the desk's page (templates/403.html),
+    which says why: the views raise PermissionDenied with the reason for the person reading."""
+    if is_api(request):
+        return JsonResponse(
+            error_body(str(exception) or ERROR_DESCRIPTIONS[403], "permission_denied"),
+            status=status.HTTP_403_FORBIDDEN,
+        )
+    return defaults.permission_denied(request, exception)
+
+
 def server_error(request):
     if is_api(request):
         return JsonResponse(

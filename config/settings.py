@@ -98,7 +98,8 @@ STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = BASE_DIR / "staticfiles"
 
 LOGIN_URL = "login"
-LOGIN_REDIRECT_URL = "tickets:list"
+# "/" sends each role to its work: reviewers to the review queue, support to the tickets.
+LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
 
 # --- Cache and Celery -----------------------------------------------------

@@ -1,19 +1,29 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
+from django.shortcuts import redirect
 from django.urls import include, path, re_path
-from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 import agent.urls
 import refunds.urls
 import tickets.urls
 from config.api_errors import JsonErrorsMixin, api_not_found
+from config.roles import is_reviewer, support_role
 from tickets.api import ObtainTokenView
 
 
 class SchemaView(JsonErrorsMixin, SpectacularAPIView):
     """The OpenAPI schema, for anyone logged in (SPECTACULAR_SETTINGS["SERVE_PERMISSIONS"])."""
+
+
+@login_required
+def home(request):
+    """Where "/" and a login without ?next= land: a reviewer's work is the review queue, everyone
+    else's the ticket list. A reviewer who also has a support role works tickets first."""
+    if is_reviewer(request.user) and support_role(request.user) is None:
+        return redirect("refunds:queue")
+    return redirect("tickets:list")
 
 
 api_urlpatterns = [
@@ -33,7 +43,7 @@ api_urlpatterns = [
 ]
 
 urlpatterns = [
-    path("", RedirectView.as_view(pattern_name="tickets:list", permanent=False)),
+    path("", home, name="home"),
     path("login/", auth_views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
@@ -45,5 +55,6 @@ urlpatterns = [
 ]
 
 # Errors Django answers itself (DEBUG off): JSON under /api/, the HTML pages elsewhere.
+handler403 = "config.api_errors.permission_denied"
 handler404 = "config.api_errors.page_not_found"
 handler500 = "config.api_errors.server_error"

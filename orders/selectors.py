@@ -5,6 +5,7 @@ from decimal import Decimal
 from django.db.models import Q, QuerySet, Sum
 from django.utils import timezone
 
+from config.money import to_cents
 from orders.models import Customer, Order, OrderLine
 
 # Refund statuses whose money has left, or may have left, the shop: they count against
@@ -23,7 +24,8 @@ def refunded_total(order: Order) -> Decimal:
     total = order.refund_requests.filter(status__in=REFUND_COMMITTED_STATUSES).aggregate(
         total=Sum("amount")
     )["total"]
-    return total or Decimal("0.00")
+    # SQLite sums decimals to Decimal("129"): always two places, as everywhere else.
+    return to_cents(total or 0)
 
 
 # Approved refunds not settled yet: the provider is, or is about to be, moving this money.

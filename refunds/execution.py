@@ -107,7 +107,8 @@ def _claim_for_execution(*, refund_pk: int, skip_locked: bool) -> RefundRequest 
     )
     if not moved:
         return None
-    tell_ticket(refund, f"{_label(refund)} approved; sending it to the payment provider.")
+    # No note here: the approval already said it is on its way to the provider
+    # (refunds.services.refund_approve), and the result gets its own note when it settles.
     return refund
 
 

@@ -131,12 +131,17 @@ def _evaluate(
     )
 
 
+def _label(refund: RefundRequest) -> str:
+    """How every note on the ticket names a request (refunds.execution uses the same words):
+    its id, so a note can be found in the review queue, and its amount to the cent."""
+    return f"Refund {refund.request_id} of {money_str(refund.amount)} {refund.currency}"
+
+
 def _proposed_message(refund: RefundRequest, version: int) -> str:
     revision = f" as version {version}" if version > 1 else ""
     return (
-        f"Refund of {money_str(refund.amount)} {refund.currency} proposed for order "
-        f"{refund.order.order_id} ({refund.get_reason_display().lower()}){revision}, "
-        f"waiting for review."
+        f"{_label(refund)} proposed for order {refund.order.order_id} "
+        f"({refund.get_reason_display().lower()}){revision}, waiting for review."
     )
 
 
@@ -442,10 +447,11 @@ def refund_approve(
         policy_version_id=evaluation.policy_version_id,
         policy_evaluation=evaluation.verdicts,
     )
+    # The one note for the approval: execution reports only its result (refunds.execution).
     tell_ticket(
         locked,
-        f"Refund of {money_str(locked.amount)} {locked.currency} for order "
-        f"{order.order_id} approved by {reviewer.get_username()}; executing.",
+        f"{_label(locked)} for order {order.order_id} approved by "
+        f"{reviewer.get_username()}; sending it to the payment provider.",
     )
     # The approval stands even if the broker is down right now: the publish failure is logged
     # and reconcile_refunds executes approved requests whose task never ran.
@@ -523,8 +529,8 @@ def refund_reject(
     reason = f": {note}" if note else "."
     tell_ticket(
         locked,
-        f"Refund of {money_str(locked.amount)} {locked.currency} for order "
-        f"{locked.order.order_id} rejected by {reviewer.get_username()}{reason}",
+        f"{_label(locked)} for order {locked.order.order_id} rejected by "
+        f"{reviewer.get_username()}{reason}",
     )
     return locked
 

@@ -1,3 +1,6 @@
+import json
+from dataclasses import dataclass
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
@@ -12,11 +15,62 @@ from refunds.forms import ApproveForm, RejectForm
 from refunds.models import RefundRequest
 
 ALL = "all"
+# The reject form's checkbox: a rejection ends the request for good, so it is never one click.
+REJECT_CONFIRMATION = "confirm_reject"
+STATUS_LABELS = dict(RefundRequest.Status.choices)
+REASON_LABELS = dict(RefundRequest.Reason.choices)
 
 
 def _require_reviewer(user) -> None:
     if not is_reviewer(user):
-        raise PermissionDenied
+        raise PermissionDenied(
+            "Only refund reviewers can open the review queue and decide refunds."
+        )
+
+
+def as_json(value) -> str:
+    """A JSON value as a reviewer reads it: indented, never a Python repr."""
+    return json.dumps(value, indent=2, ensure_ascii=False)
+
+
+def status_label(status: str) -> str:
+    # A request's first event comes from no status: it was just proposed.
+    return STATUS_LABELS.get(status, status) if status else "New request"
+
+
+@dataclass(frozen=True)
+class ToolCallRow:
+    call: object  # an agent ToolCallLog row
+    arguments: str
+    result: str
+
+
+@dataclass(frozen=True)
+class EventRow:
+    event: object  # a RefundEvent
+    change: str  # "Pending approval → Approved"
+
+
+def _tool_call_rows(calls) -> list[ToolCallRow]:
+    # Arguments that were not JSON are kept as the model sent them (arguments_raw).
+    return [
+        ToolCallRow(
+            call=call,
+            arguments=as_json(call.arguments) if call.arguments is not None else call.arguments_raw,
+            result=as_json(call.result),
+        )
+        for call in calls
+    ]
+
+
+def _event_rows(events) -> list[EventRow]:
+    return [
+        EventRow(
+            event=event,
+            change=f"{status_label(event.from_status)} → {status_label(event.to_status)}",
+        )
+        for event in events
+    ]
 
 
 @login_required
@@ -77,6 +131,13 @@ def review_detail(request, request_id: str):
             "can_decide": can_decide,
             "approve_form": ApproveForm(initial=initial),
             "reject_form": RejectForm(initial=initial),
+            "tool_calls": _tool_call_rows(review.tool_calls),
+            "events": _event_rows(review.events),
+            "versions": [
+                (c, REASON_LABELS.get(c.params.get("reason"), c.params.get("reason")))
+                for c in review.confirmations
+            ],
+            "reject_confirmation": REJECT_CONFIRMATION,
         },
     )
 
@@ -110,4 +171,12 @@ def review_approve(request, request_id: str):
 @require_POST
 @login_required
 def review_reject(request, request_id: str):
+    _require_reviewer(request.user)
+    if request.POST.get(REJECT_CONFIRMATION) != "yes":
+        messages.error(
+            request,
+            "Not rejected: tick “I want to reject this request” to confirm. "
+            "A rejected request cannot be approved later.",
+        )
+        return redirect("refunds:detail", request_id=request_id)
     return _decide(request, request_id, RejectForm, services.refund_reject, "rejected")

@@ -1,27 +1,72 @@
+import json
+
 from django.contrib import admin
+from django.utils.html import format_html
 
-from tickets.models import Ticket, TicketMessage
+from config.admin_tools import ReadOnlyMixin
+from tickets.models import Ticket, TicketEvent, TicketMessage
 
 
-class TicketMessageInline(admin.StackedInline):
+class TicketMessageInline(ReadOnlyMixin, admin.TabularInline):
+    """What was said on the ticket and whether the customer got it. Messages are written and
+    sent by the desk (a change here would not be emailed), so admin only shows them."""
+
     model = TicketMessage
     extra = 0
-    readonly_fields = ["created_at"]
+    fields = readonly_fields = (
+        "created_at",
+        "author_kind",
+        "author",
+        "visibility",
+        "delivery",
+        "delivery_attempts",
+        "delivery_error",
+        "body",
+    )
+
+
+class TicketEventInline(ReadOnlyMixin, admin.TabularInline):
+    """The ticket's history: append-only, like every audit row."""
+
+    model = TicketEvent
+    extra = 0
+    fields = readonly_fields = ("created_at", "type", "actor", "data_pretty")
+
+    @admin.display(description="data")
+    def data_pretty(self, event: TicketEvent) -> str:
+        if not event.data:
+            return "-"
+        return format_html(
+            "<pre>{}</pre>",
+            json.dumps(event.data, indent=2, ensure_ascii=False, sort_keys=True),
+        )
 
 
 @admin.register(Ticket)
 class TicketAdmin(admin.ModelAdmin):
-    list_display = ["reference", "subject", "customer", "order", "status", "assignee", "updated_at"]
-    list_filter = ["status", "assignee"]
+    list_display = [
+        "reference",
+        "subject",
+        "customer",
+        "order",
+        "status",
+        "escalated",
+        "assignee",
+        "updated_at",
+    ]
+    list_filter = ["status", "escalated", "assignee"]
     search_fields = ["reference", "subject", "customer__name", "order__order_id"]
     list_select_related = ["customer", "order", "assignee"]
     raw_id_fields = ["order"]
-    inlines = [TicketMessageInline]
+    inlines = [TicketMessageInline, TicketEventInline]
+
+    class Media:
+        css = {"all": ["css/admin.css"]}  # wraps the events' JSON
 
 
 @admin.register(TicketMessage)
 class TicketMessageAdmin(admin.ModelAdmin):
-    list_display = ["ticket", "author_kind", "author", "created_at"]
-    list_filter = ["author_kind"]
+    list_display = ["ticket", "author_kind", "author", "visibility", "delivery", "created_at"]
+    list_filter = ["author_kind", "visibility", "delivery"]
     search_fields = ["ticket__reference", "body"]
     list_select_related = ["ticket", "author"]

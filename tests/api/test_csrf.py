@@ -31,7 +31,7 @@ def test_the_login_form_needs_the_csrf_token(demo, with_token):
     response = client.post("/login/", data)
 
     if with_token:
-        assert (response.status_code, response["Location"]) == (302, "/tickets/")
+        assert (response.status_code, response["Location"]) == (302, "/")
         assert client.session["_auth_user_id"] == str(user("agent").pk)
     else:
         assert response.status_code == 403
@@ -56,6 +56,8 @@ def review_post(desk, action: str) -> dict:
     data = {"version": 1, "note": "checked"}
     if action == "approve":
         data["fingerprint"] = desk.fingerprint
+    if action == "reject":
+        data["confirm_reject"] = "yes"
     return data
 
 

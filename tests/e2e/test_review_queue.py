@@ -64,3 +64,50 @@ def test_a_reviewer_approves_a_pending_refund_and_sees_it_succeed(
     pending_refund.refresh_from_db()
     assert pending_refund.status == "succeeded"
     assert pending_refund.provider_refund_id != ""
+
+
+def test_a_support_agent_sees_why_the_review_queue_is_closed_to_them(page, login, demo):
+    login("agent")
+
+    response = page.goto("/review/")
+
+    assert response.status == 403
+    assert (
+        "Only refund reviewers can open the review queue" in page.locator("#forbidden").inner_text()
+    )
+    assert page.locator("header nav").get_by_text("Tickets").is_visible()
+
+
+def test_a_reviewer_logs_in_to_the_review_queue(page, login, demo):
+    login("reviewer")
+
+    assert page.url.endswith("/review/")
+    assert page.locator("h1").inner_text() == "Review queue"
+
+
+def test_a_reviewer_must_confirm_a_rejection_twice(page, login, pending_refund):
+    login("reviewer")
+    page.goto(f"/review/{pending_refund.request_id}/")
+    reject = page.locator("#reject-form")
+    dialogs = []
+
+    # Without the tick the browser does not even send the form.
+    reject.locator("button[type=submit]").click()
+    assert reject.locator("input[name=confirm_reject]").evaluate("el => !el.validity.valid")
+
+    # With it, the page asks once more; saying no sends nothing.
+    reject.locator("input[name=confirm_reject]").check()
+    page.once("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    reject.locator("button[type=submit]").click()
+    pending_refund.refresh_from_db()
+    assert pending_refund.status == "pending_approval"
+    assert dialogs == [
+        f"Reject refund {pending_refund.request_id}? It cannot be approved afterwards."
+    ]
+
+    page.once("dialog", lambda dialog: dialog.accept())
+    with page.expect_navigation():
+        reject.locator("button[type=submit]").click()
+    assert f"Refund {pending_refund.request_id} rejected." in page.locator(".flash").inner_text()
+    pending_refund.refresh_from_db()
+    assert pending_refund.status == "rejected"

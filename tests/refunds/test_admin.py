@@ -4,7 +4,12 @@ from django.contrib.auth.models import Group
 from django.test import Client
 
 from refunds.models import RefundConfirmation, RefundEvent, RefundRequest
-from tests.factories import RefundProposalFactory, UserFactory, propose_new_version
+from tests.factories import (
+    AgentRunFactory,
+    RefundProposalFactory,
+    UserFactory,
+    propose_new_version,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -277,3 +282,101 @@ def test_it_refuses_a_fingerprint_that_is_not_one_it_could_have_shown(
     ) in response.content.decode()
     assert state(refund) == before
     assert callbacks == []
+
+
+def test_the_reject_action_first_asks_for_confirmation_and_rejects_nothing(refund, reviewer):
+    before = state(refund)
+
+    response = logged_in(reviewer).post(
+        CHANGELIST, {"action": "reject_refunds", ACTION_CHECKBOX_NAME: [refund.pk]}
+    )
+
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert "Yes, reject these versions" in page
+    assert f'name="version_{refund.pk}" value="1"' in page
+    assert state(refund) == before
+
+
+# --- How admin shows a request: words, JSON, short fingerprints ---------------------------------
+
+
+def test_the_change_form_shows_fingerprints_short_with_the_full_value_to_copy(refund, reviewer):
+    fingerprint = refund.confirmations.get().fingerprint
+
+    page = logged_in(reviewer).get(f"{CHANGELIST}{refund.pk}/change/").content.decode()
+
+    assert (
+        f'<span class="desk-id" title="{fingerprint}">{fingerprint[:12]}…</span> '
+        f'<button type="button" class="desk-copy" data-copy="{fingerprint}"'
+    ) in page
+    # Whole, the fingerprint is only in the attributes, never as text that widens the table.
+    assert f">{fingerprint}<" not in page
+    assert "/static/js/desk.js" in page and "/static/css/admin.css" in page
+
+
+def test_the_change_form_shows_json_formatted_and_events_in_words(refund, reviewer):
+    client = logged_in(reviewer)
+    client.post(
+        CHANGELIST,
+        {
+            "action": "reject_refunds",
+            ACTION_CHECKBOX_NAME: [refund.pk],
+            "confirm": "yes",
+            f"version_{refund.pk}": "1",
+            "note": "Duplicate.",
+        },
+    )
+
+    page = client.get(f"{CHANGELIST}{refund.pk}/change/").content.decode()
+
+    assert "<pre>[\n  {\n    &quot;clause&quot;: &quot;R-1&quot;," in page
+    assert (
+        "<pre>{\n  &quot;note&quot;: &quot;Duplicate.&quot;,\n  &quot;version&quot;: 1\n}</pre>"
+        in page
+    )
+    assert "New request → Pending approval" in page
+    assert "Pending approval → Rejected" in page
+    assert "{&#x27;" not in page
+
+
+def test_admin_shows_a_requests_ticket_by_its_reference(refund, reviewer):
+    client = logged_in(reviewer)
+    link = f'<a class="desk-nowrap" href="/tickets/{refund.ticket.reference}/">'
+
+    listing = client.get(CHANGELIST).content.decode()
+    detail = client.get(f"{CHANGELIST}{refund.pk}/change/").content.decode()
+
+    assert f"{link}{refund.ticket.reference}</a>" in listing
+    assert f"{link}{refund.ticket.reference}</a>" in detail
+    assert '<span class="desk-nowrap">129.00 CNY</span>' in listing
+
+
+def test_refund_events_and_confirmations_read_as_words_and_json_in_their_own_admin(
+    refund, reviewer
+):
+    client = logged_in(reviewer)
+    event = refund.events.get()
+    confirmation = refund.confirmations.get()
+
+    events = client.get("/admin/refunds/refundevent/").content.decode()
+    by_status = client.get("/admin/refunds/refundevent/?to_status=pending_approval")
+    params = client.get(
+        f"/admin/refunds/refundconfirmation/{confirmation.pk}/change/"
+    ).content.decode()
+
+    assert "New request → Pending approval" in events
+    assert list(by_status.context["cl"].result_list) == [event]
+    assert "<pre>{\n  &quot;amount&quot;: &quot;129.00&quot;," in params
+
+
+def test_the_change_form_names_the_proposing_run_by_the_start_of_its_id(agent_user, reviewer):
+    run = AgentRunFactory(started_by=agent_user)
+    refund = RefundProposalFactory(requested_by=agent_user, ticket=run.ticket, run=run)
+
+    page = logged_in(reviewer).get(f"{CHANGELIST}{refund.pk}/change/").content.decode()
+
+    assert (
+        f'<a href="/admin/agent/agentrun/{run.pk}/change/" title="{run.pk}">{str(run.pk)[:8]}…</a>'
+    ) in page
+    assert f"run {run.pk} on" not in page

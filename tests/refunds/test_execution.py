@@ -69,7 +69,6 @@ def test_it_refunds_an_approved_request_at_the_provider(simulated_provider, make
     }
     label = f"Refund {refund.request_id} of 129.00 CNY"
     assert system_messages(refund) == [
-        f"{label} approved; sending it to the payment provider.",
         f"{label} succeeded (provider id {ledger.provider_refund_id}).",
     ]
 

@@ -90,7 +90,8 @@ def test_it_proposes_a_refund_and_executes_nothing(
     message = TicketMessage.objects.get(ticket=ticket)
     assert message.author_kind == "system"
     assert message.body == (
-        "Refund of 129.00 CNY proposed for order 202610110087 (damaged), waiting for review."
+        f"Refund {refund.request_id} of 129.00 CNY proposed for order 202610110087 (damaged), "
+        "waiting for review."
     )
 
 
@@ -130,8 +131,8 @@ def test_it_makes_a_new_version_when_the_amount_changes(ctx):
     # A new version is not a transition of the request: still its one creation event.
     assert RefundEvent.objects.count() == 1
     assert TicketMessage.objects.last().body == (
-        "Refund of 100.00 CNY proposed for order 202610110087 (damaged) as version 2, "
-        "waiting for review."
+        f"Refund {refund.request_id} of 100.00 CNY proposed for order 202610110087 (damaged) "
+        "as version 2, waiting for review."
     )
 
 

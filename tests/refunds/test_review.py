@@ -74,7 +74,8 @@ def test_it_approves_the_exact_version_and_enqueues_execution_on_commit(
         "note": "Photo checks out.",
     }
     assert TicketMessage.objects.filter(ticket=refund.ticket).last().body == (
-        f"Refund of 129.00 CNY for order {refund.order.order_id} approved by t_reviewer; executing."
+        f"Refund {refund.request_id} of 129.00 CNY for order {refund.order.order_id} approved "
+        f"by t_reviewer; sending it to the payment provider."
     )
 
 

@@ -84,7 +84,9 @@ def test_the_queue_lists_pending_requests_oldest_first_with_counts(agent_user, r
     newer = RefundProposalFactory(requested_by=agent_user, ticket__reference="TCK-7302")
     RefundRequest.objects.filter(pk=older.pk).update(created_at=timezone.now() - timedelta(hours=2))
     decided = RefundProposalFactory(requested_by=agent_user, ticket__reference="TCK-7303")
-    logged_in(reviewer).post(f"/review/{decided.request_id}/reject/", {"version": 1})
+    logged_in(reviewer).post(
+        f"/review/{decided.request_id}/reject/", {"version": 1, "confirm_reject": "yes"}
+    )
 
     response = logged_in(reviewer).get("/review/")
 
@@ -263,13 +265,92 @@ def test_an_incomplete_form_is_refused_with_a_message(refund, reviewer):
 
 def test_a_reviewer_rejects_from_the_page(refund, reviewer):
     response = logged_in(reviewer).post(
-        f"/review/{refund.request_id}/reject/", {"version": 1, "note": "No photo."}, follow=True
+        f"/review/{refund.request_id}/reject/",
+        {"version": 1, "note": "No photo.", "confirm_reject": "yes"},
+        follow=True,
     )
 
     assert f"Refund {refund.request_id} rejected." in response.content.decode()
     refund.refresh_from_db()
     assert refund.status == "rejected"
     assert refund.confirmations.get().decision_note == "No photo."
+
+
+def test_the_reject_form_asks_for_an_explicit_confirmation(refund, reviewer):
+    page = logged_in(reviewer).get(f"/review/{refund.request_id}/").content.decode()
+
+    form = page[
+        page.index('id="reject-form"') : page.index("</form>", page.index('id="reject-form"'))
+    ]
+    assert 'type="checkbox" name="confirm_reject" value="yes" required' in form
+    assert "I want to reject this request" in form
+    assert 'data-confirm="Reject refund' in page
+
+
+@pytest.mark.parametrize("confirmation", [None, "", "no", "on"])
+def test_a_reject_without_the_confirmation_rejects_nothing_and_says_why(
+    refund, reviewer, confirmation
+):
+    before = state(refund)
+    data = {"version": 1, "note": "No photo."}
+    if confirmation is not None:
+        data["confirm_reject"] = confirmation
+
+    response = logged_in(reviewer).post(f"/review/{refund.request_id}/reject/", data, follow=True)
+
+    assert response.redirect_chain == [(f"/review/{refund.request_id}/", 302)]
+    page = response.content.decode()
+    assert "Not rejected: tick “I want to reject this request” to confirm." in page
+    assert state(refund) == before
+    assert refund.ticket.messages.filter(body__contains="rejected").exists() is False
+
+
+def test_an_agent_gets_a_403_for_a_reject_even_with_the_confirmation(refund, agent2_user):
+    before = state(refund)
+
+    response = logged_in(agent2_user).post(
+        f"/review/{refund.request_id}/reject/", {"version": 1, "confirm_reject": "yes"}
+    )
+
+    assert response.status_code == 403
+    assert state(refund) == before
+
+
+def test_the_tool_call_trail_shows_arguments_and_results_as_json(refund, reviewer):
+    response = logged_in(reviewer).get(f"/review/{refund.request_id}/")
+
+    page = response.content.decode()
+    trail = page[page.index('id="tool-calls"') : page.index('id="history"')]
+    assert '<pre class="json">{\n  &quot;order_id&quot;: &quot;202610110087&quot;\n}</pre>' in trail
+    assert '<pre class="json">{\n  &quot;ok&quot;: false\n}</pre>' in trail
+    # Never a Python dict repr
+    assert "{&#x27;order_id&#x27;" not in trail
+    assert "&#x27;ok&#x27;: True" not in trail
+
+
+def test_the_tool_call_trail_shows_arguments_that_were_not_json_as_sent(refund, reviewer):
+    refund.run.tool_calls.filter(tool_call_id="call_2").update(
+        arguments=None, arguments_raw='{"order_id": "2026'
+    )
+
+    page = logged_in(reviewer).get(f"/review/{refund.request_id}/").content.decode()
+
+    assert '<pre class="json">{&quot;order_id&quot;: &quot;2026</pre>' in page
+
+
+def test_the_events_read_as_words(refund, reviewer):
+    logged_in(reviewer).post(
+        f"/review/{refund.request_id}/reject/", {"version": 1, "confirm_reject": "yes"}
+    )
+
+    page = logged_in(reviewer).get(f"/review/{refund.request_id}/").content.decode()
+
+    history = page[page.index("<h2>Events</h2>") :]
+    assert "New request → Pending approval" in history
+    assert "Pending approval → Rejected" in history
+    assert "pending_approval" not in history.replace('badge-pending_approval"', "")
+    versions = page[page.index("<h2>Versions</h2>") : page.index("<h2>Events</h2>")]
+    assert "<td>Damaged</td>" in versions
 
 
 def test_an_unknown_refund_page_is_404(reviewer):

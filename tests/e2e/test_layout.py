@@ -1,0 +1,120 @@
+"""No page a reviewer uses is wider than the screen: the review pages and the login on a phone
+(390 px), the admin's refund and tool-call pages on a laptop (1280 px). Long ids,
+fingerprints and JSON wrap or scroll inside their own box."""
+
+from decimal import Decimal
+
+import pytest
+from django.contrib.auth import get_user_model
+
+from agent.models import AgentRun, ToolCallLog
+from orders.models import Order
+from refunds.models import RefundRequest
+from refunds.services import refund_propose
+from tickets.models import Ticket
+
+pytestmark = [pytest.mark.e2e, pytest.mark.services, pytest.mark.django_db(transaction=True)]
+
+PHONE = {"width": 390, "height": 844}
+LAPTOP = {"width": 1280, "height": 800}
+LONG_TEXT = "The customer wrote a very long explanation " * 12
+
+
+@pytest.fixture
+def proposal_with_a_long_trail(demo) -> RefundRequest:
+    """The agent's proposal on TCK-1001, made by a run whose tool calls carry long ids and
+    long JSON arguments and results."""
+    agent = get_user_model().objects.get(username="agent")
+    ticket = Ticket.objects.get(reference="TCK-1001")
+    run = AgentRun.objects.create(ticket=ticket, started_by=agent, actor_role="agent")
+    for n in range(3):
+        ToolCallLog.objects.create(
+            run=run,
+            ticket=ticket,
+            tool_call_id=f"call_{n}_" + "x" * 60,
+            tool_name="create_refund",
+            arguments={"order_id": "202610110087", "explanation": LONG_TEXT, "n": n},
+            arguments_raw='{"order_id": "202610110087", "explanation": "' + LONG_TEXT + '"}',
+            args_digest="f" * 64,
+            ok=True,
+            result={"ok": True, "message": LONG_TEXT, "unbroken": "y" * 200},
+            actor=agent,
+            actor_role="agent",
+        )
+    return refund_propose(
+        ticket=ticket,
+        order=Order.objects.get(order_id="202610110087"),
+        amount=Decimal("129.00"),
+        reason="damaged",
+        explanation=LONG_TEXT,
+        requested_by=agent,
+        role="agent",
+        run=run,
+    ).refund
+
+
+def page_width(page) -> int:
+    return page.evaluate("document.documentElement.scrollWidth")
+
+
+def test_the_review_pages_fit_a_phone(page, login, proposal_with_a_long_trail):
+    page.set_viewport_size(PHONE)
+    login("reviewer")
+
+    for path in ("/review/?status=all", f"/review/{proposal_with_a_long_trail.request_id}/"):
+        response = page.goto(path)
+        assert response.status == 200
+        assert page_width(page) <= PHONE["width"], path
+    # The queue's table scrolls inside its own box rather than widening the page.
+    page.goto("/review/")
+    table_box = page.locator("#review-queue").locator("..")
+    assert table_box.evaluate("el => getComputedStyle(el).overflowX") == "auto"
+
+
+def test_the_header_wraps_onto_its_own_lines_on_a_phone(page, login, demo):
+    page.set_viewport_size(PHONE)
+    login("reviewer")
+
+    brand = page.locator(".topbar .brand").bounding_box()
+    nav = page.locator(".topbar nav").bounding_box()
+    user = page.locator(".topbar .who").bounding_box()
+    assert nav["y"] >= brand["y"] + brand["height"] - 1  # the navigation gets a line of its own
+    assert user["x"] + user["width"] <= PHONE["width"]
+    assert page_width(page) <= PHONE["width"]
+
+
+def test_the_login_page_fits_a_phone(page, demo):
+    page.set_viewport_size(PHONE)
+
+    page.goto("/login/")
+
+    assert page_width(page) <= PHONE["width"]
+
+
+def test_the_admin_refund_and_tool_call_pages_fit_a_laptop(page, login, proposal_with_a_long_trail):
+    page.set_viewport_size(LAPTOP)
+    login("reviewer")
+
+    for path in (
+        f"/admin/refunds/refundrequest/{proposal_with_a_long_trail.pk}/change/",
+        "/admin/agent/toolcalllog/",
+        f"/admin/agent/toolcalllog/{ToolCallLog.objects.first().pk}/change/",
+        f"/admin/agent/agentrun/{proposal_with_a_long_trail.run_id}/change/",
+    ):
+        response = page.goto(path)
+        assert response.status == 200
+        assert page_width(page) <= LAPTOP["width"], path
+
+
+def test_the_copy_button_copies_the_whole_fingerprint(page, login, proposal_with_a_long_trail):
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    page.set_viewport_size(LAPTOP)
+    login("reviewer")
+    fingerprint = proposal_with_a_long_trail.confirmations.get().fingerprint
+    page.goto(f"/admin/refunds/refundrequest/{proposal_with_a_long_trail.pk}/change/")
+
+    button = page.locator(f'button.desk-copy[data-copy="{fingerprint}"]')
+    button.click()
+
+    assert page.evaluate("navigator.clipboard.readText()") == fingerprint
+    assert button.inner_text() == "Copied"
