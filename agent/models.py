@@ -54,6 +54,10 @@ class AgentRun(models.Model):
     untrusted_instructions = models.BooleanField(default=False)
     version = models.PositiveIntegerField(default=0)
     final_answer = models.TextField(blank=True)
+    # The answer says a refund is done, approved or on its way and the records disagree
+    # (agent/answer_check.py); `answer_check` keeps the claims and the real statuses.
+    answer_contradicts_state = models.BooleanField(default=False)
+    answer_check = models.JSONField(default=dict, blank=True)
     error = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)

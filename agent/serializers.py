@@ -27,6 +27,8 @@ class RunSerializer(serializers.ModelSerializer):
             "step_count",
             "max_steps",
             "final_answer",
+            "answer_contradicts_state",
+            "answer_check",
             "error",
             "started_by",
             "actor_role",

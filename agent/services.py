@@ -14,6 +14,7 @@ from django.db import transaction
 from django.db.models import F, Max, Q
 from django.utils import timezone
 
+from agent.answer_check import AnswerCheck, check_answer
 from agent.llm import ModelReply
 from agent.models import AgentMessage, AgentRun
 from agent.prompts import PROMPT_VERSION
@@ -230,13 +231,25 @@ def run_finish(
     """End the run from the step holding its lease, as `stop_reason` says (ENDED_BY): failed
     with `error`, cancelled because the step saw the cancel flag (before another model or tool
     call), or completed with `final_answer`, which is also posted on the ticket as the
-    assistant's. False: the lease was lost, and nothing changed."""
+    assistant's internal note, checked first against the refunds that exist (a contradiction
+    flags the run and adds a note with the real status). False: the lease was lost, and nothing
+    changed."""
     status = ENDED_BY.get(stop_reason, AgentRun.Status.COMPLETED)
-    event_data = {
-        AgentRun.Status.COMPLETED: {"stop_reason": stop_reason, "final_answer": final_answer},
+    check = AnswerCheck(contradicts=False)
+    if status == AgentRun.Status.COMPLETED:
+        check = check_answer(answer=final_answer, run=run)
+    # The check rides along only when the answer claimed something about a refund.
+    checked = {"answer_check": check.as_dict()} if check.claims else {}
+    ending: dict[str, dict] = {
+        AgentRun.Status.COMPLETED: {
+            "stop_reason": stop_reason,
+            "final_answer": final_answer,
+            **checked,
+        },
         AgentRun.Status.FAILED: {"reason": error},
         AgentRun.Status.CANCELLED: {"by": "cancel request"},
-    }[status]
+    }
+    event_data = ending[status]
     if not run_transition(
         run_id=run.pk,
         to_status=status,
@@ -244,6 +257,8 @@ def run_finish(
         event_data=event_data,
         stop_reason=stop_reason,
         final_answer=final_answer,
+        answer_contradicts_state=check.contradicts,
+        answer_check=checked.get("answer_check", {}),
         error=error,
     ):
         return False
@@ -251,5 +266,9 @@ def run_finish(
         ticket_post_message(
             ticket=run.ticket, author_kind=TicketMessage.AuthorKind.ASSISTANT, body=final_answer
         )
+        if check.contradicts:
+            ticket_post_message(
+                ticket=run.ticket, author_kind=TicketMessage.AuthorKind.SYSTEM, body=check.note()
+            )
     run.refresh_from_db()
     return True
