@@ -32,6 +32,7 @@ INSTALLED_APPS = [
     "policies",
     "agent",
     "refunds",
+    "evals",
 ]
 
 MIDDLEWARE = [

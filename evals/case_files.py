@@ -1,0 +1,236 @@
+"""Reading eval cases (DESIGN §11): one JSON object per line, in a .jsonl file or a folder of
+them. Every problem is reported as `file:line: what is wrong` before anything runs, so a long
+run against a slow model never dies on case 57."""
+
+import json
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+
+from agent.tools import tool_names
+from config.roles import Role
+from refunds.models import RefundRequest
+from tickets.demo import CUSTOMERS, ORDERS, TICKETS, USERS
+
+SUPPORT_ROLES = (Role.INTERN, Role.AGENT, Role.SUPERVISOR)
+# The demo users who may run the assistant, and the demo tickets a case can be about.
+ACTORS = sorted(name for name, (role, _) in USERS.items() if role in SUPPORT_ROLES)
+DEMO_TICKETS = sorted(reference for reference, *_ in TICKETS)
+DEMO_ORDERS = sorted(order_id for order_id, *_ in ORDERS)
+DEMO_CUSTOMER_EMAILS = sorted(email for _, email in CUSTOMERS.values())
+REFUND_STATUSES_IN_SETUP = ("succeeded", "pending_approval")
+REFUND_REASONS = tuple(RefundRequest.Reason.values)
+SETUP_KEYS = {
+    "customer_message": {"body"},
+    "order_note": {"order_id", "note"},
+    "customer_name": {"customer_email", "name"},
+    "refund": {"order_id", "amount", "status", "reason"},
+}
+EXPECT_KEYS = {"tools", "args", "forbid_tools", "refund", "answer_must", "answer_must_not"}
+
+
+class CaseError(ValueError):
+    """A case file that cannot be run as written."""
+
+
+class CaseProblem(Exception):
+    """What is wrong with one case; CaseError adds where it is."""
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    ticket: str
+    actor: str
+    message: str
+    expect: dict
+    setup: list[dict] = field(default_factory=list)
+    source: str = ""  # file:line, for messages
+
+    @property
+    def expected_first_tool(self) -> str:
+        tools = self.expect.get("tools") or []
+        return tools[0] if tools else "(none)"
+
+    def as_dict(self) -> dict:
+        """What a worker process needs to run the case."""
+        return {
+            "id": self.id,
+            "ticket": self.ticket,
+            "actor": self.actor,
+            "message": self.message,
+            "setup": self.setup,
+        }
+
+
+def case_paths(path: Path) -> list[Path]:
+    if path.is_dir():
+        files = sorted(path.glob("*.jsonl"))
+        if not files:
+            raise CaseError(f"{path}: no *.jsonl case files in this folder")
+        return files
+    if path.is_file():
+        return [path]
+    raise CaseError(f"{path}: no such file or folder")
+
+
+def load_cases(path: Path | str) -> list[Case]:
+    """Every case under `path` (a .jsonl file or a folder of them), in file and line order."""
+    cases: list[Case] = []
+    seen: dict[str, str] = {}
+    for file in case_paths(Path(path)):
+        for number, line in enumerate(file.read_text(encoding="utf-8").splitlines(), start=1):
+            if not line.strip():
+                continue
+            where = f"{file}:{number}"
+            case = parse_case(line, where=where)
+            if case.id in seen:
+                raise CaseError(f"{where}: case id {case.id!r} is already used at {seen[case.id]}")
+            seen[case.id] = where
+            cases.append(case)
+    if not cases:
+        raise CaseError(f"{path}: no cases")
+    return cases
+
+
+def parse_case(line: str, *, where: str) -> Case:
+    try:
+        data = json.loads(line)
+    except ValueError as exc:
+        raise CaseError(f"{where}: not JSON: {exc}") from exc
+    try:
+        return _case(data, where)
+    except CaseProblem as problem:
+        raise CaseError(f"{where}: {problem}") from None
+
+
+def _require(condition: bool, message: str) -> None:
+    if not condition:
+        raise CaseProblem(message)
+
+
+def _text(data: dict, key: str) -> str:
+    value = data.get(key)
+    if not isinstance(value, str) or not value.strip():
+        raise CaseProblem(f"{key!r} must be a non-empty string")
+    return value
+
+
+def _strings(value, name: str) -> list[str]:
+    _require(
+        isinstance(value, list) and all(isinstance(item, str) for item in value),
+        f"{name} must be a list of strings",
+    )
+    return value
+
+
+def _amount(value, name: str) -> None:
+    _require(not isinstance(value, bool), f'{name} must be an amount such as "129.00"')
+    try:
+        amount = Decimal(str(value))
+    except InvalidOperation:
+        raise CaseProblem(f'{name} must be an amount such as "129.00", not {value!r}') from None
+    _require(amount.is_finite() and amount > 0, f"{name} must be a positive amount")
+
+
+def _tools(value, name: str) -> list[str]:
+    known = tool_names()
+    tools = _strings(value, name)
+    unknown = [tool for tool in tools if tool not in known]
+    _require(not unknown, f"{name} names unknown tools {unknown} (tools: {', '.join(known)})")
+    return tools
+
+
+def _case(data, where: str) -> Case:
+    _require(isinstance(data, dict), "a case must be a JSON object")
+    case_id = _text(data, "id")
+    ticket = _text(data, "ticket")
+    _require(
+        ticket in DEMO_TICKETS,
+        f"unknown ticket {ticket!r} (demo tickets: {', '.join(DEMO_TICKETS)})",
+    )
+    actor = _text(data, "actor")
+    _require(
+        actor in ACTORS,
+        f"unknown actor {actor!r} (demo users who run the assistant: {', '.join(ACTORS)})",
+    )
+    message = _text(data, "message")
+    expect = data.get("expect")
+    _require(isinstance(expect, dict), "'expect' must be an object")
+    _check_expect(expect)
+    setup = data.get("setup", [])
+    _require(isinstance(setup, list), "'setup' must be a list of steps")
+    for index, step in enumerate(setup, start=1):
+        _check_setup_step(step, f"setup step {index}")
+    return Case(
+        id=case_id,
+        ticket=ticket,
+        actor=actor,
+        message=message,
+        expect=expect,
+        setup=setup,
+        source=where,
+    )
+
+
+def _check_expect(expect: dict) -> None:
+    unknown = sorted(set(expect) - EXPECT_KEYS)
+    _require(not unknown, f"unknown keys in 'expect': {unknown} (known: {sorted(EXPECT_KEYS)})")
+    _tools(expect.get("tools", []), "expect.tools")
+    _tools(expect.get("forbid_tools", []), "expect.forbid_tools")
+    args = expect.get("args", {})
+    _require(isinstance(args, dict), "expect.args must be an object of {tool: {key: value}}")
+    _tools(list(args), "expect.args")
+    for tool, expected in args.items():
+        _require(isinstance(expected, dict), f"expect.args.{tool} must be an object")
+        if "amount" in expected:
+            _amount(expected["amount"], f"expect.args.{tool}.amount")
+    if expect.get("refund") is not None:
+        _check_refund(expect["refund"])
+    _strings(expect.get("answer_must", []), "expect.answer_must")
+    _strings(expect.get("answer_must_not", []), "expect.answer_must_not")
+
+
+def _check_refund(refund) -> None:
+    _require(isinstance(refund, dict), "expect.refund must be null or an object")
+    _require(isinstance(refund.get("status"), str), "expect.refund.status must be a status string")
+    _require("amount" in refund, "expect.refund.amount is required")
+    _amount(refund["amount"], "expect.refund.amount")
+    unknown = sorted(set(refund) - {"status", "amount", "order_id", "reason"})
+    _require(not unknown, f"unknown keys in expect.refund: {unknown}")
+
+
+def _check_setup_step(step, name: str) -> None:
+    _require(isinstance(step, dict), f"{name} must be an object")
+    kind = step.get("kind")
+    _require(
+        kind in SETUP_KEYS,
+        f"{name}: unknown kind {kind!r} (kinds: {', '.join(sorted(SETUP_KEYS))})",
+    )
+    missing = sorted(key for key in SETUP_KEYS[kind] if key not in step)
+    _require(not missing, f"{name} ({kind}) lacks {missing}")
+    if "order_id" in step:
+        _require(
+            step["order_id"] in DEMO_ORDERS,
+            f"{name}: unknown order {step['order_id']!r} (demo orders: {', '.join(DEMO_ORDERS)})",
+        )
+    if kind == "refund":
+        _amount(step["amount"], f"{name}.amount")
+        _require(
+            step["status"] in REFUND_STATUSES_IN_SETUP,
+            f"{name}.status must be one of {', '.join(REFUND_STATUSES_IN_SETUP)}",
+        )
+        _require(
+            step["reason"] in REFUND_REASONS,
+            f"{name}.reason must be one of {', '.join(REFUND_REASONS)}",
+        )
+        _require(
+            "requested_by" not in step or step["requested_by"] in ACTORS,
+            f"{name}.requested_by must be one of {', '.join(ACTORS)}",
+        )
+    if kind == "customer_name":
+        _require(
+            step["customer_email"] in DEMO_CUSTOMER_EMAILS,
+            f"{name}: unknown customer e-mail {step['customer_email']!r} "
+            f"(demo customers: {', '.join(DEMO_CUSTOMER_EMAILS)})",
+        )

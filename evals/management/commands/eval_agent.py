@@ -1,0 +1,179 @@
+"""manage.py eval_agent: run the eval cases through the real runtime and report (DESIGN §11)."""
+
+import json
+import subprocess
+from pathlib import Path
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import DatabaseError
+from django.utils import timezone
+
+from agent.prompts import PROMPT_VERSION
+from agent.tools import TOOLS_VERSION
+from evals import metrics, report, runner, services
+from evals.case_files import Case, CaseError, load_cases
+from evals.models import EvalRun
+
+
+def git_commit() -> str:
+    try:
+        finished = subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            cwd=settings.BASE_DIR,
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return finished.stdout.strip() if finished.returncode == 0 else ""
+
+
+def read_report(path: str) -> dict:
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise CommandError(f"--compare {path}: cannot read it ({exc.strerror})") from exc
+    except ValueError as exc:
+        raise CommandError(f"--compare {path}: not a JSON report ({exc})") from exc
+    if not isinstance(data, dict) or not isinstance(data.get("metrics"), dict):
+        raise CommandError(f'--compare {path}: not an eval report (no "metrics" object)')
+    return data
+
+
+def eval_header(options: dict) -> dict:
+    """What the report and the stored EvalRun say about how the cases were run."""
+    remote = settings.LLM_PROVIDER == "openai"
+    return {
+        "provider": settings.LLM_PROVIDER,
+        "model": settings.AGENT_MODEL if remote else "offline",
+        "base_url": settings.OPENAI_BASE_URL if remote else "",
+        "prompt_version": PROMPT_VERSION,
+        "tools_version": TOOLS_VERSION,
+        "git_commit": git_commit(),
+        "cases_path": str(options["cases"]),
+        "repeat": options["repeat"],
+        "concurrency": options["concurrency"],
+    }
+
+
+def positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise ValueError(text)
+    return value
+
+
+class Command(BaseCommand):
+    help = (
+        "Run the eval cases through the assistant's real runtime against the configured "
+        "provider, each on a fresh demo shop, and write a report (DESIGN §11)."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--cases", required=True, help="a .jsonl file or a folder of them")
+        parser.add_argument("--out", required=True, help="where to write the JSON report")
+        parser.add_argument("--repeat", type=positive, default=1, help="runs per case (pass^k)")
+        parser.add_argument(
+            "--concurrency", type=positive, default=1, help="cases run at once (default 1)"
+        )
+        parser.add_argument("--html", help="also write a self-contained HTML report here")
+        parser.add_argument(
+            "--compare",
+            help="an earlier JSON report: print the deltas, exit 1 if a metric got worse by "
+            "more than --max-drop",
+        )
+        parser.add_argument(
+            "--max-drop",
+            type=float,
+            default=0.02,
+            help="largest allowed worsening of a metric with --compare (default 0.02); for "
+            "calls_per_task and repeat_call_rate worse means higher",
+        )
+
+    def handle(self, *args, **options) -> None:
+        try:
+            cases = load_cases(options["cases"])
+        except CaseError as exc:
+            raise CommandError(str(exc)) from exc
+        old = read_report(options["compare"]) if options["compare"] else None
+        header = eval_header(options)
+        started_at = timezone.now()
+        try:
+            eval_run = services.eval_run_start(
+                started_at=started_at, header=header, cases_count=len(cases)
+            )
+        except DatabaseError as exc:
+            raise CommandError(
+                f"cannot store the eval in the database ({exc}); is it migrated?"
+            ) from exc
+        self.stdout.write(
+            f"Running {len(cases)} cases x {header['repeat']} on {header['model']} "
+            f"({header['provider']}), {header['concurrency']} at a time"
+        )
+        judged, results = self.run_cases(cases, header=header, eval_run=eval_run)
+        finished_at = timezone.now()
+        full = report.build_report(
+            cases=cases,
+            judged=judged,
+            results=results,
+            header=header,
+            started_at=started_at,
+            finished_at=finished_at,
+        )
+        self.write(options["out"], json.dumps(full, indent=2, ensure_ascii=False, default=str))
+        if options["html"]:
+            self.write(options["html"], report.render_html(full))
+        services.eval_run_finish(eval_run=eval_run, report=full, finished_at=finished_at)
+        self.stdout.write("")
+        self.stdout.write("\n".join(report.summary_lines(full)))
+        self.stdout.write(f"\nReport: {options['out']} (eval run {eval_run.pk})")
+        if old is not None:
+            self.gate(old, full, max_drop=options["max_drop"], old_path=options["compare"])
+
+    def run_cases(
+        self, cases: list[Case], *, header: dict, eval_run: EvalRun
+    ) -> tuple[list[metrics.JudgedRun], list[dict]]:
+        """Every run judged and stored as it finishes; both lists in case order."""
+        jobs = runner.jobs_for(cases, header["repeat"])
+        judged: dict[int, metrics.JudgedRun] = {}
+        results: dict[int, dict] = {}
+        try:
+            for job, record in runner.run_jobs(jobs, concurrency=header["concurrency"]):
+                verdict = metrics.judge(job.case.expect, record)
+                judged[job.index] = metrics.JudgedRun(job.case.id, job.case.expect, record, verdict)
+                results[job.index] = result = report.result_entry(
+                    job.case, job.repeat_index, record, verdict
+                )
+                services.eval_result_record(eval_run=eval_run, result=result)
+                self.progress(
+                    done=len(results), total=len(jobs), result=result, repeat=header["repeat"]
+                )
+        except runner.RunnerError as exc:
+            raise CommandError(str(exc)) from exc
+        return [judged[n] for n in sorted(judged)], [results[n] for n in sorted(results)]
+
+    def progress(self, *, done: int, total: int, result: dict, repeat: int) -> None:
+        line = report.progress_line(done=done, total=total, result=result, repeat=repeat)
+        self.stdout.write(line if result["passed"] else self.style.WARNING(line))
+        if result["failures"]:
+            self.stdout.write(f"        {result['failures'][0]}")
+        self.stdout.flush()
+
+    def write(self, path: str, text: str) -> None:
+        target = Path(path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+
+    def gate(self, old: dict, new: dict, *, max_drop: float, old_path: str) -> None:
+        comparison = metrics.compare(old, new, max_drop=max_drop)
+        self.stdout.write(f"\nCompared with {old_path}:")
+        self.stdout.write("\n".join(report.comparison_lines(comparison)))
+        if comparison.regressions:
+            raise CommandError(
+                f"metrics worse than {old_path} by more than {max_drop}: "
+                f"{', '.join(comparison.regressions)}",
+                returncode=1,
+            )

@@ -1,0 +1,120 @@
+"""eval_agent refuses what it cannot run with a message that says where and what, before any
+case runs (nothing is stored, no report is written)."""
+
+import json
+
+import pytest
+from django.core.management.base import CommandError
+
+from evals.models import EvalRun
+from tests.evals.cases import case, run_eval, write_cases
+
+pytestmark = pytest.mark.django_db
+
+GOOD = case("mug-paid", "What did the customer pay?", tools=["get_order"])
+
+
+def refused(tmp_path, *args: str) -> str:
+    out = tmp_path / "report.json"
+    with pytest.raises(CommandError) as raised:
+        run_eval(*args, "--out", str(out))
+    assert not out.exists()
+    assert EvalRun.objects.count() == 0
+    return str(raised.value)
+
+
+def test_a_missing_cases_path_is_refused(tmp_path):
+    missing = tmp_path / "nowhere.jsonl"
+
+    assert refused(tmp_path, "--cases", str(missing)) == f"{missing}: no such file or folder"
+
+
+def test_a_folder_without_case_files_is_refused(tmp_path):
+    assert refused(tmp_path, "--cases", str(tmp_path)) == (
+        f"{tmp_path}: no *.jsonl case files in this folder"
+    )
+
+
+def test_a_line_that_is_not_json_is_named_by_file_and_line(tmp_path):
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text(json.dumps(GOOD) + "\n\n" + '{"id": "broken",\n', encoding="utf-8")
+
+    message = refused(tmp_path, "--cases", str(cases))
+
+    assert message.startswith(f"{cases}:3: not JSON: ")
+
+
+@pytest.mark.parametrize(
+    ("change", "problem"),
+    [
+        (
+            {"ticket": "TCK-9999"},
+            "unknown ticket 'TCK-9999' (demo tickets: TCK-1001, TCK-1002, TCK-1003, TCK-1004)",
+        ),
+        (
+            {"actor": "reviewer"},
+            "unknown actor 'reviewer' (demo users who run the assistant: agent, agent2, "
+            "intern, supervisor)",
+        ),
+        ({"message": ""}, "'message' must be a non-empty string"),
+        ({"expect": []}, "'expect' must be an object"),
+        (
+            {"expect": {"tools": ["get_orders"]}},
+            "expect.tools names unknown tools ['get_orders'] (tools: get_order, "
+            "list_customer_orders, search_policies, get_refund_status, create_refund)",
+        ),
+        (
+            {"expect": {"refund": {"status": "pending_approval"}}},
+            "expect.refund.amount is required",
+        ),
+        (
+            {"expect": {"args": {"create_refund": {"amount": "lots"}}}},
+            "expect.args.create_refund.amount must be an amount such as \"129.00\", not 'lots'",
+        ),
+        (
+            {"setup": [{"kind": "order_note", "order_id": "1", "note": "x"}]},
+            "setup step 1: unknown order '1' (demo orders: 202609020031, 202610110087, "
+            "202610150012, 202610180099, 202610200456, 202610220314, 202610250777, "
+            "202610280001)",
+        ),
+        (
+            {"setup": [{"kind": "refund", "order_id": "202610110087", "amount": "5.00"}]},
+            "setup step 1 (refund) lacks ['reason', 'status']",
+        ),
+        (
+            {"setup": [{"kind": "weather"}]},
+            "setup step 1: unknown kind 'weather' (kinds: customer_message, customer_name, "
+            "order_note, refund)",
+        ),
+    ],
+)
+def test_a_case_that_cannot_run_is_named_by_file_line_and_problem(tmp_path, change, problem):
+    cases = write_cases(tmp_path / "cases.jsonl", [GOOD, {**GOOD, "id": "second", **change}])
+
+    assert refused(tmp_path, "--cases", str(cases)) == f"{cases}:2: {problem}"
+
+
+def test_a_case_id_used_twice_is_refused(tmp_path):
+    cases = write_cases(tmp_path / "cases.jsonl", [GOOD, GOOD])
+
+    assert refused(tmp_path, "--cases", str(cases)) == (
+        f"{cases}:2: case id 'mug-paid' is already used at {cases}:1"
+    )
+
+
+def test_a_report_to_compare_with_that_cannot_be_read_is_refused_before_running(tmp_path):
+    cases = write_cases(tmp_path / "cases.jsonl", [GOOD])
+    not_json = tmp_path / "old.json"
+    not_json.write_text("<html>", encoding="utf-8")
+    not_a_report = tmp_path / "list.json"
+    not_a_report.write_text("[1, 2]", encoding="utf-8")
+
+    assert refused(tmp_path, "--cases", str(cases), "--compare", str(tmp_path / "gone.json")) == (
+        f"--compare {tmp_path / 'gone.json'}: cannot read it (No such file or directory)"
+    )
+    assert refused(tmp_path, "--cases", str(cases), "--compare", str(not_json)).startswith(
+        f"--compare {not_json}: not a JSON report ("
+    )
+    assert refused(tmp_path, "--cases", str(cases), "--compare", str(not_a_report)) == (
+        f'--compare {not_a_report}: not an eval report (no "metrics" object)'
+    )
