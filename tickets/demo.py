@@ -14,7 +14,7 @@ from config.roles import GROUP_FOR_ROLE, Role
 from orders.models import Customer, Order, OrderLine
 from refunds.identity import derive_request_id, fingerprint, fingerprint_params
 from refunds.models import RefundConfirmation, RefundEvent, RefundRequest
-from tickets.models import Ticket, TicketMessage
+from tickets.models import Ticket, TicketEvent, TicketMessage
 
 # username -> (role or None for the superuser, is_staff)
 USERS = {
@@ -218,6 +218,9 @@ def _ensure_tickets(customers: dict, orders: dict, users: dict) -> None:
             },
         )
         if created:
+            TicketEvent.objects.create(
+                ticket=ticket, type=TicketEvent.Type.CREATED, data={"via": "email"}
+            )
             for kind, body in messages:
                 visibility = "internal" if kind in ("assistant", "system") else "public"
                 TicketMessage.objects.create(

@@ -2,6 +2,9 @@
 assignment, escalation), a new ticket, a customer. Every change goes through tickets.services,
 which checks the role; a refusal is shown on the page with what was typed kept."""
 
+from dataclasses import dataclass
+from urllib.parse import urlencode
+
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import get_user_model
@@ -9,6 +12,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.paginator import Paginator
 from django.core.validators import validate_email
+from django.db import transaction
 from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
@@ -19,10 +23,35 @@ from orders.models import Customer, Order
 from orders.selectors import order_summary
 from refunds.selectors import with_latest_refund_status
 from tickets import selectors, services
-from tickets.models import Ticket, TicketMessage
+from tickets.models import Ticket, TicketEvent, TicketMessage
 from tickets.services import TICKET_ALLOWED
 
 PAGE_SIZE = 25
+
+LIST_VIEWS = [
+    ("all", "All"),
+    ("mine", "My tickets"),
+    ("unassigned", "Unassigned"),
+    ("escalated", "Escalated"),
+]
+LIST_SORTS = [("updated", "Last updated"), ("created", "Created")]
+# Left out of the list's links: a link with only the defaults is the plain list.
+LIST_DEFAULTS = {"view": "all", "sort": "updated"}
+
+# A refund request's status as the desk says it (the list's badge, the customer page).
+REFUND_STATUS_WORDS = {
+    "pending_approval": "awaiting review",
+    "approved": "approved, sending",
+    "executing": "being refunded",
+    "provider_pending": "settling at the provider",
+    "succeeded": "refunded",
+    "failed": "failed",
+    "outcome_unknown": "outcome unknown",
+    "rejected": "rejected",
+    "expired": "expired",
+}
+
+AGENT_ROLES = (Role.AGENT, Role.SUPERVISOR)
 
 
 def _require_staff(user) -> None:
@@ -37,77 +66,191 @@ def _ticket(reference: str) -> Ticket:
         raise Http404(f"No ticket {reference}") from None
 
 
+# --- the list ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ListRow:
+    ticket: Ticket
+    refund_status: str  # the newest refund request's status, "" when there is none
+    refund_words: str
+
+
+def _list_filters(params) -> dict[str, str]:
+    """The list's filters from the query string, anything unknown replaced by its default."""
+    view = params.get("view", "all")
+    status = params.get("status", "")
+    sort = params.get("sort", "updated")
+    return {
+        "view": view if view in selectors.VIEWS else "all",
+        "status": status if status in Ticket.Status.values else "",
+        "assignee": params.get("assignee", "").strip(),
+        "q": params.get("q", "").strip(),
+        "sort": sort if sort in selectors.SORTS else "updated",
+    }
+
+
+def _list_query(filters: dict[str, str], **changes: str) -> str:
+    """The list's query string for these filters (defaults and blanks left out)."""
+    merged = {**filters, **changes}
+    return urlencode(
+        {key: value for key, value in merged.items() if value and value != LIST_DEFAULTS.get(key)}
+    )
+
+
 @login_required
 def ticket_list(request):
     _require_staff(request.user)
-    params = request.GET
-    view = params.get("view", "all")
-    view = view if view in selectors.VIEWS else "all"
-    status = params.get("status", "")
-    assignee = params.get("assignee", "")
-    sort = params.get("sort", "updated")
-    query = params.get("q", "").strip()
+    filters = _list_filters(request.GET)
+    assignee = filters["assignee"]
     tickets = selectors.ticket_list(
-        view=view,
+        view=filters["view"],
         user=request.user,
-        status=status if status in Ticket.Status.values else "",
+        status=filters["status"],
         assignee=request.user.username if assignee == "me" else assignee,
-        query=query,
-        sort=sort if sort in selectors.SORTS else "updated",
+        query=filters["q"],
+        sort=filters["sort"],
     )
-    page = Paginator(with_latest_refund_status(tickets), PAGE_SIZE).get_page(params.get("page"))
+    paginator = Paginator(with_latest_refund_status(tickets), PAGE_SIZE)
+    page = paginator.get_page(request.GET.get("page"))
+    rows = []
+    for ticket in page.object_list:
+        refund_status = getattr(ticket, "latest_refund_status", None) or ""
+        rows.append(ListRow(ticket, refund_status, _refund_words(refund_status)))
+    query = _list_query(filters)
+    escalated_count = Ticket.objects.filter(escalated=True).count()
     assignees = get_user_model().objects.filter(assigned_tickets__isnull=False).distinct()
     return render(
         request,
         "tickets/list.html",
         {
             "page": page,
-            "views": [
-                ("all", "All"),
-                ("mine", "My tickets"),
-                ("unassigned", "Unassigned"),
-                ("escalated", "Escalated"),
+            "rows": rows,
+            "tabs": [
+                {
+                    "view": view,
+                    "label": label,
+                    # A tab keeps the search, status, assignee and sort; it starts at page one.
+                    "query": _list_query(filters, view=view),
+                    "current": view == filters["view"],
+                    "count": escalated_count if view == "escalated" else None,
+                }
+                for view, label in LIST_VIEWS
             ],
+            "sorts": LIST_SORTS,
             "statuses": Ticket.Status.choices,
             "assignees": assignees.order_by("username"),
-            "filters": {
-                "view": view,
-                "status": status,
-                "assignee": assignee,
-                "q": query,
-                "sort": sort,
-            },
-            "escalated_count": Ticket.objects.filter(escalated=True).count(),
+            "filters": filters,
+            "filtered": any(filters[key] for key in ("status", "assignee", "q")),
+            # Pagination links are this prefix plus page=N: every filter is kept.
+            "page_link_prefix": f"?{query}&" if query else "?",
+            "can_open_tickets": support_role(request.user) is not None,
         },
     )
 
 
-def _render_ticket(request, ticket: Ticket, *, draft: dict | None = None, status: int = 200):
+def _refund_words(status: str) -> str:
+    if not status:
+        return ""
+    return REFUND_STATUS_WORDS.get(status, status.replace("_", " "))
+
+
+# --- one ticket ----------------------------------------------------------------------------
+
+
+def _status_actions(ticket: Ticket) -> list[tuple[str, str]]:
+    """The buttons for the statuses the ticket may move to next, in the state machine's order."""
+    labels: dict[str, str] = {
+        "open": "Reopen" if ticket.status == Ticket.Status.SOLVED else "Mark open",
+        "pending": "Mark pending",
+        "solved": "Mark solved",
+        "closed": "Close",
+    }
+    allowed = TICKET_ALLOWED[ticket.status]
+    return [(value, labels[value]) for value in Ticket.Status.values if value in allowed]
+
+
+def _public_reply_refusal(role: str | None, ticket: Ticket) -> str:
+    """Why this user may not write to the customer on this ticket ("" when they may)."""
+    if role == Role.INTERN:
+        return "Interns write internal notes; an agent or supervisor sends replies to the customer."
+    if role not in AGENT_ROLES:
+        return "Only agents and supervisors write to the customer."
+    if ticket.status == Ticket.Status.CLOSED:
+        return "This ticket is closed: open a new ticket to write to the customer."
+    return ""
+
+
+@dataclass(frozen=True)
+class HistoryRow:
+    event: TicketEvent
+    detail: str
+
+
+def _history(ticket: Ticket) -> list[HistoryRow]:
+    status_labels: dict[str, str] = dict(Ticket.Status.choices)
+    rows = []
+    for event in selectors.ticket_events(ticket):
+        data = event.data or {}
+        detail = ""
+        if event.type == TicketEvent.Type.STATUS_CHANGED:
+            before = status_labels.get(str(data.get("from")), data.get("from"))
+            after = status_labels.get(str(data.get("to")), data.get("to"))
+            detail = f"{before} → {after}"
+            if data.get("reason"):
+                detail += f" ({data['reason']})"
+        elif event.type == TicketEvent.Type.ASSIGNED:
+            detail = f"{data.get('from') or 'unassigned'} → {data.get('to') or 'unassigned'}"
+        elif event.type in (TicketEvent.Type.ESCALATED, TicketEvent.Type.ESCALATION_CLEARED):
+            detail = data.get("note", "")
+        elif event.type == TicketEvent.Type.REPLY_FAILED:
+            detail = data.get("error", "")
+        elif event.type == TicketEvent.Type.CREATED:
+            detail = "from the customer's email" if data.get("via") == "email" else "by the desk"
+        rows.append(HistoryRow(event, detail))
+    return rows
+
+
+def _render_ticket(
+    request,
+    ticket: Ticket,
+    *,
+    draft: dict | None = None,
+    error_for: str = "",
+    error: str = "",
+    status: int = 200,
+):
+    """The ticket page. After a refused form, `draft` holds what was typed, `error_for` names
+    the form ("reply", "escalate", "deescalate", "actions") and `error` says why."""
     role = support_role(request.user)
+    public_reply_refusal = _public_reply_refusal(role, ticket)
+    draft = dict(draft or {})
+    draft.setdefault("visibility", "internal" if public_reply_refusal else "public")
     return render(
         request,
         "tickets/detail.html",
         {
             "ticket": ticket,
-            "events": selectors.ticket_events(ticket),
+            "history": _history(ticket),
             "latest_run": ticket.runs.order_by("-created_at").first(),
             "refunds": ticket.refund_requests.select_related("order").order_by("-created_at"),
             "agent_model": settings.AGENT_MODEL,
             "order": order_summary(ticket.order) if ticket.order else None,
             "can_run_assistant": role is not None,
             "can_write": role is not None,
-            "can_reply_publicly": role in (Role.AGENT, Role.SUPERVISOR),
-            "can_change_status": role in (Role.AGENT, Role.SUPERVISOR),
-            "can_assign": role in (Role.AGENT, Role.SUPERVISOR),
-            "can_escalate": role in (Role.INTERN, Role.AGENT) and ticket.status != "closed",
+            "can_reply_publicly": not public_reply_refusal,
+            "public_reply_refusal": public_reply_refusal,
+            "can_retry": role in AGENT_ROLES,
+            "can_change_status": role in AGENT_ROLES,
+            "can_assign": role in AGENT_ROLES,
+            "can_escalate": role in (Role.INTERN, Role.AGENT)
+            and ticket.status != Ticket.Status.CLOSED,
             "can_clear_escalation": is_supervisor(request.user) and ticket.escalated,
-            "next_statuses": [
-                (value, label)
-                for value, label in Ticket.Status.choices
-                if value in TICKET_ALLOWED[ticket.status]
-            ],
+            "next_statuses": _status_actions(ticket),
             "support_users": _support_users(),
-            "draft": draft or {},
+            "draft": draft,
+            "error_for": error_for,
+            "error": error,
         },
         status=status,
     )
@@ -124,24 +267,50 @@ def ticket_detail(request, reference: str):
     return _render_ticket(request, _ticket(reference))
 
 
-def _act(request, reference: str, action, success: str, *, draft: dict | None = None):
+def _act(
+    request,
+    reference: str,
+    action,
+    success: str,
+    *,
+    form: str = "actions",
+    draft: dict | None = None,
+):
     """Run one service call for a form on the ticket page: back to the ticket with a notice,
-    or the page again with the refusal and what was typed."""
+    or the page again with the refusal and what was typed. A refusal of a form with text
+    (`form` "reply", "escalate", "deescalate") is shown next to it; the others on top."""
     _require_staff(request.user)
     ticket = _ticket(reference)
     try:
         action(ticket)
     except ApplicationError as exc:
-        messages.error(request, exc.message)
-        return _render_ticket(request, _ticket(reference), draft=draft, status=exc.status_code)
+        if form == "actions":
+            messages.error(request, exc.message)
+            error = ""
+        else:
+            # Shown next to the form with the text kept, where the browser scrolls to.
+            error = exc.message
+        return _render_ticket(
+            request,
+            _ticket(reference),
+            draft=draft,
+            error_for=form,
+            error=error,
+            status=exc.status_code,
+        )
     messages.success(request, success)
     return redirect("tickets:detail", reference=reference)
+
+
+def _typed(request, name: str) -> str:
+    """A textarea's text as typed: browsers send its line breaks as CRLF."""
+    return request.POST.get(name, "").replace("\r\n", "\n")
 
 
 @login_required
 @require_POST
 def ticket_write(request, reference: str):
-    body = request.POST.get("body", "")
+    body = _typed(request, "body")
     visibility = request.POST.get("visibility", TicketMessage.Visibility.INTERNAL)
     if visibility not in TicketMessage.Visibility.values:
         visibility = TicketMessage.Visibility.INTERNAL
@@ -153,6 +322,7 @@ def ticket_write(request, reference: str):
             ticket=t, author=request.user, body=body, visibility=visibility
         ),
         "Reply queued for sending to the customer." if public else "Internal note added.",
+        form="reply",
         draft={"body": body, "visibility": visibility},
     )
 
@@ -160,6 +330,7 @@ def ticket_write(request, reference: str):
 @login_required
 @require_POST
 def ticket_retry_reply(request, reference: str, message_id: int):
+    _require_staff(request.user)
     message = get_object_or_404(TicketMessage, pk=message_id, ticket__reference=reference)
     return _act(
         request,
@@ -204,12 +375,13 @@ def ticket_assign(request, reference: str):
 @login_required
 @require_POST
 def ticket_escalate(request, reference: str):
-    note = request.POST.get("note", "")
+    note = _typed(request, "note")
     return _act(
         request,
         reference,
         lambda t: services.ticket_escalate(ticket=t, note=note, actor=request.user),
         "Escalated: supervisors see it in their Escalated view.",
+        form="escalate",
         draft={"note": note},
     )
 
@@ -217,13 +389,24 @@ def ticket_escalate(request, reference: str):
 @login_required
 @require_POST
 def ticket_deescalate(request, reference: str):
-    note = request.POST.get("note", "")
+    note = _typed(request, "note")
     return _act(
         request,
         reference,
         lambda t: services.ticket_clear_escalation(ticket=t, note=note, actor=request.user),
         "Escalation marked handled.",
+        form="deescalate",
+        draft={"deescalate_note": note},
     )
+
+
+# --- a new ticket --------------------------------------------------------------------------
+
+FORM_FIELDS = ("email", "name", "subject", "body", "order_id")
+
+
+class NotTheCustomersOrder(ApplicationError):
+    code = "order_not_customers"
 
 
 @login_required
@@ -233,15 +416,17 @@ def ticket_new(request):
     _require_staff(request.user)
     if support_role(request.user) is None:
         raise PermissionDenied("Only interns, agents and supervisors open tickets.")
-    form = {key: request.POST.get(key, "").strip() for key in FORM_FIELDS}
+    form = {key: _typed(request, key).strip() for key in FORM_FIELDS}
     errors: dict[str, str] = {}
     if request.method == "POST":
         errors = _new_ticket_errors(form)
         if not errors:
             try:
                 ticket = _open_from_form(form, request.user)
+            except NotTheCustomersOrder as exc:
+                errors["order_id"] = exc.message
             except ApplicationError as exc:
-                errors["__all__"] = exc.message
+                errors["general"] = exc.message
             else:
                 messages.success(request, f"{ticket.reference} opened.")
                 return redirect("tickets:detail", reference=ticket.reference)
@@ -251,9 +436,6 @@ def ticket_new(request):
         {"form": form, "errors": errors},
         status=400 if errors else 200,
     )
-
-
-FORM_FIELDS = ("email", "name", "subject", "body", "order_id")
 
 
 def _new_ticket_errors(form: dict) -> dict[str, str]:
@@ -266,21 +448,46 @@ def _new_ticket_errors(form: dict) -> dict[str, str]:
         errors["subject"] = "Give the ticket a subject."
     if not form["body"]:
         errors["body"] = "Write down what the customer asked."
+    if form["order_id"] and "email" not in errors and not _is_customers_order(form):
+        errors["order_id"] = _not_their_order(form)
     return errors
 
 
+def _is_customers_order(form: dict) -> bool:
+    return Order.objects.filter(
+        order_id=form["order_id"], customer__email__iexact=form["email"]
+    ).exists()
+
+
+def _not_their_order(form: dict) -> str:
+    return f"{form['email']} has no order {form['order_id']}."
+
+
 def _open_from_form(form: dict, user) -> Ticket:
-    customer = services.customer_for_email(email=form["email"], name=form["name"])
-    order = None
-    if form["order_id"]:
-        order = Order.objects.filter(order_id=form["order_id"], customer=customer).first()
-        if order is None:
-            raise ApplicationError(
-                f"{customer.name} has no order {form['order_id']}.", code="order_not_customers"
-            )
-    return services.ticket_open(
-        customer=customer, subject=form["subject"], body=form["body"], order=order, opened_by=user
-    )
+    # One transaction: a customer created for this form does not outlive a refused order id.
+    with transaction.atomic():
+        customer = services.customer_for_email(email=form["email"], name=form["name"])
+        order = None
+        if form["order_id"]:
+            order = Order.objects.filter(order_id=form["order_id"], customer=customer).first()
+            if order is None:
+                raise NotTheCustomersOrder(_not_their_order(form))
+        return services.ticket_open(
+            customer=customer,
+            subject=form["subject"],
+            body=form["body"],
+            order=order,
+            opened_by=user,
+        )
+
+
+# --- a customer ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RefundRow:
+    refund: object  # a refunds.RefundRequest
+    words: str
 
 
 @login_required
@@ -290,4 +497,13 @@ def customer_detail(request, customer_id: int):
         overview = selectors.customer_overview(customer_id=customer_id)
     except Customer.DoesNotExist:
         raise Http404(f"No customer {customer_id}") from None
-    return render(request, "tickets/customer.html", {"overview": overview})
+    return render(
+        request,
+        "tickets/customer.html",
+        {
+            "overview": overview,
+            "refund_rows": [
+                RefundRow(refund, _refund_words(refund.status)) for refund in overview.refunds
+            ],
+        },
+    )

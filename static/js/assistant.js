@@ -1,5 +1,7 @@
 // The assistant panel: start a run, follow its events live (server-sent events, with polling
-// as a fallback), and replay them after a reload. Everything shown comes from the run's events.
+// as a fallback), and replay them after a reload. Everything shown comes from the run's events,
+// except the proposal's status, which is read from the refund request itself: it moves on
+// (approved, refunded) long after the run has finished.
 (function () {
   "use strict";
   const panel = document.getElementById("assistant");
@@ -13,18 +15,45 @@
   const progress = document.getElementById("assistant-progress");
   const proposal = document.getElementById("assistant-proposal");
   const answer = document.getElementById("assistant-answer");
+  const answerText = document.getElementById("assistant-answer-text");
+  const useAnswerButton = document.getElementById("assistant-use-answer");
+  const escalateBox = document.getElementById("assistant-escalate");
   const warning = document.getElementById("assistant-warning");
   const trail = document.getElementById("assistant-trail");
   const runsUrl = panel.dataset.runsUrl;
+  const refundsUrl = panel.dataset.refundsUrl;
   const FINAL = new Set(["run.completed", "run.failed", "run.cancelled"]);
+  const OVER_LIMIT = "AMOUNT_OVER_ROLE_LIMIT";
+
+  // A refund request's status in words, and what it means for the agent.
+  const REFUND_STATUS = {
+    pending_approval: ["Waiting for a reviewer", "Nothing is refunded until a reviewer approves it."],
+    approved: ["Approved, sending to the payment provider", "A reviewer approved it; the payment provider is being asked."],
+    executing: ["Sending to the payment provider", "The payment provider is being asked to refund it."],
+    provider_pending: ["Accepted by the provider, settling", "The money is on its way; it is not refunded until the provider settles it."],
+    succeeded: ["Refunded", "The payment provider refunded the customer."],
+    failed: ["Failed at the payment provider", "Nothing was refunded."],
+    outcome_unknown: ["Outcome unknown, being checked", "Whether the money moved is being checked with the provider; don't tell the customer yet."],
+    rejected: ["Rejected by the reviewer", "Nothing was refunded."],
+    expired: ["Expired before a reviewer decided", "Nothing was refunded; propose it again if it is still needed."],
+  };
+  // After these the status never changes again: stop asking.
+  const REFUND_TERMINAL = new Set(["succeeded", "failed", "rejected", "expired"]);
+  const REFUND_POLL_MS = 5000;
+  // A tab nobody looks at asks rarely; it asks at once when it is looked at again.
+  const REFUND_POLL_HIDDEN_MS = 60000;
 
   let runId = panel.dataset.run || "";
   let lastSeq = 0;
+  let lastEventType = "";
   let source = null;
   let pollTimer = null;
+  let shownProposal = null; // the approval.required data of the proposal in the box
+  let proposalTimer = null;
+  let escalationNote = "";
 
   function csrfToken() {
-    const field = form && form.querySelector("input[name=csrfmiddlewaretoken]");
+    const field = document.querySelector("input[name=csrfmiddlewaretoken]");
     return field ? field.value : "";
   }
 
@@ -38,9 +67,27 @@
     try { body = await response.json(); } catch (err) { body = null; }
     if (!response.ok) {
       const message = body && body.message ? body.message : "Request failed (" + response.status + ")";
-      throw new Error(message);
+      const error = new Error(message);
+      error.status = response.status;
+      throw error;
     }
     return body;
+  }
+
+  // Money in events is a string ("129.00") or a number (129): always shown with two decimals.
+  function formatAmount(value) {
+    if (value === null || value === undefined || value === "") return "";
+    const number = Number(value);
+    return Number.isFinite(number) ? number.toFixed(2) : String(value);
+  }
+
+  function money(amount, currency) {
+    const formatted = formatAmount(amount);
+    return formatted ? formatted + (currency ? " " + currency : "") : "";
+  }
+
+  function lowerFirst(text) {
+    return text.charAt(0).toLowerCase() + text.slice(1);
   }
 
   function setBusy(busy, text) {
@@ -60,7 +107,7 @@
       case "tool_call.started": return "Running " + (data.name || "a tool") + "…";
       case "tool_call.completed": return (data.name || "Tool") + (data.ok === false ? " refused: " + (data.error_code || "error") : " done");
       case "approval.required":
-        return "Proposed refund " + (data.amount || "") + " " + (data.currency || "") + " — waiting for a reviewer";
+        return "Proposed refund " + money(data.amount, data.currency) + " — waiting for a reviewer";
       case "message": return data.content || "";
       case "run.completed": return "Done";
       case "run.failed": return "Failed: " + (data.reason || data.error || "see the run");
@@ -69,18 +116,134 @@
     }
   }
 
+  // --- the proposal and its live status ----------------------------------------------------
+
   function showProposal(data) {
-    const amount = data.amount ? data.amount + " " + (data.currency || "") : "";
+    shownProposal = data;
     proposal.hidden = false;
     proposal.innerHTML = "";
     const title = document.createElement("strong");
-    title.textContent = "Proposed refund " + amount + " — waiting for a reviewer";
+    title.className = "proposal-title";
+    const status = document.createElement("span");
+    status.id = "assistant-proposal-status";
+    title.append("Proposed refund " + money(data.amount, data.currency) + " — ", status);
     const detail = document.createElement("div");
     detail.className = "muted";
-    detail.textContent = "Request " + (data.request_id || "") + (data.version ? ", version " + data.version : "") +
-      ". Nothing is refunded until a reviewer approves it.";
-    proposal.append(title, detail);
+    detail.id = "assistant-proposal-detail";
+    const checked = document.createElement("div");
+    checked.className = "muted proposal-checked";
+    checked.id = "assistant-proposal-checked";
+    proposal.append(title, detail, checked);
+    // approval.required is only sent for a request waiting for a reviewer; the request itself
+    // says what it is now.
+    showProposalStatus("pending_approval");
+    refreshProposalStatus();
   }
+
+  function showProposalStatus(status) {
+    const words = REFUND_STATUS[status] || [status.replace(/_/g, " "), ""];
+    const statusText = document.getElementById("assistant-proposal-status");
+    const detail = document.getElementById("assistant-proposal-detail");
+    if (!statusText || !shownProposal) return;
+    statusText.textContent = lowerFirst(words[0]);
+    statusText.dataset.status = status;
+    proposal.dataset.status = status;
+    detail.textContent = "Request " + (shownProposal.request_id || "") +
+      (shownProposal.version ? ", version " + shownProposal.version : "") + ". " + words[1];
+    // The answer was written while the proposal waited for a reviewer: say so before it is
+    // copied into a reply to the customer.
+    const stale = document.getElementById("assistant-answer-stale");
+    if (stale) {
+      stale.hidden = status === "pending_approval";
+      stale.textContent = "The refund has moved on since this answer was written (now: " +
+        lowerFirst(words[0]) + "); edit what it says about the refund before you send it.";
+    }
+  }
+
+  function stopProposalPolling() {
+    if (proposalTimer) { clearTimeout(proposalTimer); proposalTimer = null; }
+  }
+
+  async function refreshProposalStatus() {
+    stopProposalPolling();
+    const data = shownProposal;
+    if (!data || !data.request_id) return;
+    let status = proposal.dataset.status || "pending_approval";
+    try {
+      const refund = await api(refundsUrl + encodeURIComponent(data.request_id) + "/");
+      if (data !== shownProposal) return; // a newer proposal replaced this one meanwhile
+      status = refund.status;
+      showProposalStatus(status);
+      document.getElementById("assistant-proposal-checked").textContent =
+        REFUND_TERMINAL.has(status) ? "" : "Checked at " + new Date().toLocaleTimeString() + "; updates by itself.";
+    } catch (err) {
+      if (err.status === 403 || err.status === 404) return; // asking again would not help
+    }
+    if (data === shownProposal && !REFUND_TERMINAL.has(status)) {
+      proposalTimer = setTimeout(refreshProposalStatus,
+        document.hidden ? REFUND_POLL_HIDDEN_MS : REFUND_POLL_MS);
+    }
+  }
+
+  document.addEventListener("visibilitychange", function () {
+    if (!document.hidden && proposalTimer) refreshProposalStatus();
+  });
+
+  // --- a refund over the role's limit: offer the escalation form -------------------------
+
+  async function suggestEscalation(toolCallId) {
+    if (!escalateBox || panel.dataset.escalated === "true") return;
+    let amount = "";
+    let orderId = panel.dataset.orderId || "";
+    try {
+      const body = await api(runsUrl + runId + "/tool-calls/");
+      const calls = Array.isArray(body) ? body : (body.results || []);
+      const call = calls.find(function (c) { return c.tool_call_id === toolCallId; });
+      if (call && call.arguments) {
+        amount = formatAmount(call.arguments.amount);
+        orderId = String(call.arguments.order_id || orderId);
+      }
+    } catch (err) { /* the suggestion still stands, with fewer details */ }
+    const currency = orderId === panel.dataset.orderId ? panel.dataset.currency : "";
+    const refund = amount ? "Refund of " + money(amount, currency) : "The refund";
+    const onOrder = orderId ? " on order " + orderId : "";
+    escalationNote = refund + onOrder + " is over my limit; the assistant proposes escalation.";
+    document.getElementById("assistant-escalate-text").textContent =
+      refund + onOrder + " is over what your role may propose: a supervisor can.";
+    escalateBox.hidden = false;
+  }
+
+  if (escalateBox) {
+    document.getElementById("assistant-escalate-button").addEventListener("click", function () {
+      const note = document.getElementById("escalate-note");
+      if (!note) return;
+      if (!note.value.trim()) note.value = escalationNote;
+      note.focus({preventScroll: true});
+      note.scrollIntoView({block: "center", behavior: "smooth"});
+    });
+  }
+
+  // --- the answer as the start of a reply ---------------------------------------------------
+
+  if (useAnswerButton) {
+    useAnswerButton.addEventListener("click", function () {
+      const box = document.getElementById("reply-body");
+      if (!box) return;
+      const text = answerText.textContent.trim();
+      const typed = box.value.replace(/\s+$/, "");
+      box.value = typed ? typed + "\n\n" + text : text;
+      const publicChoice = document.getElementById("reply-public");
+      if (publicChoice) {
+        publicChoice.checked = true;
+        publicChoice.dispatchEvent(new Event("change", {bubbles: true}));
+      }
+      box.focus({preventScroll: true});
+      box.setSelectionRange(box.value.length, box.value.length);
+      box.scrollIntoView({block: "center", behavior: "smooth"});
+    });
+  }
+
+  // --- the run's events --------------------------------------------------------------------
 
   function render(event) {
     if (event.seq <= lastSeq) return;
@@ -98,29 +261,58 @@
     if (!existing) progress.append(item);
     if (data.untrusted_warning) warning.hidden = false;
     if (event.type === "approval.required") showProposal(data);
+    if (event.type === "tool_call.completed" && data.error_code === OVER_LIMIT) {
+      suggestEscalation(data.tool_call_id);
+    }
     if (FINAL.has(event.type)) finish(event);
     else setBusy(true, "Working…");
+  }
+
+  function showAnswer(text) {
+    answer.hidden = false;
+    answerText.textContent = text;
   }
 
   function finish(event) {
     stopFollowing();
     const data = event.data || {};
     setBusy(false, event.type === "run.completed" ? "" : describe(event));
-    if (data.final_answer || data.answer) {
-      answer.hidden = false;
-      answer.textContent = data.final_answer || data.answer;
-    }
+    if (data.final_answer || data.answer) showAnswer(data.final_answer || data.answer);
     loadRun();
     loadTrail();
+    refreshProposalStatus();
+  }
+
+  // The server checks the answer against the refunds that exist: an answer saying a refund is
+  // paid, approved or on its way that the records contradict must not reach a customer as is.
+  function showContradiction(run) {
+    const box = document.getElementById("assistant-answer-contradicts");
+    if (!box) return;
+    box.hidden = !run.answer_contradicts_state;
+    if (box.hidden) return;
+    const actual = (run.answer_check && run.answer_check.actual) || [];
+    const facts = actual.map(function (r) {
+      const words = REFUND_STATUS[r.status] ? REFUND_STATUS[r.status][0] : r.status_label || r.status;
+      return "request " + r.request_id + " (" + r.amount + " on order " + r.order_id + ") is " + lowerFirst(words);
+    });
+    box.textContent = "Check before replying: this answer says more about the refund than the records do. " +
+      (facts.length ? "In fact " + facts.join("; ") + "." : "There is no refund request on this ticket; nothing has been refunded.");
   }
 
   async function loadRun() {
     if (!runId) return;
     try {
       const run = await api(runsUrl + runId + "/");
-      if (run.final_answer) { answer.hidden = false; answer.textContent = run.final_answer; }
+      if (run.final_answer) showAnswer(run.final_answer);
+      showContradiction(run);
       if (run.untrusted_warning) warning.hidden = false;
     } catch (err) { statusLine.textContent = err.message; }
+  }
+
+  function cell(content) {
+    const td = document.createElement("td");
+    td.append(content);
+    return td;
   }
 
   async function loadTrail() {
@@ -132,13 +324,15 @@
       tbody.innerHTML = "";
       for (const call of rows) {
         const tr = document.createElement("tr");
-        const cells = [call.tool_name, JSON.stringify(call.arguments),
-          call.ok ? "ok" : (call.error_code || "error"), String(call.elapsed_ms)];
-        for (const text of cells) {
-          const td = document.createElement("td");
-          td.textContent = text;
-          tr.append(td);
-        }
+        const args = document.createElement("pre");
+        args.className = "json";
+        args.textContent = JSON.stringify(call.arguments, null, 2);
+        tr.append(
+          cell(call.tool_name),
+          cell(args),
+          cell(call.ok ? "ok" : (call.error_code || "error")),
+          cell(String(call.elapsed_ms)),
+        );
         tbody.append(tr);
       }
       trail.hidden = rows.length === 0;
@@ -155,13 +349,10 @@
       const events = await api(runsUrl + runId + "/events/?after=" + lastSeq);
       (Array.isArray(events) ? events : events.results || []).forEach(render);
     } catch (err) { statusLine.textContent = err.message; }
-    if (runId && !pollTimer && source === null && !FINAL.has(lastType())) {
+    if (runId && !pollTimer && source === null && !FINAL.has(lastEventType)) {
       pollTimer = setTimeout(function () { pollTimer = null; poll(); }, 800);
     }
   }
-
-  let lastEventType = "";
-  function lastType() { return lastEventType; }
 
   function follow() {
     stopFollowing();
@@ -180,8 +371,24 @@
     source.onerror = function () {
       // The stream ended or broke: fall back to polling unless the run is over.
       if (source) { source.close(); source = null; }
-      if (!FINAL.has(lastType())) poll();
+      if (!FINAL.has(lastEventType)) poll();
     };
+  }
+
+  function clearPanel() {
+    ["assistant-answer-stale", "assistant-answer-contradicts"].forEach(function (id) {
+      const element = document.getElementById(id);
+      if (element) element.hidden = true;
+    });
+    progress.innerHTML = "";
+    proposal.hidden = true;
+    shownProposal = null;
+    stopProposalPolling();
+    answer.hidden = true;
+    trail.hidden = true;
+    if (escalateBox) escalateBox.hidden = true;
+    lastSeq = 0;
+    lastEventType = "";
   }
 
   if (form) {
@@ -190,8 +397,7 @@
       const message = input.value.trim();
       if (!message) { statusLine.textContent = "Type a question first."; return; }
       setBusy(true, "Starting…");
-      progress.innerHTML = ""; proposal.hidden = true; answer.hidden = true; trail.hidden = true;
-      lastSeq = 0;
+      clearPanel();
       try {
         const run = await api(panel.dataset.startUrl, {method: "POST", body: JSON.stringify({message: message})});
         runId = run.id;
