@@ -185,6 +185,20 @@ def _public_reply_refusal(role: str | None, ticket: Ticket) -> str:
 class HistoryRow:
     event: TicketEvent
     detail: str
+    who: str  # a desk user, the customer, or the desk itself
+
+
+def _who(event: TicketEvent, customer_name: str) -> str:
+    """Who made the change: the user, or the customer whose email did it."""
+    data = event.data or {}
+    if event.actor is not None:
+        return event.actor.username
+    by_customer = (
+        event.type == TicketEvent.Type.CUSTOMER_REPLIED
+        or (event.type == TicketEvent.Type.CREATED and data.get("via") == "email")
+        or data.get("reason") == "customer replied"
+    )
+    return customer_name if by_customer else "the desk"
 
 
 def _history(ticket: Ticket) -> list[HistoryRow]:
@@ -207,7 +221,7 @@ def _history(ticket: Ticket) -> list[HistoryRow]:
             detail = data.get("error", "")
         elif event.type == TicketEvent.Type.CREATED:
             detail = "from the customer's email" if data.get("via") == "email" else "by the desk"
-        rows.append(HistoryRow(event, detail))
+        rows.append(HistoryRow(event, detail, _who(event, ticket.customer.name)))
     return rows
 
 

@@ -11,12 +11,11 @@ from agent.models import AgentRun, ToolCallLog
 from orders.models import Order
 from refunds.models import RefundRequest
 from refunds.services import refund_propose
+from tests.e2e.overflow import LAPTOP, PHONE, page_width
 from tickets.models import Ticket
 
 pytestmark = [pytest.mark.e2e, pytest.mark.services, pytest.mark.django_db(transaction=True)]
 
-PHONE = {"width": 390, "height": 844}
-LAPTOP = {"width": 1280, "height": 800}
 LONG_TEXT = "The customer wrote a very long explanation " * 12
 
 
@@ -51,10 +50,6 @@ def proposal_with_a_long_trail(demo) -> RefundRequest:
         role="agent",
         run=run,
     ).refund
-
-
-def page_width(page) -> int:
-    return page.evaluate("document.documentElement.scrollWidth")
 
 
 def test_the_review_pages_fit_a_phone(page, login, proposal_with_a_long_trail):

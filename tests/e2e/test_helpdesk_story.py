@@ -1,0 +1,326 @@
+"""Issue 11 end to end, in a real browser, with real parts around it: a customer's email arrives
+over the inbound API and opens a ticket; an agent takes it, the assistant proposes a refund, a
+reviewer approves it in a second browser, the agent's page follows the refund to "refunded"
+without a reload; the assistant's answer, edited, goes out as a reply that a Celery worker
+emails over a real SMTP socket, threaded to the customer's email; the agent solves the ticket
+and the customer's answer reopens it. At each step the page is photographed at laptop and
+phone width and must not scroll sideways.
+
+Screenshots go to $STORY_SHOTS_DIR if set (to look at them), else to the test's tmp_path."""
+
+import http.client
+import json
+import os
+import re
+import threading
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+from django.conf import settings
+from playwright.sync_api import Page, expect
+
+from refunds.models import RefundRequest
+from tests.conftest import TEST_QUEUE
+from tests.e2e.overflow import LAPTOP, PHONE, assert_fits
+from tests.fakes.smtp_server import FakeSMTPServer
+from tests.services import WorkerProcess, wait_for
+from tickets.models import Ticket, TicketMessage
+
+pytestmark = [pytest.mark.e2e, pytest.mark.services, pytest.mark.django_db(transaction=True)]
+
+INBOUND_SECRET = "story-inbound-secret"
+CUSTOMER = "li.wei@example.com"
+SUBJECT = "The mug arrived cracked"
+FIRST_EMAIL_ID = "<CAKx8mug-0001.li.wei@mail.example.com>"
+ANSWER_EMAIL_ID = "<CAKx8mug-0002.li.wei@mail.example.com>"
+ADDED_SENTENCE = "Update: the payment provider has now refunded the 129.00 CNY to your card."
+
+# The worker is a real process: a run, a refund and an email each take it a few seconds.
+RUN_TIMEOUT_MS = 45_000
+# The proposal box asks every 5 s; the worker executes the refund in about as long.
+REFUND_TIMEOUT_MS = 60_000
+DELIVERY_TIMEOUT_S = 45
+# The held mail server lets a client wait at most this long (less than the worker's timeout).
+HOLD_LIMIT_S = 20
+
+
+class HeldMailServer(FakeSMTPServer):
+    """The fake mail server, greeting no one until `open()`: a reply is visibly Queued while
+    the worker waits for the server, then Sent, in one attempt."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.knocked = threading.Event()  # a client has connected and waits for the greeting
+        self.opened = threading.Event()
+
+    def open(self) -> None:
+        self.opened.set()
+
+    def _refusal_for_new_connection(self) -> str | None:
+        # Called by the fake's handler for every new connection, before it greets.
+        self.knocked.set()
+        self.opened.wait(timeout=HOLD_LIMIT_S)
+        return super()._refusal_for_new_connection()
+
+
+@pytest.fixture
+def desk_settings(settings):
+    """The live server's side: the offline planner, inbound email accepted with our secret."""
+    settings.LLM_PROVIDER = "offline"
+    settings.INBOUND_SECRET = INBOUND_SECRET
+
+
+@pytest.fixture
+def mail_server():
+    server = HeldMailServer().start()
+    yield server
+    server.open()  # never leave a client hanging
+    server.stop()
+
+
+@pytest.fixture
+def worker(transactional_db, mail_server):
+    """A real worker on this session's queue: runs the assistant, executes the refund through
+    the simulated provider, emails replies to the fake mail server named by EMAIL_URL."""
+    process = WorkerProcess(
+        TEST_QUEUE,
+        log_name="story",
+        extra_env={
+            "EMAIL_URL": mail_server.url,
+            "EMAIL_TIMEOUT_S": "30",
+            "LLM_PROVIDER": "offline",
+            "REFUND_ADAPTER": "simulated",
+            "SIMULATED_PROVIDER_MODE": "normal",
+            "SIMULATED_PROVIDER_LATENCY_S": "0",
+        },
+    ).start()
+    yield process
+    process.stop()
+
+
+class Camera:
+    """Photographs a page at laptop and phone width (numbered in story order) and checks that
+    it fits both; the page is left at laptop width, its scripts still running."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.taken = 0
+
+    def shoot(self, page: Page, name: str) -> None:
+        self.taken += 1
+        for viewport in (LAPTOP, PHONE):
+            page.set_viewport_size(viewport)
+            width = viewport["width"]
+            page.screenshot(
+                path=self.directory / f"{self.taken:02d}-{name}-{width}.png", full_page=True
+            )
+            assert_fits(page, f"{name} ({page.url})")
+        page.set_viewport_size(LAPTOP)
+
+
+@pytest.fixture
+def camera(tmp_path) -> Camera:
+    directory = Path(os.environ.get("STORY_SHOTS_DIR") or tmp_path / "shots")
+    directory.mkdir(parents=True, exist_ok=True)
+    return Camera(directory)
+
+
+def email_from_the_customer(live_server, *, subject: str, body: str, message_id: str) -> dict:
+    """POST the email as the mail gateway does: JSON and the shared secret, no browser."""
+    url = urlsplit(live_server.url)
+    connection = http.client.HTTPConnection(url.hostname, url.port, timeout=30)
+    email = {"from": CUSTOMER, "name": "Li Wei", "subject": subject, "body": body}
+    try:
+        connection.request(
+            "POST",
+            "/api/inbound/email/",
+            body=json.dumps({**email, "message_id": message_id}),
+            headers={"Content-Type": "application/json", "X-Inbound-Secret": INBOUND_SECRET},
+        )
+        response = connection.getresponse()
+        assert response.status == 201, response.read()
+        return json.loads(response.read())
+    finally:
+        connection.close()
+
+
+def log_in(page: Page, username: str) -> None:
+    """As the `login` fixture does, for any page: the reviewer has a browser of their own."""
+    page.goto("/login/")
+    page.fill("#id_username", username)
+    page.fill("#id_password", settings.DEMO_PASSWORD)
+    page.click("button[type=submit]")
+    page.wait_for_load_state()
+
+
+def wait_for_the_refunded_proposal(page: Page) -> None:
+    """After a reload the panel replays the run from the database: wait until the proposal box
+    is back (and says refunded), so the photo and the width check see the whole page."""
+    status = page.locator("#assistant-proposal-status")
+    expect(status).to_have_attribute("data-status", "succeeded", timeout=RUN_TIMEOUT_MS)
+
+
+def history_row(page: Page, event_type: str, text: str):
+    return page.locator(f"#history li.history-{event_type}", has_text=text)
+
+
+def test_a_customers_email_becomes_a_refund_a_threaded_reply_and_a_reopened_ticket(
+    browser, page, live_server, demo, desk_settings, mail_server, worker, camera
+):
+    # 1. Li Wei writes a new email (no ticket reference) about her mug: a new ticket.
+    opened = email_from_the_customer(
+        live_server,
+        subject=SUBJECT,
+        body="Hello, my ceramic mug from order 202610110087 arrived cracked down the side. "
+        "Could I have my money back?",
+        message_id=FIRST_EMAIL_ID,
+    )
+    assert opened == {"ticket": "TCK-1005", "created": True, "duplicate": False}
+    ticket = Ticket.objects.get(reference="TCK-1005")
+    assert (ticket.order.order_id, ticket.customer.email) == ("202610110087", CUSTOMER)
+
+    # 2. The agent finds it among the unassigned tickets and takes it.
+    log_in(page, "agent")
+    page.locator(".tabs a[data-view=unassigned]").click()
+    page.wait_for_url("**/tickets/?view=unassigned")
+    row = page.locator("#ticket-list tbody tr", has_text="TCK-1005")
+    expect(row).to_contain_text(SUBJECT)
+    expect(row).to_contain_text("Li Wei")
+    expect(row).to_contain_text("202610110087")
+    camera.shoot(page, "ticket-list-unassigned")
+
+    row.get_by_role("link", name="TCK-1005").click()
+    page.wait_for_url("**/tickets/TCK-1005/")
+    expect(page.locator(".conversation")).to_contain_text("arrived cracked down the side")
+    expect(page.locator("#ticket-assignee")).to_have_text("unassigned")
+    page.locator("#assign-me-form button[type=submit]").click()
+    page.wait_for_url("**/tickets/TCK-1005/")
+    expect(page.locator(".flash")).to_contain_text("Assigned to agent.")
+    expect(page.locator("#ticket-assignee")).to_have_text("agent")
+    expect(history_row(page, "assigned", "unassigned → agent")).to_be_visible()
+    camera.shoot(page, "ticket-assigned")
+
+    # 3. The assistant proposes refunding the mug; nothing moves until a reviewer approves.
+    page.fill("#assistant-message", "The mug arrived cracked, please refund it")
+    page.click("#assistant-ask")
+    page.locator("#assistant-answer").wait_for(state="visible", timeout=RUN_TIMEOUT_MS)
+    proposal_status = page.locator("#assistant-proposal-status")
+    expect(proposal_status).to_have_text("waiting for a reviewer")
+    expect(page.locator("#assistant-proposal")).to_contain_text("Proposed refund 129.00 CNY")
+    refund = RefundRequest.objects.get(ticket=ticket)
+    assert refund.status == "pending_approval"
+    page.evaluate("window.stillTheSamePage = true")
+    camera.shoot(page, "proposal-waiting")
+
+    # 4. In a browser of their own, the reviewer approves it from the review queue.
+    reviewer_context = browser.new_context(base_url=live_server.url, viewport=LAPTOP)
+    try:
+        review = reviewer_context.new_page()
+        review.set_default_timeout(15_000)
+        log_in(review, "reviewer")
+        assert review.url.endswith("/review/")
+        queued = review.locator("#review-queue tbody tr", has_text="TCK-1005")
+        expect(queued).to_contain_text("129.00 CNY")
+        camera.shoot(review, "review-queue")
+        queued.get_by_role("link", name=refund.request_id).click()
+        review.wait_for_url(f"**/review/{refund.request_id}/")
+        camera.shoot(review, "review-request")
+        review.fill("#approve-form textarea[name=note]", "Crack visible in the customer's words.")
+        review.locator("#approve-form button[type=submit]").click()
+        review.wait_for_load_state()
+        expect(review.locator(".flash")).to_contain_text(f"Refund {refund.request_id} approved.")
+    finally:
+        reviewer_context.close()
+
+    # 5. The agent's page, never reloaded, follows the refund to "refunded".
+    expect(proposal_status).to_have_attribute("data-status", "succeeded", timeout=REFUND_TIMEOUT_MS)
+    expect(proposal_status).to_have_text("refunded")
+    assert page.evaluate("window.stillTheSamePage") is True
+    expect(page.locator("#assistant-answer-stale")).to_contain_text("now: refunded")
+    refund.refresh_from_db()
+    assert refund.status == "succeeded"
+    camera.shoot(page, "proposal-refunded")
+
+    # 6. The answer, brought up to date by the agent, goes out as a public reply.
+    answer = page.locator("#assistant-answer-text").inner_text().strip()
+    page.click("#assistant-use-answer")
+    reply_box = page.locator("#reply-body")
+    expect(reply_box).to_be_focused()
+    expect(reply_box).to_have_value(answer)
+    page.keyboard.insert_text("\n\n" + ADDED_SENTENCE)  # where "Use as reply" left the cursor
+    expect(reply_box).to_have_value(answer + "\n\n" + ADDED_SENTENCE)
+    expect(page.locator("#reply-public")).to_be_checked()
+    page.locator("#reply-send", has_text=f"Send reply to {CUSTOMER}").click()
+    page.wait_for_url("**/tickets/TCK-1005/")
+    expect(page.locator(".flash")).to_contain_text("Reply queued for sending to the customer.")
+    reply = ticket.messages.get(author_kind="agent", visibility="public")
+    assert reply.body == answer + "\n\n" + ADDED_SENTENCE
+    delivery = page.locator(f"#message-{reply.pk} .delivery")
+
+    # The worker is at the mail server's door: the reply is Queued until the server answers.
+    assert mail_server.knocked.wait(timeout=DELIVERY_TIMEOUT_S), worker.log()[-4000:]
+    page.reload()
+    expect(delivery).to_have_attribute("data-delivery", "queued")
+    expect(delivery.locator(".badge")).to_have_text("Queued")
+    expect(delivery).to_contain_text(f"waiting to be emailed to {CUSTOMER}")
+    wait_for_the_refunded_proposal(page)
+    camera.shoot(page, "reply-queued")
+    mail_server.open()
+    wait_for(
+        lambda: TicketMessage.objects.get(pk=reply.pk).delivery == "sent",
+        timeout=DELIVERY_TIMEOUT_S,
+        what="the reply emailed",
+        worker=worker,
+    )
+    page.reload()
+    expect(delivery).to_have_attribute("data-delivery", "sent")
+    expect(delivery.locator(".badge")).to_have_text("Sent")
+    expect(delivery).to_contain_text(f"to {CUSTOMER} at")
+    expect(history_row(page, "reply_sent", "Reply emailed to the customer")).to_be_visible()
+    wait_for_the_refunded_proposal(page)
+    camera.shoot(page, "reply-sent")
+
+    [email] = mail_server.received
+    reply.refresh_from_db()
+    assert email.rcpt_to == [CUSTOMER]
+    assert email.header("Subject") == f"[TCK-1005] {SUBJECT}"
+    assert email.header("Message-ID") == reply.message_id
+    assert email.header("In-Reply-To") == FIRST_EMAIL_ID
+    assert FIRST_EMAIL_ID in email.header("References").split()
+    assert email.text.startswith(reply.body + "\n")
+    assert reply.delivery_attempts == 1
+
+    # 7. The agent marks the ticket solved.
+    page.locator("#status-form button[value=solved]").click()
+    page.wait_for_url("**/tickets/TCK-1005/")
+    expect(page.locator(".flash")).to_contain_text("Ticket marked solved.")
+    expect(page.locator("#ticket-status")).to_have_text("Solved")
+    wait_for_the_refunded_proposal(page)
+    camera.shoot(page, "ticket-solved")
+
+    # 8. Li Wei answers the reply: the same ticket, open again, and the history says why.
+    answered = email_from_the_customer(
+        live_server,
+        subject=f"Re: [TCK-1005] {SUBJECT}",
+        body="Thank you, I can see the refund on my card statement.",
+        message_id=ANSWER_EMAIL_ID,
+    )
+    assert answered == {"ticket": "TCK-1005", "created": False, "duplicate": False}
+    page.reload()
+    expect(page.locator("#ticket-status")).to_have_text("Open")
+    expect(page.locator(".conversation .message-customer").last).to_contain_text(
+        "I can see the refund on my card statement"
+    )
+    expect(history_row(page, "customer_replied", "Customer replied")).to_be_visible()
+    expect(history_row(page, "status_changed", "Solved → Open (customer replied)")).to_be_visible()
+    wait_for_the_refunded_proposal(page)
+    camera.shoot(page, "ticket-reopened")
+
+    page.locator("#customer-card").get_by_role("link", name="Li Wei").click()
+    page.wait_for_url(re.compile(r"/customers/\d+/$"))
+    expect(page.locator("#customer-tickets tr", has_text="TCK-1005")).to_contain_text("Open")
+    camera.shoot(page, "customer")
+
+    assert Ticket.objects.get(pk=ticket.pk).status == "open"
+    assert len(mail_server.received) == 1  # solving and reopening email nobody
