@@ -12,7 +12,7 @@ import pytest
 from agent import runtime, services
 from agent.errors import ErrorCode
 from agent.models import AgentMessage, AgentRun, RunEvent, ToolCallLog
-from agent.prompts import FINAL_CALL_NOTE
+from agent.prompts import FINAL_CALL_NOTE, PROMPT_VERSION
 from agent.untrusted import labelled_untrusted_blocks, untrusted_blocks
 from tests.agent.runs import drive, probe_tool, start_run
 from tests.fakes.openai_server import error_body, text_reply, tool_call, tool_reply
@@ -109,7 +109,7 @@ def test_it_sends_a_system_prompt_with_scope_rules_and_wrapped_customer_text(dem
     assert messages[2] == {"role": "user", "content": "Summarise the ticket."}
     # and the injection in the customer's message raised the run's warning flag
     assert run.untrusted_instructions is True
-    assert run.prompt_version == "desk-2026.11-4"
+    assert run.prompt_version == PROMPT_VERSION
 
 
 def test_a_harmless_ticket_does_not_raise_the_untrusted_flag(demo, fake_openai):
