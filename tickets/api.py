@@ -151,6 +151,16 @@ def _ticket_response(reference: str) -> Response:
     return Response(TicketSerializer(_ticket(reference)).data)
 
 
+def _change(request, reference: str, body_class, change) -> Response:
+    """Validate the body, let the service change the ticket with the body's one field, answer
+    with the ticket as it is now."""
+    ticket = _ticket(reference)
+    body = body_class(data=request.data)
+    body.is_valid(raise_exception=True)
+    change(ticket, *body.validated_data.values())
+    return _ticket_response(reference)
+
+
 @extend_schema(responses={200: TicketSerializer, **error_responses(401, 403, 404)})
 class TicketDetailApi(generics.RetrieveAPIView):
     serializer_class = TicketSerializer
@@ -222,12 +232,14 @@ class TicketStatusApi(APIView):
         },
     )
     def post(self, request, reference: str):
-        body = StatusWriteSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        services.ticket_set_status(
-            ticket=_ticket(reference), to_status=body.validated_data["status"], actor=request.user
+        return _change(
+            request,
+            reference,
+            StatusWriteSerializer,
+            lambda ticket, status: services.ticket_set_status(
+                ticket=ticket, to_status=status, actor=request.user
+            ),
         )
-        return _ticket_response(reference)
 
 
 class TicketAssignApi(APIView):
@@ -265,12 +277,14 @@ class TicketEscalateApi(APIView):
         },
     )
     def post(self, request, reference: str):
-        body = NoteWriteSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        services.ticket_escalate(
-            ticket=_ticket(reference), note=body.validated_data["note"], actor=request.user
+        return _change(
+            request,
+            reference,
+            NoteWriteSerializer,
+            lambda ticket, note: services.ticket_escalate(
+                ticket=ticket, note=note, actor=request.user
+            ),
         )
-        return _ticket_response(reference)
 
 
 class TicketDeescalateApi(APIView):
@@ -286,12 +300,14 @@ class TicketDeescalateApi(APIView):
         },
     )
     def post(self, request, reference: str):
-        body = OptionalNoteSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        services.ticket_clear_escalation(
-            ticket=_ticket(reference), note=body.validated_data["note"], actor=request.user
+        return _change(
+            request,
+            reference,
+            OptionalNoteSerializer,
+            lambda ticket, note: services.ticket_clear_escalation(
+                ticket=ticket, note=note, actor=request.user
+            ),
         )
-        return _ticket_response(reference)
 
 
 @extend_schema(
