@@ -4,9 +4,10 @@ are evidence of what happened, written only by the runtime and the executor."""
 import json
 
 from django.contrib import admin
+from django.urls import reverse
 from django.utils.html import format_html
 
-from agent.models import AgentMessage, AgentRun, RunEvent, ToolCallLog
+from agent.models import AgentMessage, AgentRun, McpSession, RunEvent, ToolCallLog
 from config.admin_tools import ReadOnlyMixin
 from refunds.admin import DeskAdminMedia, pretty_json, run_link, shortened, ticket_link
 
@@ -100,6 +101,25 @@ class RunEventInline(ReadOnlyMixin, admin.TabularInline):
         return pretty_json(obj.data)
 
 
+def mcp_session_link(session_id) -> str:
+    """An MCP session by the first group of its UUID, linking to it."""
+    if session_id is None:
+        return "-"
+    return format_html(
+        '<a href="{}" title="{}">MCP {}…</a>',
+        reverse("admin:agent_mcpsession_change", args=[session_id]),
+        session_id,
+        str(session_id)[:8],
+    )
+
+
+def call_source(call: ToolCallLog) -> str:
+    """The run a call belongs to, or, for an MCP host's call, its session."""
+    if call.run_id is None:
+        return mcp_session_link(call.mcp_session_id)
+    return run_link(call.run_id)
+
+
 class ToolCallLogInline(ReadOnlyMixin, admin.TabularInline):
     model = ToolCallLog
     extra = 0
@@ -171,6 +191,66 @@ class AgentRunAdmin(ReadOnlyMixin, admin.ModelAdmin):
         return ticket_link(run.ticket)
 
 
+class CallSourceFilter(admin.SimpleListFilter):
+    title = "made in"
+    parameter_name = "source"
+
+    def lookups(self, request, model_admin):
+        return [("run", "an assistant run"), ("mcp", "an MCP session")]
+
+    def queryset(self, request, queryset):
+        if self.value() == "run":
+            return queryset.filter(run__isnull=False)
+        if self.value() == "mcp":
+            return queryset.filter(mcp_session__isnull=False)
+        return queryset
+
+
+@admin.register(McpSession)
+class McpSessionAdmin(ReadOnlyMixin, admin.ModelAdmin):
+    """The sessions MCP hosts opened (DESIGN §12), with the calls they made: read-only, like
+    the runs."""
+
+    list_display = [
+        "session_id",
+        "ticket_reference",
+        "user",
+        "role",
+        "transport",
+        "client",
+        "started_at",
+        "last_seen_at",
+        "ended_at",
+    ]
+    list_display_links = ["session_id"]
+    list_filter = ["role", "transport", "started_at"]
+    search_fields = ["id", "ticket__reference", "user__username", "client_name"]
+    list_select_related = ["ticket", "user"]
+    date_hierarchy = "started_at"
+    inlines = [ToolCallLogInline]
+    Media = DeskAdminMedia
+    SHOWN_AS = {"ticket": "ticket_reference"}
+
+    def get_fields(self, request, obj=None):
+        """Every field of the session, in model order, so a field added later shows up too."""
+        return [self.SHOWN_AS.get(f.name, f.name) for f in self.model._meta.concrete_fields]
+
+    def get_readonly_fields(self, request, obj=None):
+        return self.get_fields(request, obj)
+
+    @admin.display(description="session", ordering="started_at")
+    def session_id(self, session: McpSession) -> str:
+        return format_html('<span title="{}">{}…</span>', session.pk, str(session.pk)[:8])
+
+    @admin.display(description="ticket", ordering="ticket__reference")
+    def ticket_reference(self, session: McpSession) -> str:
+        return ticket_link(session.ticket)
+
+    @admin.display(description="client", ordering="client_name")
+    def client(self, session: McpSession) -> str:
+        return " ".join(part for part in (session.client_name, session.client_version) if part)
+
+
 @admin.register(ToolCallLog)
 class ToolCallLogAdmin(ReadOnlyMixin, admin.ModelAdmin):
     list_display = [
@@ -189,10 +269,11 @@ class ToolCallLogAdmin(ReadOnlyMixin, admin.ModelAdmin):
         "tool_name",
         "ok",
         "error_code",
+        CallSourceFilter,
         ("actor", admin.RelatedOnlyFieldListFilter),
         "created_at",
     ]
-    search_fields = ["tool_call_id", "run__id", "ticket__reference"]
+    search_fields = ["tool_call_id", "run__id", "mcp_session__id", "ticket__reference"]
     list_select_related = ["ticket", "actor"]
     date_hierarchy = "created_at"
     fields = readonly_fields = (
@@ -218,9 +299,9 @@ class ToolCallLogAdmin(ReadOnlyMixin, admin.ModelAdmin):
     def tool_call_id_short(self, obj: ToolCallLog) -> str:
         return shortened(obj.tool_call_id)
 
-    @admin.display(description="run", ordering="run__created_at")
+    @admin.display(description="run or MCP session", ordering="run__created_at")
     def run_short(self, obj: ToolCallLog) -> str:
-        return run_link(obj.run_id)
+        return call_source(obj)
 
     @admin.display(description="ticket", ordering="ticket__reference")
     def ticket_reference(self, obj: ToolCallLog) -> str:

@@ -4,6 +4,11 @@ Pipeline, first failure wins: cancelled run → past the reply's call limit → 
 role → argument size → JSON → schema → repeated call → handler (scope and business rules)
 under a timeout → result cap. Every outcome, success or not, is returned as data and written
 as exactly one ToolCallLog row.
+
+An MCP host's call (DESIGN §12) takes the same path in an McpContext. What only makes sense
+for a model loop the desk drives itself (cancellation, the per-reply call limit, repeat
+detection) applies to runs only; instead, an MCP call first checks that the user still holds
+the role the session started with.
 """
 
 import difflib
@@ -21,7 +26,7 @@ from uuid import UUID
 from django.conf import settings
 from django.db import IntegrityError, connection, connections, transaction
 
-from agent.context import RunContext
+from agent.context import McpContext, RunContext, ToolContext
 from agent.errors import ErrorCode, ToolError
 from agent.models import AgentRun, ToolCallLog
 from agent.tools import (
@@ -72,9 +77,15 @@ def _failure(
 
 
 def execute_tool_call(
-    ctx: RunContext, *, tool_call_id: str, name: str, arguments_raw: str, position_in_reply: int = 0
+    ctx: ToolContext,
+    *,
+    tool_call_id: str,
+    name: str,
+    arguments_raw: str,
+    position_in_reply: int = 0,
 ) -> dict:
-    """Run one tool call of `ctx.run` and return the result to send back to the model.
+    """Run one tool call of `ctx.run` (or of `ctx.mcp_session`) and return the result to send
+    back to the model.
 
     `position_in_reply` is the call's index among the tool calls of its model reply: calls
     from AGENT_MAX_TOOL_CALLS_PER_STEP on are answered TOO_MANY_CALLS and not run.
@@ -87,7 +98,7 @@ def execute_tool_call(
     if connection.in_atomic_block:
         raise RuntimeError("execute_tool_call must be called outside a transaction")
     tool_call_id = clean_text(tool_call_id or "")[:TEXT_LIMIT]
-    logged = _logged_result(ctx.run, tool_call_id)
+    logged = _logged_result(ctx, tool_call_id)
     if logged is not None:
         return logged
     started = time.monotonic()
@@ -105,9 +116,15 @@ def execute_tool_call(
     )
 
 
-def _decide(ctx: RunContext, *, name: str, arguments_raw: str, position_in_reply: int) -> Outcome:
-    if _cancelled(ctx.run):
+def _decide(ctx: ToolContext, *, name: str, arguments_raw: str, position_in_reply: int) -> Outcome:
+    if isinstance(ctx, RunContext) and _cancelled(ctx.run):
         return _failure(ErrorCode.CANCELLED, "The run was cancelled; no tool was executed.")
+    if isinstance(ctx, McpContext) and not ctx.role_still_held():
+        return _failure(
+            ErrorCode.PERMISSION_DENIED,
+            f"This session started with the {ctx.role} role, which its user no longer "
+            "holds; no tool was executed. Start a new session.",
+        )
     limit = settings.AGENT_MAX_TOOL_CALLS_PER_STEP
     if position_in_reply >= limit:
         return _failure(
@@ -177,7 +194,12 @@ def _decide(ctx: RunContext, *, name: str, arguments_raw: str, position_in_reply
         return outcome
 
     digest = _digest(_jsonable(clean))
-    if _identical_calls(ctx.run, tool.name, digest) >= MAX_IDENTICAL_CALLS:
+    # A host's session is long-lived and the host runs its own loop: asking for an order's
+    # refund status again an hour later is not a model stuck in a loop.
+    if (
+        isinstance(ctx, RunContext)
+        and _identical_calls(ctx.run, tool.name, digest) >= MAX_IDENTICAL_CALLS
+    ):
         outcome = _failure(
             ErrorCode.REPEATED_CALL,
             f"This exact {tool.name} call was already made "
@@ -200,12 +222,19 @@ def _identical_calls(run: AgentRun, name: str, digest: str) -> int:
     return ToolCallLog.objects.filter(run=run, tool_name=name, args_digest=digest).count()
 
 
-def _logged_result(run: AgentRun, tool_call_id: str) -> dict | None:
-    return (
-        ToolCallLog.objects.filter(run=run, tool_call_id=tool_call_id)
-        .values_list("result", flat=True)
-        .first()
-    )
+def _logged_result(ctx: ToolContext, tool_call_id: str) -> dict | None:
+    if isinstance(ctx, RunContext):
+        calls = ToolCallLog.objects.filter(run=ctx.run, tool_call_id=tool_call_id)
+    else:
+        calls = ToolCallLog.objects.filter(mcp_session=ctx.mcp_session, tool_call_id=tool_call_id)
+    return calls.values_list("result", flat=True).first()
+
+
+def _source(ctx: ToolContext) -> str:
+    """Where a call came from, for the server log."""
+    if isinstance(ctx, RunContext):
+        return f"run {ctx.run.pk}"
+    return f"MCP session {ctx.mcp_session.pk}"
 
 
 # --- Parsing and canonical form ---------------------------------------------------------------
@@ -309,7 +338,7 @@ def _internal_error(tool: Tool) -> Outcome:
     )
 
 
-def _run_handler(ctx: RunContext, tool: Tool, arguments: dict) -> Outcome:
+def _run_handler(ctx: ToolContext, tool: Tool, arguments: dict) -> Outcome:
     """Call the handler on a daemon thread and stop waiting after TOOL_TIMEOUT_S.
 
     A stuck call is abandoned, not killed: its thread finishes on its own and closes its
@@ -324,7 +353,7 @@ def _run_handler(ctx: RunContext, tool: Tool, arguments: dict) -> Outcome:
         except ToolError as refusal:
             box["refusal"] = refusal
         except Exception:
-            logger.exception("Tool %s failed (run %s)", tool.name, ctx.run.pk)
+            logger.exception("Tool %s failed (%s)", tool.name, _source(ctx))
         finally:
             connections.close_all()
             finished.set()
@@ -332,7 +361,7 @@ def _run_handler(ctx: RunContext, tool: Tool, arguments: dict) -> Outcome:
     threading.Thread(target=call, name=f"tool-{tool.name}", daemon=True).start()
     if not finished.wait(settings.TOOL_TIMEOUT_S):
         logger.warning(
-            "Tool %s timed out after %ss (run %s)", tool.name, settings.TOOL_TIMEOUT_S, ctx.run.pk
+            "Tool %s timed out after %ss (%s)", tool.name, settings.TOOL_TIMEOUT_S, _source(ctx)
         )
         if tool.kind == ToolKind.WRITE:
             return _failure(
@@ -401,7 +430,7 @@ def truncated(text: str) -> dict:
 
 
 def _record(
-    ctx: RunContext,
+    ctx: ToolContext,
     *,
     tool_call_id: str,
     name: str,
@@ -411,6 +440,7 @@ def _record(
 ) -> dict:
     row = ToolCallLog(
         run=ctx.run,
+        mcp_session=ctx.mcp_session,
         ticket=ctx.ticket,
         tool_call_id=tool_call_id,
         tool_name=clean_text(name)[:TEXT_LIMIT],
@@ -433,7 +463,7 @@ def _record(
                 tool.after_logged(row)
     except IntegrityError:
         # Another execution of the same tool call logged first: its answer is the answer.
-        winner = _logged_result(ctx.run, tool_call_id)
+        winner = _logged_result(ctx, tool_call_id)
         if winner is None:
             raise
         return winner

@@ -2,6 +2,8 @@ import uuid
 
 from django.conf import settings
 from django.db import models
+from django.db.models import Q
+from django.utils import timezone
 
 from config.roles import Role
 
@@ -118,10 +120,71 @@ class RunEvent(models.Model):
         return f"{self.run_id} #{self.seq} {self.type}"
 
 
-class ToolCallLog(models.Model):
-    """Exactly one row per tool call, whatever its outcome (DESIGN §1, invariant 3)."""
+class McpSession(models.Model):
+    """An MCP host connected to the desk's tools (DESIGN §12).
 
-    run = models.ForeignKey(AgentRun, on_delete=models.CASCADE, related_name="tool_calls")
+    Like a run, it binds who acts (user, role) and on whose data (the ticket and its customer)
+    once, when it starts; nothing the host sends later changes them. Its tool calls are logged
+    against it as a run's are against the run.
+    """
+
+    class Transport(models.TextChoices):
+        HTTP = "http", "Streamable HTTP"
+        STDIO = "stdio", "stdio"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="mcp_sessions"
+    )
+    role = models.CharField(max_length=16, choices=Role.choices)
+    ticket = models.ForeignKey(
+        "tickets.Ticket", on_delete=models.CASCADE, related_name="mcp_sessions"
+    )
+    # The ticket's customer when the session started: its scope, whatever happens to the
+    # ticket afterwards.
+    customer = models.ForeignKey(
+        "orders.Customer", on_delete=models.PROTECT, related_name="mcp_sessions"
+    )
+    transport = models.CharField(max_length=8, choices=Transport.choices)
+    # The Mcp-Session-Id the HTTP transport gave the host; empty on stdio, where the server
+    # process is the session.
+    transport_session_id = models.CharField(max_length=100, blank=True)
+    client_name = models.CharField(max_length=200, blank=True)
+    client_version = models.CharField(max_length=100, blank=True)
+    started_at = models.DateTimeField(auto_now_add=True)
+    last_seen_at = models.DateTimeField(default=timezone.now)
+    # When the host closed the session (HTTP DELETE, or the stdio process ending). A session
+    # that just went quiet expires on the server without a date here.
+    ended_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-started_at"]
+        verbose_name = "MCP session"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["transport_session_id"],
+                condition=~Q(transport_session_id=""),
+                name="mcp_session_transport_id_unique",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"MCP session {str(self.id)[:8]} on {self.ticket_id} ({self.user_id})"
+
+
+class ToolCallLog(models.Model):
+    """Exactly one row per tool call, whatever its outcome (DESIGN §1, invariant 3).
+
+    A call belongs to exactly one run or one MCP session.
+    """
+
+    run = models.ForeignKey(
+        AgentRun, on_delete=models.CASCADE, null=True, blank=True, related_name="tool_calls"
+    )
+    # PROTECT: a session's calls are evidence; the session row stays as long as they do.
+    mcp_session = models.ForeignKey(
+        McpSession, on_delete=models.PROTECT, null=True, blank=True, related_name="tool_calls"
+    )
     ticket = models.ForeignKey(
         "tickets.Ticket", on_delete=models.CASCADE, related_name="tool_calls"
     )
@@ -146,6 +209,16 @@ class ToolCallLog(models.Model):
         constraints = [
             models.UniqueConstraint(
                 fields=["run", "tool_call_id"], name="tool_call_log_run_call_unique"
+            ),
+            # An MCP request's JSON-RPC id, scoped to its session: a redelivered request
+            # returns the logged result instead of running the tool again.
+            models.UniqueConstraint(
+                fields=["mcp_session", "tool_call_id"], name="tool_call_log_mcp_call_unique"
+            ),
+            models.CheckConstraint(
+                condition=Q(run__isnull=False, mcp_session__isnull=True)
+                | Q(run__isnull=True, mcp_session__isnull=False),
+                name="tool_call_log_run_xor_mcp_session",
             ),
         ]
 

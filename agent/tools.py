@@ -2,7 +2,8 @@
 
 One `Tool` declaration per tool yields both what the model sees (the Chat Completions `tools`
 entry) and what the executor dispatches on (handler, kind, roles). Identity and scope never
-come from arguments (DESIGN §1, invariant 2): handlers read them from the RunContext.
+come from arguments (DESIGN §1, invariant 2): handlers read them from the context a run or an
+MCP session was bound with.
 """
 
 import base64
@@ -17,7 +18,7 @@ from datetime import UTC, datetime
 from decimal import Decimal, InvalidOperation
 from enum import StrEnum
 
-from agent.context import RunContext
+from agent.context import ToolContext
 from agent.errors import ErrorCode, ToolError
 from agent.models import ToolCallLog
 from config.canonical import canonical_json
@@ -86,7 +87,7 @@ class Tool:
     name: str
     description: str
     parameters: dict
-    handler: Callable[[RunContext, dict], dict]
+    handler: Callable[[ToolContext, dict], dict]
     kind: ToolKind
     roles: frozenset[str]
     # OpenAI's strict mode needs every property required and accepts only some keywords
@@ -125,14 +126,14 @@ def order_not_found() -> ToolError:
     )
 
 
-def _scoped_order(ctx: RunContext, order_id: str) -> Order:
+def _scoped_order(ctx: ToolContext, order_id: str) -> Order:
     order = customer_order(customer=ctx.customer, order_id=order_id)
     if order is None:
         raise order_not_found()
     return order
 
 
-def get_order(ctx: RunContext, args: dict) -> dict:
+def get_order(ctx: ToolContext, args: dict) -> dict:
     order = _scoped_order(ctx, args["order_id"])
     summary = order_summary(order)
     return {
@@ -193,7 +194,7 @@ def _decode_cursor(cursor: str) -> tuple[datetime, int]:
     return position
 
 
-def list_customer_orders(ctx: RunContext, args: dict) -> dict:
+def list_customer_orders(ctx: ToolContext, args: dict) -> dict:
     orders = customer_orders(customer=ctx.customer, status=args["status"])
     total = orders.count()
     if args["cursor"]:
@@ -220,11 +221,11 @@ def list_customer_orders(ctx: RunContext, args: dict) -> dict:
     }
 
 
-def search_policies(ctx: RunContext, args: dict) -> dict:
+def search_policies(ctx: ToolContext, args: dict) -> dict:
     return {"query": args["query"], "clauses": search_clauses(args["query"], limit=args["limit"])}
 
 
-def get_refund_status(ctx: RunContext, args: dict) -> dict:
+def get_refund_status(ctx: ToolContext, args: dict) -> dict:
     order = _scoped_order(ctx, args["order_id"])
     refunds = []
     for refund in order_refund_requests(order=order):
@@ -276,7 +277,7 @@ PROPOSAL_MESSAGES = {
 }
 
 
-def create_refund(ctx: RunContext, args: dict) -> dict:
+def create_refund(ctx: ToolContext, args: dict) -> dict:
     order = _scoped_order(ctx, args["order_id"])
     try:
         proposal = refund_services.refund_propose(

@@ -92,6 +92,8 @@ class ReviewView:
     verdicts: list[Verdict]
     tool_calls: Sequence[Model]  # the proposing run's agent ToolCallLog rows, oldest first
     untrusted_warning: bool
+    # The agent McpSession the calls came from when an MCP host proposed it, not a run.
+    mcp_session: Model | None = None
 
 
 def refund_review(*, refund: RefundRequest) -> ReviewView:
@@ -111,7 +113,12 @@ def refund_review(*, refund: RefundRequest) -> ReviewView:
             )
         )
     run = refund.run
-    tool_calls = list(run.tool_calls.order_by("created_at", "id")) if run is not None else []
+    # A version proposed outside a run, by an MCP host, shows the trail of the request's first
+    # proposing call: that call's MCP session, or the run it came from.
+    call = refund.tool_call
+    mcp_session = call.mcp_session if run is None and call is not None else None
+    trail = run or mcp_session or (call.run if call is not None else None)
+    tool_calls = list(trail.tool_calls.order_by("created_at", "id")) if trail is not None else []
     confirmation = current_confirmation(refund)
     return ReviewView(
         refund=refund,
@@ -123,6 +130,7 @@ def refund_review(*, refund: RefundRequest) -> ReviewView:
         verdicts=verdicts,
         tool_calls=tool_calls,
         untrusted_warning=bool(run is not None and run.untrusted_instructions),
+        mcp_session=mcp_session,
     )
 
 

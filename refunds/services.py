@@ -314,8 +314,9 @@ def _repropose(
         "policy_version_id": evaluation.policy_version_id,
         "policy_evaluation": evaluation.verdicts,
     }
-    if run is not None:
-        fields["run_id"] = run.pk
+    # The run behind the current version, none when it was proposed outside a run (an MCP
+    # host): a run left over from an earlier version would lend this proposer its role.
+    fields["run_id"] = run.pk if run is not None else None
     if refund.status == S.EXPIRED:
         # Expiry is not a decision: nobody looked at it, so the intent may be proposed again.
         if not refund_transition(
@@ -337,16 +338,17 @@ def _repropose(
     return Proposal(refund=refund, confirmation=confirmation, outcome=outcome)
 
 
-def refund_link_tool_call(*, request_id: str, tool_call: Model, run: Model) -> None:
+def refund_link_tool_call(*, request_id: str, tool_call: Model, run: Model | None) -> None:
     """Point a new request at the tool call that proposed it (an agent ToolCallLog row).
 
     Only a request of the call's own run that has no link yet: a later call that only
     re-proposes or corrects the intent leaves the first link alone (every call stays in the
-    run's trail).
+    run's trail). A call from an MCP session has no run: it links a request proposed outside
+    any run, whose trail is then that session's.
     """
-    RefundRequest.objects.filter(request_id=request_id, tool_call=None, run_id=run.pk).update(
-        tool_call_id=tool_call.pk
-    )
+    RefundRequest.objects.filter(
+        request_id=request_id, tool_call=None, run_id=run.pk if run is not None else None
+    ).update(tool_call_id=tool_call.pk)
 
 
 def _check_reviewer(*, refund: RefundRequest, reviewer: User) -> None:

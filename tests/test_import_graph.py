@@ -30,7 +30,10 @@ PACKAGES = ("config", "orders", "policies", "tickets", "refunds", "agent", "eval
 #   agent     runs, tools, the executor, model providers; its tools propose refunds
 #   desk      the support desk on top of it all: the ticket pages and API, the receivers that
 #             post other apps' news on tickets, the demo data
-#   project   the root URLconf, which mounts every app
+#   project   the root URLconf, which mounts every app; and the MCP server, the other door
+#             outside clients come in by: like the API it serves the desk to them (the
+#             agent's tools, for agent hosts) and authenticates them with DRF's tokens, so
+#             like the API it may reach rest_framework; nothing imports it
 #   evals     measures the assistant: runs eval cases through the agent on the desk's demo shop;
 #             nothing imports it
 ALLOWED = {
@@ -56,7 +59,8 @@ DESK = (
     "tickets.demo",
     "tickets.management",
 )
-PROJECT = ("config.urls",)
+MCP_SERVER = ("agent.mcp", "agent.management.commands.mcp_server")
+PROJECT = ("config.urls", *MCP_SERVER)
 
 # Modules that speak HTTP (by their last name); the rest is domain code, which must reach
 # neither an HTTP framework nor them.
@@ -72,6 +76,7 @@ HTTP_MODULES = {
     "pagination",
     "api_errors",
     "context_processors",
+    "throttling",
 }
 HTTP_FRAMEWORKS = ("rest_framework", "drf_spectacular")
 
