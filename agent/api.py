@@ -64,7 +64,17 @@ class RunStartApi(APIView):
         request=RunStartSerializer,
         responses={
             202: RunSerializer,
-            **error_responses(400, 401, 403, 404, e404="No such ticket."),
+            **error_responses(
+                400,
+                401,
+                403,
+                404,
+                429,
+                e404="No such ticket.",
+                e429="Over the hourly fair-use limit on runs or model tokens "
+                "(code rate_limited, extra {limit, used, counts, retry_after}), or throttled. "
+                "Retry-After says when to try again.",
+            ),
         },
         summary="Ask the assistant; the run proceeds in the background",
     )

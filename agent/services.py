@@ -5,8 +5,9 @@ a compare-and-swap `UPDATE`: a step holds the run's lease (`lease_owner`), and a
 finds the lease gone changes nothing.
 """
 
+import math
 import uuid
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.contrib.auth.models import User
@@ -21,7 +22,7 @@ from agent.prompts import PROMPT_VERSION
 from agent.tools import TOOLS_VERSION
 from agent.transitions import ACTIVE_STATUSES, run_event_append, run_transition
 from config.celery import enqueue_on_commit
-from config.errors import ApplicationError, Conflict, Forbidden
+from config.errors import ApplicationError, Conflict, Forbidden, RateLimited, wait_in_words
 from config.roles import is_supervisor, support_role
 from tickets.models import Ticket, TicketMessage
 from tickets.services import ticket_post_message
@@ -31,6 +32,8 @@ ENDED_BY: dict[str, AgentRun.Status] = {
     AgentRun.StopReason.CANCELLED: AgentRun.Status.CANCELLED,
     AgentRun.StopReason.ERROR: AgentRun.Status.FAILED,
 }
+# Runs and tokens count against a user's fair-use limits for this long after a run starts.
+FAIR_USE_WINDOW = timedelta(hours=1)
 
 
 class RunForbidden(Forbidden):
@@ -74,6 +77,9 @@ def run_start(*, ticket: Ticket, user: User, message: str) -> AgentRun:
     if not message:
         raise ApplicationError("Write a message for the assistant.", code="empty_message")
     model = settings.AGENT_MODEL if settings.LLM_PROVIDER == "openai" else "offline"
+    # Counted and created in one transaction under a lock on the user: concurrent starts by
+    # one user, from any web process, count each other and never overshoot the limits.
+    run_check_fair_use(user=user)
     run = AgentRun.objects.create(
         ticket=ticket,
         customer_id=ticket.customer_id,
@@ -100,6 +106,68 @@ def run_start(*, ticket: Ticket, user: User, message: str) -> AgentRun:
     # resume_stalled_runs enqueues runs nobody picked up.
     enqueue_on_commit("agent.tasks.advance_run", str(run.pk), expected_version=run.version)
     return run
+
+
+def run_check_fair_use(*, user: User) -> None:
+    """Refuse a new run when `user` started AGENT_RUNS_PER_HOUR runs, or their runs used
+    AGENT_TOKENS_PER_HOUR model tokens, in the last hour (0 turns a limit off). Counted from
+    the runs themselves, so the limits hold across web processes.
+
+    The caller creates the run in the same transaction: this locks the user's row
+    (SELECT ... FOR UPDATE; SQLite's write lock does the same) until it commits. A run's
+    tokens count from its start: one already going may take the total past the limit, but
+    no run starts once it is reached.
+    """
+    run_limit, token_limit = settings.AGENT_RUNS_PER_HOUR, settings.AGENT_TOKENS_PER_HOUR
+    if not run_limit and not token_limit:
+        return
+    User.objects.select_for_update().filter(pk=user.pk).values_list("pk", flat=True).get()
+    now = timezone.now()
+    # Oldest first: a refusal waits until enough of them have left the window.
+    recent = list(
+        AgentRun.objects.filter(started_by=user, created_at__gt=now - FAIR_USE_WINDOW)
+        .order_by("created_at")
+        .values_list("created_at", "tokens_in", "tokens_out")
+    )
+    started = [created_at for created_at, _, _ in recent]
+    usage = {
+        "runs": [1] * len(recent),
+        "tokens": [tokens_in + tokens_out for _, tokens_in, tokens_out in recent],
+    }
+    refusals = [
+        _fair_use_refusal(kind=kind, limit=limit, started=started, usage=usage[kind], now=now)
+        for kind, limit in (("runs", run_limit), ("tokens", token_limit))
+        if limit and sum(usage[kind]) >= limit
+    ]
+    if refusals:
+        raise max(refusals, key=lambda refusal: refusal.retry_after)
+
+
+def _fair_use_refusal(
+    *, kind: str, limit: int, started: list[datetime], usage: list[int], now: datetime
+) -> RateLimited:
+    """The refusal of a start with `usage` (per run, oldest first) at or over `limit`: it
+    waits until the run whose leaving takes the total under the limit leaves the window."""
+    used = left = sum(usage)
+    frees_at = now + FAIR_USE_WINDOW  # never kept: with every run gone nothing is left
+    for created_at, amount in zip(started, usage, strict=True):
+        left -= amount
+        if left < limit:
+            frees_at = created_at + FAIR_USE_WINDOW
+            break
+    retry_after = max(math.ceil((frees_at - now).total_seconds()), 1)
+    wait = wait_in_words(retry_after)
+    if kind == "runs":
+        runs = "run" if used == 1 else "runs"
+        message = f"You have started {used} assistant {runs} in the last hour; try again in {wait}."
+    else:
+        message = (
+            f"Your assistant runs used {used:,} model tokens in the last hour (the limit is "
+            f"{limit:,}); try again in {wait}."
+        )
+    return RateLimited(
+        message, retry_after=retry_after, extra={"limit": limit, "used": used, "counts": kind}
+    )
 
 
 def run_request_cancel(*, run: AgentRun, user: User) -> AgentRun:

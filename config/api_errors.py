@@ -2,6 +2,8 @@
 (the REST_FRAMEWORK exception handler), for unknown /api/ paths and for the errors Django
 answers itself. The domain's ApplicationError family lives in config/errors.py."""
 
+import math
+
 from django.core.exceptions import PermissionDenied, RequestDataTooBig, SuspiciousOperation
 from django.http import Http404, JsonResponse
 from django.urls import Resolver404, resolve
@@ -13,7 +15,7 @@ from rest_framework import exceptions, serializers, status
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 
-from config.errors import ApplicationError
+from config.errors import ApplicationError, RateLimited, wait_in_words
 
 
 def error_body(message: str, code: str, extra: dict | None = None) -> dict:
@@ -35,6 +37,7 @@ ERROR_DESCRIPTIONS = {
     404: "Not found.",
     409: "Conflicts with the current state.",
     422: "Refused by a business rule.",
+    429: "Over a limit: try again after Retry-After seconds (also in extra.retry_after).",
     503: "Not available on this desk right now.",
 }
 
@@ -53,7 +56,13 @@ def error_responses(*codes: int, **descriptions: str) -> dict[int, OpenApiRespon
 def api_exception_handler(exc, context):
     """Map every exception an API view raises to the error shape; never leak a traceback."""
     if isinstance(exc, ApplicationError):
-        return Response(error_body(exc.message, exc.code, exc.extra), status=exc.status_code)
+        headers = {"Retry-After": str(exc.retry_after)} if isinstance(exc, RateLimited) else {}
+        return Response(
+            error_body(exc.message, exc.code, exc.extra), status=exc.status_code, headers=headers
+        )
+    if isinstance(exc, exceptions.Throttled):
+        # (set by DRF's Throttled, missing from its type stubs)
+        return _throttled(getattr(exc, "wait", None))
     if isinstance(exc, RequestDataTooBig):
         return Response(
             error_body("The request body is too large.", "too_large"),
@@ -73,9 +82,6 @@ def api_exception_handler(exc, context):
         auth_header = getattr(exc, "auth_header", None)
         if auth_header:
             headers["WWW-Authenticate"] = auth_header
-        wait = getattr(exc, "wait", None)
-        if wait:
-            headers["Retry-After"] = str(int(wait))
         message, code, extra = _described(exc)
         return Response(error_body(message, code, extra), status=exc.status_code, headers=headers)
     response = Response(
@@ -89,6 +95,25 @@ def api_exception_handler(exc, context):
         "Internal Server Error: %s", request.path, response=response, request=request, exception=exc
     )
     return response
+
+
+def _throttled(wait: float | None) -> Response:
+    """DRF's throttles: the error shape, with the wait in words and in Retry-After."""
+    if wait is None:
+        return Response(
+            error_body("Too many requests; try again later.", "throttled"),
+            status=status.HTTP_429_TOO_MANY_REQUESTS,
+        )
+    retry_after = max(math.ceil(wait), 1)
+    return Response(
+        error_body(
+            f"Too many requests; try again in {wait_in_words(retry_after)}.",
+            "throttled",
+            {"retry_after": retry_after},
+        ),
+        status=status.HTTP_429_TOO_MANY_REQUESTS,
+        headers={"Retry-After": str(retry_after)},
+    )
 
 
 def _described(exc: exceptions.APIException) -> tuple[str, str, dict]:

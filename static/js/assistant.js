@@ -66,12 +66,33 @@
     let body = null;
     try { body = await response.json(); } catch (err) { body = null; }
     if (!response.ok) {
-      const message = body && body.message ? body.message : "Request failed (" + response.status + ")";
+      const retryAfter = Number(response.headers.get("Retry-After")) || 0;
+      let message = body && body.message ? body.message : "Request failed (" + response.status + ")";
+      // A 429 from something in front of the desk (a proxy) carries no message of ours.
+      if (response.status === 429 && !(body && body.message)) {
+        message = "Too many requests." + (retryAfter ? " Try again in " + waitInWords(retryAfter) + "." : "");
+      }
       const error = new Error(message);
       error.status = response.status;
       throw error;
     }
     return body;
+  }
+
+  // As the server words a wait (config/errors.py wait_in_words): rounded up.
+  function waitInWords(seconds) {
+    const whole = Math.max(Math.ceil(seconds), 1);
+    if (whole < 60) return whole + (whole === 1 ? " second" : " seconds");
+    const minutes = Math.ceil(whole / 60);
+    return minutes + (minutes === 1 ? " minute" : " minutes");
+  }
+
+  // Over a fair-use limit or throttled: the reason and when to try again, where it is seen.
+  function showLimit(message) {
+    const box = document.getElementById("assistant-limit");
+    if (!box) { statusLine.textContent = message; return; }
+    box.textContent = message;
+    box.hidden = !message;
   }
 
   // Money in events is a string ("129.00") or a number (129): always shown with two decimals.
@@ -396,6 +417,7 @@
       e.preventDefault();
       const message = input.value.trim();
       if (!message) { statusLine.textContent = "Type a question first."; return; }
+      showLimit("");
       setBusy(true, "Starting…");
       clearPanel();
       try {
@@ -405,7 +427,8 @@
         input.value = "";
         follow();
       } catch (err) {
-        setBusy(false, err.message);
+        setBusy(false, err.status === 429 ? "" : err.message);
+        if (err.status === 429) showLimit(err.message);
       }
     });
   }
