@@ -57,4 +57,4 @@ test-pg: venv
 	DATABASE_URL=$(PG_DATABASE_URL) REQUIRE_SERVICES=1 $(VENV)/bin/pytest $(PG_TESTS) $(PYTEST_ARGS)
 
 clean:
-	rm -rf var/db.sqlite3* var/test_db.sqlite3* var/broker var/celerybeat-schedule*
+	rm -rf var/db.sqlite3* var/test_db.sqlite3* var/broker var/celerybeat-schedule* var/cache var/metrics

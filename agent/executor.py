@@ -11,6 +11,7 @@ detection) applies to runs only; instead, an MCP call first checks that the user
 the role the session started with.
 """
 
+import contextvars
 import difflib
 import hashlib
 import json
@@ -358,7 +359,11 @@ def _run_handler(ctx: ToolContext, tool: Tool, arguments: dict) -> Outcome:
             connections.close_all()
             finished.set()
 
-    threading.Thread(target=call, name=f"tool-{tool.name}", daemon=True).start()
+    # The tool's thread logs with the step's fields (request, run, tool call id).
+    in_context = contextvars.copy_context()
+    threading.Thread(
+        target=in_context.run, args=(call,), name=f"tool-{tool.name}", daemon=True
+    ).start()
     if not finished.wait(settings.TOOL_TIMEOUT_S):
         logger.warning(
             "Tool %s timed out after %ss (%s)", tool.name, settings.TOOL_TIMEOUT_S, _source(ctx)

@@ -27,6 +27,8 @@ from agent.providers import get_provider
 from agent.replies import safe_reply
 from agent.tools import tools_for_role
 from agent.untrusted import looks_like_instructions
+from config.logs import log_context
+from config.metrics import model_call_observed
 from config.money import money_str
 
 logger = logging.getLogger(__name__)
@@ -267,11 +269,12 @@ class Step:
             data={"step": self.run.step_count + 1, "final": final},
         )
         try:
-            reply = get_provider().complete(
-                messages=context.messages,
-                tools=tools_for_role(self.run.actor_role),
-                tool_choice="none" if final else "auto",
-            )
+            with model_call_observed():
+                reply = get_provider().complete(
+                    messages=context.messages,
+                    tools=tools_for_role(self.run.actor_role),
+                    tool_choice="none" if final else "auto",
+                )
         except ModelError as exc:
             return self.model_failed(exc, attempt=attempt)
         reply = safe_reply(reply, run=self.run, transcript=transcript)
@@ -327,13 +330,14 @@ class Step:
                     },
                 )
             # On a cancelled run the executor logs the call as CANCELLED without running it.
-            result = execute_tool_call(
-                self.ctx,
-                tool_call_id=call["id"],
-                name=call["function"]["name"],
-                arguments_raw=call["function"]["arguments"],
-                position_in_reply=position,
-            )
+            with log_context(tool_call_id=call["id"]):
+                result = execute_tool_call(
+                    self.ctx,
+                    tool_call_id=call["id"],
+                    name=call["function"]["name"],
+                    arguments_raw=call["function"]["arguments"],
+                    position_in_reply=position,
+                )
             services.run_message_append(
                 run=self.run,
                 role=AgentMessage.Role.TOOL,

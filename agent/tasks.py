@@ -1,36 +1,54 @@
 """Celery tasks of the assistant: one task = one step of a run (DESIGN §7)."""
 
+import logging
+
 from celery import shared_task
 from django.db import close_old_connections
 from django.utils import timezone
 
 from agent import run_selectors, runtime
+from config.logs import log_context
+from config.metrics import count_step
+
+logger = logging.getLogger(__name__)
 
 
 @shared_task(bind=True, max_retries=runtime.MODEL_RETRIES)
 def advance_run(self, run_id: str, expected_version: int | None = None) -> str:
     """Run one step, then enqueue the next. A second delivery of the same step finds the lease
     taken or the version moved on, and does nothing."""
-    attempt = self.request.retries or 0
+    with log_context(run_id=run_id):
+        return _advance(self, run_id, expected_version)
+
+
+def _advance(task, run_id: str, expected_version: int | None) -> str:
+    attempt = task.request.retries or 0
     try:
         outcome = runtime.advance(run_id=run_id, expected_version=expected_version, attempt=attempt)
     except runtime.DATABASE_DISCONNECTS as exc:
         # The connection dropped before the step held the run (or while handing it back): the
         # same delivery is retried on a new connection, with the same bounded budget.
+        count_step(runtime.StepKind.RETRY)
         close_old_connections()
         delay = runtime.DATABASE_RETRY_BACKOFF_S[
             min(attempt, len(runtime.DATABASE_RETRY_BACKOFF_S) - 1)
         ]
-        raise self.retry(exc=exc, countdown=delay) from exc
+        raise task.retry(exc=exc, countdown=delay) from exc
+    except Exception:
+        count_step("error")
+        raise
+    count_step(outcome.kind)
+    # One line per step, naming its run (and the request that started it) by the log context.
+    logger.info("Assistant step: %s", outcome.kind.value)
     if outcome.kind == runtime.StepKind.RETRY:
-        raise self.retry(
+        raise task.retry(
             countdown=outcome.retry_in,
             kwargs={"run_id": run_id, "expected_version": outcome.version},
             args=(),
         )
     if outcome.kind == runtime.StepKind.CONTINUE:
         # The next step stays on the queue this one came from (as a retry does).
-        queue = (self.request.delivery_info or {}).get("routing_key")
+        queue = (task.request.delivery_info or {}).get("routing_key")
         advance_run.apply_async((run_id,), {"expected_version": outcome.version}, queue=queue)
     return outcome.kind.value
 

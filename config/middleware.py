@@ -1,10 +1,80 @@
+import uuid
+
+from asgiref.sync import iscoroutinefunction, markcoroutinefunction
 from django.conf import settings
 from django.core.exceptions import SuspiciousOperation
+from django.core.signals import request_finished
 from django.http import Http404, JsonResponse
 from django.views import defaults
 from rest_framework import status
 
 from config.api_errors import error_body, is_api, page_not_found, server_error
+from config.logs import bind_log_context, is_safe_id, replace_log_context
+
+REQUEST_ID_HEADER = "X-Request-ID"
+# URL parameters that name what a page works on, and the log field each fills.
+LOGGED_URL_PARAMETERS = {"run_id": "run_id", "request_id": "refund_request_id"}
+
+
+def request_id_of(request) -> str:
+    """The caller's X-Request-ID (a load balancer's or proxy's, so its logs and ours share
+    the id) when it is a plain id; otherwise a new one."""
+    given = request.headers.get(REQUEST_ID_HEADER, "")
+    return given if is_safe_id(given) else uuid.uuid4().hex
+
+
+class RequestId:
+    """Gives each HTTP request an id, answers it in X-Request-ID, and puts it (with the run or
+    refund the URL names) on every log line written while the request is served, and on every
+    task it enqueues (config/celery.py).
+
+    The log context is replaced when a request starts and cleared when its response is closed
+    (request_finished), not when this middleware returns: Django logs a 4xx/5xx answer after
+    the whole middleware chain has returned, and a streamed body is produced after that too.
+    """
+
+    sync_capable = True
+    async_capable = True
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+        if iscoroutinefunction(get_response):
+            markcoroutinefunction(self)
+
+    def __call__(self, request):
+        if iscoroutinefunction(self):
+            return self.__acall__(request)
+        self.start(request)
+        response = self.get_response(request)
+        response[REQUEST_ID_HEADER] = request.request_id
+        return response
+
+    async def __acall__(self, request):
+        self.start(request)
+        response = await self.get_response(request)
+        response[REQUEST_ID_HEADER] = request.request_id
+        return response
+
+    def start(self, request) -> None:
+        request.request_id = request_id_of(request)
+        replace_log_context(request_id=request.request_id)
+
+    def process_view(self, request, view_func, view_args, view_kwargs):
+        named = {
+            field: str(view_kwargs[parameter])
+            for parameter, field in LOGGED_URL_PARAMETERS.items()
+            if parameter in view_kwargs and is_safe_id(str(view_kwargs[parameter]))
+        }
+        if named:
+            bind_log_context(**named)  # replaced by the next request, cleared when this one ends
+        return None
+
+
+def clear_log_context(**kwargs) -> None:
+    replace_log_context()
+
+
+request_finished.connect(clear_log_context, dispatch_uid="config.middleware.clear_log_context")
 
 
 class RejectNulBytes:

@@ -36,6 +36,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: every log line of the request, and every answer, carries its X-Request-ID.
+    "config.middleware.RequestId",
     "django.middleware.security.SecurityMiddleware",
     # Outside the others, so it also sees the debug pages for their crashes.
     "config.middleware.NoDebugErrorPages",
@@ -119,7 +121,15 @@ if REDIS_URL:
     CELERY_BROKER_URL = REDIS_URL
     CELERY_BROKER_TRANSPORT_OPTIONS: dict = REDIS_BROKER_TRANSPORT_OPTIONS
 else:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+    # Files, not each process's memory: every web process of this machine counts the same
+    # throttle hits (config/throttling.py). Several machines need REDIS_URL.
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+            "LOCATION": env("CACHE_DIR", default=str(VAR_DIR / "cache")),
+            "OPTIONS": {"MAX_ENTRIES": 10_000},
+        }
+    }
     CELERY_BROKER_URL = "filesystem://"
     # Kombu's filesystem transport, but a consumer never reads a half-written message and
     # quarantines a file it cannot decode instead of dying on it (config/broker.py).
@@ -161,6 +171,12 @@ CELERY_TASK_PUBLISH_RETRY_POLICY = {
     "interval_max": 0.5,
 }
 CELERY_TIMEZONE = TIME_ZONE
+# Celery's own formats, ending like the web's with the log context (config/logs.py).
+CELERY_WORKER_LOG_FORMAT = "[%(asctime)s: %(levelname)s/%(processName)s] %(message)s%(log_context)s"
+CELERY_WORKER_TASK_LOG_FORMAT = (
+    "[%(asctime)s: %(levelname)s/%(processName)s] %(task_name)s[%(task_id)s]: "
+    "%(message)s%(log_context)s"
+)
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 # Periodic sweeps run by `celery worker -B` (also available as management commands).
 CELERY_BEAT_SCHEDULE = {
@@ -169,6 +185,39 @@ CELERY_BEAT_SCHEDULE = {
     "resume-stalled-runs": {"task": "agent.tasks.resume_stalled_runs", "schedule": 30.0},
     "resend-stalled-replies": {"task": "tickets.tasks.resend_stalled_replies", "schedule": 60.0},
 }
+
+# --- Operations: /healthz, /metrics (README "Operations") ------------------
+# A probe's checks give up after this long: an unreachable database or broker is reported
+# down within seconds, not after a TCP timeout.
+HEALTHZ_TIMEOUT_S = env.float("HEALTHZ_TIMEOUT_S", default=2.0)
+# How often a worker connected to the broker records that it is alive; /healthz calls the
+# workers stale after three intervals without a heartbeat.
+WORKER_HEARTBEAT_S = env.float("WORKER_HEARTBEAT_S", default=10.0)
+# The bearer token a Prometheus server sends for GET /metrics. Unset: staff sessions only.
+METRICS_TOKEN = env("METRICS_TOKEN", default="")
+# Worker heartbeats and the sweeps' last runs are written by workers and read by the web
+# process, so they live where every process looks (the default cache may be per process):
+# Redis when there is one, otherwise files beside the embedded broker's, a folder web and
+# worker share already. Short timeouts: a hung Redis must not hold up /healthz.
+if REDIS_URL:
+    CACHES["ops"] = {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": REDIS_URL,
+        "KEY_PREFIX": "ops",
+        "OPTIONS": {
+            "socket_connect_timeout": HEALTHZ_TIMEOUT_S,
+            "socket_timeout": HEALTHZ_TIMEOUT_S,
+        },
+    }
+else:
+    CACHES["ops"] = {
+        "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+        "LOCATION": str(_broker_dir / "state"),
+    }
+# prometheus-client's multiprocess mode: each process (web, worker and its pool children)
+# keeps its counters in files here and /metrics adds them up. One folder per host, shared by
+# its web and worker processes; empty it when deploying, before they start.
+PROMETHEUS_MULTIPROC_DIR = env("PROMETHEUS_MULTIPROC_DIR", default=str(VAR_DIR / "metrics"))
 
 # --- API ------------------------------------------------------------------
 REST_FRAMEWORK = {
@@ -186,7 +235,28 @@ REST_FRAMEWORK = {
     "PAGE_SIZE": 50,
     "EXCEPTION_HANDLER": "config.api_errors.api_exception_handler",
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
+    # Rates from API_THROTTLE_USER / API_THROTTLE_ANON below, read on each request.
+    "DEFAULT_THROTTLE_CLASSES": [
+        "config.throttling.UserThrottle",
+        "config.throttling.AnonThrottle",
+    ],
+    # How many reverse proxies of ours append to X-Forwarded-For: the throttles' client
+    # address is the one they saw. 0 uses REMOTE_ADDR (DRF's own default, None, would trust
+    # a header any client can write and so dodge every per-address limit).
+    "NUM_PROXIES": env.int("NUM_PROXIES", default=0),
 }
+# Throttling, "<count>/<sec|min|hour|day>"; empty or 0 turns one off: API requests per user
+# (per address when anonymous), and failed sign-ins (login page, admin, token endpoint) per
+# address and username, and per address whatever the username (config/throttling.py).
+# The test suite sends hundreds of requests a minute from one address as a few users: under
+# pytest (which sets PYTEST_VERSION) they are off unless set; throttling tests set rates.
+_THROTTLE_OFF_IN_TESTS = bool(env("PYTEST_VERSION", default=""))
+API_THROTTLE_USER = env("API_THROTTLE_USER", default="" if _THROTTLE_OFF_IN_TESTS else "600/min")
+API_THROTTLE_ANON = env("API_THROTTLE_ANON", default="" if _THROTTLE_OFF_IN_TESTS else "60/min")
+LOGIN_THROTTLE = env("LOGIN_THROTTLE", default="" if _THROTTLE_OFF_IN_TESTS else "10/min")
+LOGIN_THROTTLE_ADDRESS = env(
+    "LOGIN_THROTTLE_ADDRESS", default="" if _THROTTLE_OFF_IN_TESTS else "30/min"
+)
 SPECTACULAR_SETTINGS = {
     "TITLE": "Refund Desk API",
     "DESCRIPTION": "Tickets, customers, assistant runs, refund review and inbound email. "
@@ -220,6 +290,10 @@ AGENT_MODEL = env("AGENT_MODEL", default="gpt-4o-mini")
 AGENT_MAX_STEPS = env.int("AGENT_MAX_STEPS", default=6)
 AGENT_MAX_TOOL_CALLS_PER_STEP = env.int("AGENT_MAX_TOOL_CALLS_PER_STEP", default=16)
 AGENT_TOKEN_BUDGET = env.int("AGENT_TOKEN_BUDGET", default=60_000)
+# Fair use, per user over the last hour: runs started, and model tokens their runs used.
+# 0 turns a limit off. Counted from the database (agent.services.run_check_fair_use).
+AGENT_RUNS_PER_HOUR = env.int("AGENT_RUNS_PER_HOUR", default=60)
+AGENT_TOKENS_PER_HOUR = env.int("AGENT_TOKENS_PER_HOUR", default=400_000)
 AGENT_LEASE_SECONDS = env.int("AGENT_LEASE_SECONDS", default=60)
 TOOL_TIMEOUT_S = env.float("TOOL_TIMEOUT_S", default=8.0)
 LLM_TIMEOUT_S = env.float("LLM_TIMEOUT_S", default=60.0)
@@ -260,9 +334,18 @@ LOG_LEVEL = env("LOG_LEVEL", default="INFO")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "filters": {"no_client_tracebacks": {"()": "config.logs.NoTracebackForClientErrors"}},
+    "filters": {
+        "no_client_tracebacks": {"()": "config.logs.NoTracebackForClientErrors"},
+        "log_context": {"()": "config.logs.LogContextFilter"},
+    },
+    # The message, then the request, run, refund and tool call it belongs to (config/logs.py).
+    "formatters": {"desk": {"format": "%(message)s%(log_context)s"}},
     "handlers": {
-        "console": {"class": "logging.StreamHandler", "filters": ["no_client_tracebacks"]}
+        "console": {
+            "class": "logging.StreamHandler",
+            "filters": ["no_client_tracebacks", "log_context"],
+            "formatter": "desk",
+        }
     },
     "root": {"handlers": ["console"], "level": LOG_LEVEL},
     # Without handlers of its own: Django's default console handler would print every

@@ -8,8 +8,16 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 import agent.urls
 import refunds.urls
 import tickets.urls
+from config import health, metrics
 from config.api_errors import JsonErrorsMixin, api_not_found
 from config.roles import is_reviewer, support_role
+from config.throttling import (
+    AnonThrottle,
+    GuardedAdminAuthenticationForm,
+    SignInThrottle,
+    SignInTokenSerializer,
+    ThrottledLoginView,
+)
 from tickets.api import ObtainTokenView
 
 
@@ -27,7 +35,16 @@ def home(request):
 
 
 api_urlpatterns = [
-    path("auth/token/", ObtainTokenView.as_view(), name="api-token"),
+    # Throttled as the login page is: failed sign-ins per address and username (DRF's view
+    # turns throttling off by default), and anonymous requests per address.
+    path(
+        "auth/token/",
+        ObtainTokenView.as_view(
+            throttle_classes=[AnonThrottle, SignInThrottle],
+            serializer_class=SignInTokenSerializer,
+        ),
+        name="api-token",
+    ),
     path("schema/", SchemaView.as_view(), name="api-schema"),
     # A page for a browser: a visitor who is not logged in is sent to the login page.
     path(
@@ -42,11 +59,17 @@ api_urlpatterns = [
     re_path(r"^.*$", api_not_found, name="api-not-found"),
 ]
 
+# The admin's login is a door for password guesses too.
+admin.site.login_form = GuardedAdminAuthenticationForm
+
 urlpatterns = [
     path("", home, name="home"),
-    path("login/", auth_views.LoginView.as_view(), name="login"),
+    path("login/", ThrottledLoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
+    # For load balancers, orchestrators and Prometheus (README "Operations").
+    path("healthz", health.healthz, name="healthz"),
+    path("metrics", metrics.metrics, name="metrics"),
     path("api/", include(api_urlpatterns)),
     path("tickets/", include((tickets.urls.urlpatterns, "tickets"))),
     path("customers/", include((tickets.urls.customer_urlpatterns, "customers"))),

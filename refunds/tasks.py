@@ -1,16 +1,33 @@
 """Thin Celery tasks: take an id, let the service re-check the state, safe to run twice."""
 
+import logging
+
 from celery import shared_task
 
+from config.logs import log_context
 from refunds.execution import refund_execute, refunds_reconcile
+from refunds.models import RefundRequest
 from refunds.services import refund_expire_confirmations
+
+logger = logging.getLogger(__name__)
 
 
 @shared_task
 def execute_refund(refund_pk: int) -> str | None:
     """Enqueued on commit by refund_approve; a redelivery finds the request no longer
     `approved` and does nothing."""
-    return refund_execute(refund_pk=refund_pk)
+    # Every line of the execution names the refund as people know it (config/logs.py).
+    request_id = (
+        RefundRequest.objects.filter(pk=refund_pk).values_list("request_id", flat=True).first()
+    )
+    with log_context(refund_request_id=request_id):
+        status = refund_execute(refund_pk=refund_pk)
+        logger.info(
+            "Refund %s execution: %s",
+            request_id or f"#{refund_pk}",
+            status or "nothing to do (not approved, or another worker has it)",
+        )
+    return status
 
 
 @shared_task

@@ -99,4 +99,6 @@ def test_it_makes_the_beat_schedule_folder_when_a_worker_starts(clone, broker):
     run_in(clone, broker, "from config.celery import app\napp.loader.init_worker()\n")
 
     assert (clone / "var").is_dir()
-    assert os.listdir(clone / "var") == []
+    # Nothing else yet, bar the folder of the shared file cache, which Django's cache makes
+    # when the worker sets up its connections.
+    assert set(os.listdir(clone / "var")) <= {"cache"}

@@ -49,7 +49,7 @@ def crash(monkeypatch):
 
 
 def client_for(user) -> Client:
-    client = Client(raise_request_exception=False)
+    client = Client(raise_request_exception=False, HTTP_X_REQUEST_ID="r-1")
     client.force_login(user)
     return client
 
@@ -58,14 +58,14 @@ def test_it_logs_a_forbidden_page_as_one_line(debug, intern, printed):
     response = client_for(intern).get("/review/")
 
     assert response.status_code == 403
-    assert printed.getvalue() == "Forbidden (Permission denied): /review/\n"
+    assert printed.getvalue() == "Forbidden (Permission denied): /review/ [req=r-1]\n"
 
 
 def test_it_logs_a_forbidden_api_call_as_one_line(debug, outsider, printed):
     response = client_for(outsider).get("/api/tickets/")
 
     assert response.status_code == 403
-    assert printed.getvalue() == "Forbidden: /api/tickets/\n"
+    assert printed.getvalue() == "Forbidden: /api/tickets/ [req=r-1]\n"
 
 
 @pytest.mark.parametrize("path", ["/api/tickets/", "/tickets/"])
@@ -77,6 +77,8 @@ def test_it_logs_a_crash_once_with_its_traceback(debug, agent_user, crash, print
     assert record.getMessage() == f"Internal Server Error: {path}"
     assert str(record.exc_info[1]) == "boom"
     output = printed.getvalue()
-    assert output.startswith(f"Internal Server Error: {path}\nTraceback (most recent call last):")
+    assert output.startswith(
+        f"Internal Server Error: {path} [req=r-1]\nTraceback (most recent call last):"
+    )
     assert output.endswith("RuntimeError: boom\n")
     assert output.count("Traceback") == 1

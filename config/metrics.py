@@ -1,0 +1,301 @@
+"""Prometheus metrics at GET /metrics, for staff sessions or `Authorization: Bearer
+<METRICS_TOKEN>` (README "Operations").
+
+Web and worker are separate processes, often on separate machines, and prometheus-client
+keeps a metric in the memory of the process that counts it. So each metric comes from where
+the truth is:
+
+* What the database records is read from it at scrape time, with one GROUP BY each, and so
+  is right whatever process (or host, or restart) did the work: tool calls by tool and error
+  code (ToolCallLog: one row per call, a replayed call counted once), runs by stop reason,
+  refunds by status, the oldest refund waiting for review. Sweep lag and the worker's
+  heartbeat age come from the "ops" store /healthz reads (config/health.py).
+* What only the step sees as it happens (each step's outcome, how long the model took, why a
+  model call failed) is counted in the worker with prometheus-client's multiprocess mode:
+  every process writes its values to a file of its own in PROMETHEUS_MULTIPROC_DIR (a
+  memory-mapped write, no query, no network) and the scrape adds the files up. The folder is
+  per host: a worker on another machine is scraped there (or shares nothing), see README.
+
+Staying cheap on the step path is the point of that split: recording costs the step no query.
+"""
+
+import hmac
+import os
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from functools import cache
+from pathlib import Path
+
+import openai
+from django.apps import apps
+from django.conf import settings
+from django.db.models import Count, Min
+from django.http import HttpResponse
+from django.utils import timezone
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_safe
+from prometheus_client import CollectorRegistry, Counter, Histogram, values
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4, generate_latest
+from prometheus_client.multiprocess import MultiProcessCollector
+from prometheus_client.registry import Collector
+
+from config.health import periodic_sweeps, recorded_times
+
+
+def _write_to_the_shared_folder() -> None:
+    """Multiprocess mode for every metric made from here on: prometheus-client reads
+    PROMETHEUS_MULTIPROC_DIR when a process first counts something."""
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = settings.PROMETHEUS_MULTIPROC_DIR
+    if not getattr(values.ValueClass, "_multiprocess", False):
+        values.ValueClass = values.MultiProcessValue()
+
+
+_write_to_the_shared_folder()
+
+
+@cache
+def _folder_made() -> None:
+    """The folder, made by the first process that counts or serves a scrape: importing
+    this module creates nothing (a fresh clone's var/ stays empty until work is done)."""
+    Path(os.environ["PROMETHEUS_MULTIPROC_DIR"]).mkdir(parents=True, exist_ok=True)
+
+
+STEP_OUTCOMES = ("continue", "finished", "retry", "skipped", "error")
+MODEL_ERROR_KINDS = (
+    "timeout",
+    "connection",
+    "rate_limited",
+    "server_error",
+    "refused",
+    "malformed",
+    "other",
+)
+
+# registry=None: these are read from the files, never from a process's default registry.
+# All labelled, so a process makes its file only when it first counts something (or serves
+# a scrape, see _known_series): not every manage.py command leaves one behind.
+AGENT_STEPS = Counter(
+    "desk_agent_steps",
+    "Assistant steps run by workers, by what came of them (continue: the next step was "
+    "enqueued; retry: the step will be tried again; skipped: another delivery held the run).",
+    ["outcome"],
+    registry=None,
+)
+MODEL_LATENCY = Histogram(
+    "desk_model_call_seconds",
+    "How long a model call took to answer, for the calls that answered, by provider.",
+    ["provider"],
+    buckets=(0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60, 120),
+    registry=None,
+)
+MODEL_ERRORS = Counter(
+    "desk_model_errors", "Model calls that failed, by kind.", ["kind"], registry=None
+)
+
+
+def _known_series() -> None:
+    """The known label values, at zero until counted: every family is on the page from the
+    first scrape, and a rate over a series that appeared with its first error would miss
+    that error."""
+    _folder_made()
+    for outcome in STEP_OUTCOMES:
+        AGENT_STEPS.labels(outcome)
+    for kind in MODEL_ERROR_KINDS:
+        MODEL_ERRORS.labels(kind)
+    MODEL_LATENCY.labels(settings.LLM_PROVIDER)
+
+
+def count_step(outcome: str) -> None:
+    _folder_made()
+    AGENT_STEPS.labels(outcome).inc()
+
+
+def model_error_kind(exc: BaseException) -> str:
+    """What kind of failure a model call raised: the error's own `kind` when it names one,
+    else read from the client exception it was raised from."""
+    kind = getattr(exc, "kind", None)
+    if kind in MODEL_ERROR_KINDS:
+        return kind
+    cause = exc.__cause__
+    if isinstance(cause, openai.APITimeoutError):
+        return "timeout"
+    if isinstance(cause, openai.APIConnectionError):
+        return "connection"
+    if isinstance(cause, openai.RateLimitError):
+        return "rate_limited"
+    if isinstance(cause, openai.InternalServerError):
+        return "server_error"
+    if isinstance(cause, openai.APIStatusError):
+        return "refused"
+    if isinstance(cause, openai.APIResponseValidationError | ValueError) or "malformed" in str(exc):
+        return "malformed"
+    return "other"
+
+
+@contextmanager
+def model_call_observed() -> Iterator[None]:
+    """Around one model call: its latency when it answers, its kind of error when it fails."""
+    _folder_made()
+    started = time.perf_counter()
+    try:
+        yield
+    except Exception as exc:
+        MODEL_ERRORS.labels(model_error_kind(exc)).inc()
+        raise
+    MODEL_LATENCY.labels(settings.LLM_PROVIDER).observe(time.perf_counter() - started)
+
+
+# --- What the database and the ops store say, read at scrape time --------------------------
+
+
+def _refunds_by_status() -> Metric:
+    refund_request = apps.get_model("refunds", "RefundRequest")
+    family = GaugeMetricFamily(
+        "desk_refund_requests", "Refund requests by status, now.", labels=["status"]
+    )
+    counts = dict(refund_request.objects.order_by().values_list("status").annotate(n=Count("pk")))
+    for status in refund_request.Status.values:
+        family.add_metric([status], counts.get(status, 0))
+    return family
+
+
+def _oldest_pending_review() -> Metric:
+    refund_request = apps.get_model("refunds", "RefundRequest")
+    oldest = refund_request.objects.filter(status=refund_request.Status.PENDING_APPROVAL).aggregate(
+        oldest=Min("created_at")
+    )["oldest"]
+    age = 0.0 if oldest is None else max(0.0, (timezone.now() - oldest).total_seconds())
+    return GaugeMetricFamily(
+        "desk_review_oldest_pending_seconds",
+        "How long the oldest refund waiting for a reviewer has waited (0 when none waits).",
+        value=age,
+    )
+
+
+def _runs_by_stop_reason() -> Metric:
+    agent_run = apps.get_model("agent", "AgentRun")
+    family = CounterMetricFamily(
+        "desk_agent_runs", "Assistant runs that ended, by stop reason.", labels=["stop_reason"]
+    )
+    counts = dict(
+        agent_run.objects.exclude(stop_reason="")
+        .order_by()
+        .values_list("stop_reason")
+        .annotate(n=Count("pk"))
+    )
+    for reason in sorted({*agent_run.StopReason.values, *counts}):
+        family.add_metric([reason], counts.get(reason, 0))
+    return family
+
+
+def _tool_calls() -> Metric:
+    tool_call_log = apps.get_model("agent", "ToolCallLog")
+    family = CounterMetricFamily(
+        "desk_tool_calls",
+        "Tool calls (assistant runs and MCP sessions) by tool and error code (none: it succeeded).",
+        labels=["tool", "error_code"],
+    )
+    rows = (
+        tool_call_log.objects.order_by()
+        .values_list("tool_name", "error_code")
+        .annotate(n=Count("pk"))
+    )
+    counts: dict[tuple[str, str], int] = {}
+    for tool, error_code, n in rows:
+        # A model may name any tool; one label for all the names that are not ours keeps the
+        # series countable.
+        tool = "(unknown)" if error_code == "UNKNOWN_TOOL" else tool
+        key = (tool, error_code or "none")
+        counts[key] = counts.get(key, 0) + n
+    for (tool, error_code), n in sorted(counts.items()):
+        family.add_metric([tool, error_code], n)
+    return family
+
+
+def _background() -> Iterator[Metric]:
+    """Sweep lag (+Inf for a sweep that never ran) and the newest worker heartbeat's age;
+    nothing when the store cannot be read (an absent series, not a made-up number)."""
+    try:
+        heartbeat, last_runs = recorded_times()
+    except Exception:
+        return
+    now = time.time()
+    lag = GaugeMetricFamily(
+        "desk_sweep_lag_seconds",
+        "Seconds since each periodic sweep last succeeded (+Inf: never).",
+        labels=["sweep"],
+    )
+    for name, (task, _period) in sorted(periodic_sweeps().items()):
+        ran = last_runs.get(task)
+        lag.add_metric([name], float("inf") if ran is None else max(0.0, now - ran))
+    yield lag
+    yield GaugeMetricFamily(
+        "desk_worker_heartbeat_age_seconds",
+        "Seconds since a worker last recorded its heartbeat (+Inf: never).",
+        value=float("inf") if heartbeat is None else max(0.0, now - heartbeat),
+    )
+
+
+class DeskCollector(Collector):
+    def collect(self) -> Iterator[Metric]:
+        yield _refunds_by_status()
+        yield _oldest_pending_review()
+        yield _runs_by_stop_reason()
+        yield _tool_calls()
+        yield from _background()
+
+    def describe(self) -> list[Metric]:
+        return []  # nothing to check for clashes: the registry is made per scrape
+
+
+def exposition() -> bytes:
+    _known_series()
+    registry = CollectorRegistry()
+    MultiProcessCollector(registry, path=settings.PROMETHEUS_MULTIPROC_DIR)
+    registry.register(DeskCollector())
+    return generate_latest(registry)
+
+
+# --- The page ------------------------------------------------------------------------------
+
+
+def _bearer_token(request) -> str | None:
+    scheme, _, token = request.headers.get("Authorization", "").partition(" ")
+    return token.strip() if scheme.lower() == "bearer" else None
+
+
+def _refusal(request) -> HttpResponse | None:
+    """None when the caller may scrape: a staff session, or the METRICS_TOKEN bearer token
+    (compared in constant time). 401 without credentials or with a wrong token, 403 for a
+    signed-in user who is not staff."""
+    token = _bearer_token(request)
+    expected = settings.METRICS_TOKEN
+    if token is not None:
+        if expected and hmac.compare_digest(token.encode(), expected.encode()):
+            return None
+        return _unauthorized("invalid token")
+    user = request.user
+    if user.is_authenticated and user.is_staff:
+        return None
+    if user.is_authenticated:
+        return HttpResponse("Staff only.\n", status=403, content_type="text/plain")
+    return _unauthorized("")
+
+
+def _unauthorized(error: str) -> HttpResponse:
+    response = HttpResponse("Authentication required.\n", status=401, content_type="text/plain")
+    challenge = 'Bearer realm="metrics"'
+    response["WWW-Authenticate"] = f'{challenge}, error="{error}"' if error else challenge
+    return response
+
+
+@require_safe
+@never_cache
+def metrics(request):
+    refusal = _refusal(request)
+    if refusal is not None:
+        return refusal
+    # The classic text format, which every Prometheus version reads (the names need no escaping).
+    return HttpResponse(exposition(), content_type=CONTENT_TYPE_PLAIN_0_0_4)

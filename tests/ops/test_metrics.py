@@ -1,0 +1,233 @@
+"""GET /metrics: Prometheus metrics for staff or the METRICS_TOKEN only; counters right even
+when the work happened in a worker process."""
+
+from datetime import timedelta
+
+import pytest
+from celery import current_app
+from django.contrib.auth import get_user_model
+from django.test import Client
+from django.utils import timezone
+from prometheus_client.parser import text_string_to_metric_families
+from rest_framework.test import APIClient
+
+from agent.llm import ModelError
+from agent.llm_openai import OpenAIProvider
+from agent.models import AgentRun, RunEvent
+from config.metrics import MODEL_ERRORS, model_call_observed
+from refunds.models import RefundRequest
+from tests.factories import AgentRunFactory, RefundRequestFactory
+from tests.fakes.openai_server import error_body, text_reply, tool_call, tool_reply
+from tests.services import WorkerProcess, wait_for
+
+pytestmark = pytest.mark.django_db
+
+FAMILIES = {
+    "desk_agent_steps": "counter",
+    "desk_model_call_seconds": "histogram",
+    "desk_model_errors": "counter",
+    "desk_tool_calls": "counter",
+    "desk_agent_runs": "counter",
+    "desk_refund_requests": "gauge",
+    "desk_review_oldest_pending_seconds": "gauge",
+    "desk_sweep_lag_seconds": "gauge",
+    "desk_worker_heartbeat_age_seconds": "gauge",
+}
+
+
+def scrape(client: Client | None = None, **headers) -> dict[tuple[str, tuple], float]:
+    """(sample name, sorted labels) -> value."""
+    response = (client or Client()).get("/metrics", **headers)
+    assert response.status_code == 200, response.content
+    assert response["Content-Type"].startswith("text/plain; version=0.0.4")
+    return {
+        (sample.name, tuple(sorted(sample.labels.items()))): sample.value
+        for family in text_string_to_metric_families(response.content.decode())
+        for sample in family.samples
+    }
+
+
+def staff_client(user) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def test_anonymous_callers_and_wrong_tokens_get_401(settings):
+    settings.METRICS_TOKEN = "a-long-scrape-token"
+
+    anonymous = Client().get("/metrics")
+    wrong = Client().get("/metrics", HTTP_AUTHORIZATION="Bearer a-long-scrape-tokex")
+    empty = Client().get("/metrics", HTTP_AUTHORIZATION="Bearer ")
+
+    assert [anonymous.status_code, wrong.status_code, empty.status_code] == [401, 401, 401]
+    assert anonymous["WWW-Authenticate"].startswith("Bearer")
+    assert b"desk_" not in anonymous.content + wrong.content + empty.content
+
+
+def test_no_token_is_accepted_while_metrics_token_is_unset(settings):
+    settings.METRICS_TOKEN = ""
+
+    response = Client().get("/metrics", HTTP_AUTHORIZATION="Bearer ")
+
+    assert response.status_code == 401
+
+
+def test_a_signed_in_user_who_is_not_staff_gets_403(agent_user):
+    assert not agent_user.is_staff
+
+    assert staff_client(agent_user).get("/metrics").status_code == 403
+
+
+def test_staff_and_the_token_may_scrape(reviewer, settings):
+    settings.METRICS_TOKEN = "a-long-scrape-token"
+    assert reviewer.is_staff
+
+    by_session = scrape(staff_client(reviewer))
+    by_token = scrape(HTTP_AUTHORIZATION="Bearer a-long-scrape-token")
+
+    assert by_session.keys() == by_token.keys()
+
+
+def test_every_metric_family_is_exposed(reviewer):
+    response = staff_client(reviewer).get("/metrics")
+
+    types = {
+        family.name: family.type
+        for family in text_string_to_metric_families(response.content.decode())
+    }
+    assert {name: types.get(name) for name in FAMILIES} == FAMILIES
+
+
+def test_refunds_by_status_and_the_oldest_pending_review_are_read_from_the_database(
+    reviewer, agent_user
+):
+    for status in ["pending_approval", "pending_approval", "approved", "succeeded"]:
+        RefundRequestFactory(status=status, requested_by=agent_user)
+    oldest = RefundRequest.objects.filter(status="pending_approval").first()
+    RefundRequest.objects.filter(pk=oldest.pk).update(
+        created_at=timezone.now() - timedelta(minutes=10)
+    )
+
+    samples = scrape(staff_client(reviewer))
+
+    by_status = {
+        dict(labels)["status"]: value
+        for (name, labels), value in samples.items()
+        if name == "desk_refund_requests"
+    }
+    assert by_status == {
+        status: {"pending_approval": 2, "approved": 1, "succeeded": 1}.get(status, 0)
+        for status in RefundRequest.Status.values
+    }
+    assert 600 <= samples[("desk_review_oldest_pending_seconds", ())] < 660
+
+
+def test_no_pending_review_is_an_age_of_zero(reviewer):
+    assert scrape(staff_client(reviewer))[("desk_review_oldest_pending_seconds", ())] == 0
+
+
+def test_runs_are_counted_by_stop_reason(reviewer):
+    for reason in ["final_answer", "final_answer", "max_steps", "error"]:
+        AgentRunFactory(status="completed", stop_reason=reason)
+    AgentRunFactory(status="running")  # not ended: not counted
+
+    samples = scrape(staff_client(reviewer))
+
+    runs = {
+        dict(labels)["stop_reason"]: value
+        for (name, labels), value in samples.items()
+        if name == "desk_agent_runs_total"
+    }
+    assert runs == {
+        reason: {"final_answer": 2, "max_steps": 1, "error": 1}.get(reason, 0)
+        for reason in AgentRun.StopReason.values
+    }
+
+
+def test_sweep_lag_is_infinite_for_a_sweep_that_never_ran(reviewer, ops_store):
+    samples = scrape(staff_client(reviewer))
+
+    assert samples[("desk_sweep_lag_seconds", (("sweep", "reconcile-refunds"),))] == float("inf")
+
+
+def own_count(kind: str) -> float:
+    """This process's own count (the scrape adds up every process's)."""
+    return MODEL_ERRORS.labels(kind)._value.get()
+
+
+def test_a_failed_model_call_is_counted_by_its_kind(fake_openai):
+    fake_openai.enqueue(
+        error_body(500, "upstream failed"),
+        error_body(429, "slow down"),
+        error_body(400, "bad request"),
+    )
+    provider = OpenAIProvider()
+    kinds = ["server_error", "rate_limited", "refused"]
+    before = {kind: own_count(kind) for kind in kinds}
+
+    for _ in kinds:
+        with pytest.raises(ModelError), model_call_observed():
+            provider.complete(messages=[{"role": "user", "content": "Hello"}], tools=[])
+
+    assert {kind: own_count(kind) - before[kind] for kind in kinds} == dict.fromkeys(kinds, 1)
+
+
+def samples_named(samples: dict, name: str) -> dict[tuple, float]:
+    return {labels: value for (sample, labels), value in samples.items() if sample == name}
+
+
+@pytest.mark.services
+@pytest.mark.django_db(transaction=True)
+def test_counters_include_the_work_of_a_worker_process(
+    demo, fake_openai, reviewer, settings, tmp_path
+):
+    # Given a worker process writing its metrics to a folder of its own
+    settings.PROMETHEUS_MULTIPROC_DIR = str(tmp_path)
+    fake_openai.enqueue(
+        tool_reply(tool_call("get_order", {"order_id": "202610110087"}, call_id="call_1")),
+        tool_reply(tool_call("no_such_tool", {}, call_id="call_2")),
+        text_reply("The mug cost 129.00 CNY."),
+    )
+    worker = WorkerProcess(
+        current_app.conf.task_default_queue,
+        extra_env={**fake_openai.worker_env, "PROMETHEUS_MULTIPROC_DIR": str(tmp_path)},
+        log_name="ops-metrics",
+    ).start()
+    try:
+        # When a run started over the API is worked to its answer by that worker
+        api = APIClient()
+        api.force_authenticate(get_user_model().objects.get(username="agent"))
+        response = api.post(
+            "/api/tickets/TCK-1001/runs/",
+            {"message": "Price of the mug?"},
+            format="json",
+            HTTP_X_REQUEST_ID="trace-run-1",
+        )
+        assert response.status_code == 202
+        run_id = response.json()["id"]
+        wait_for(
+            lambda: AgentRun.objects.get(pk=run_id).status == "completed",
+            what="the run to complete",
+            worker=worker,
+        )
+        wait_for(lambda: "finished" in worker.log(), what="the last step", worker=worker)
+    finally:
+        worker.stop()
+
+    # Then the web process's scrape counts what the worker did
+    samples = scrape(staff_client(reviewer))
+    steps = samples_named(samples, "desk_agent_steps_total")
+    assert (steps[(("outcome", "continue"),)], steps[(("outcome", "finished"),)]) == (2, 1)
+    model_calls = RunEvent.objects.filter(run_id=run_id, type="model.completed").count()
+    openai_calls = (("provider", "openai"),)
+    assert samples[("desk_model_call_seconds_count", openai_calls)] == model_calls == 3
+    assert samples[("desk_model_call_seconds_sum", openai_calls)] > 0
+    tool_calls = samples_named(samples, "desk_tool_calls_total")
+    assert tool_calls == {
+        (("error_code", "none"), ("tool", "get_order")): 1,
+        (("error_code", "UNKNOWN_TOOL"), ("tool", "(unknown)")): 1,
+    }
+    assert samples[("desk_agent_runs_total", (("stop_reason", "final_answer"),))] == 1
+    # And the worker's log lines name the run and the request that started it
+    assert f"Assistant step: continue [req=trace-run-1 run={run_id}]" in worker.log()
