@@ -28,7 +28,7 @@ from django.conf import settings
 from django.db import IntegrityError, connection, connections, transaction
 
 from agent.context import McpContext, RunContext, ToolContext
-from agent.errors import ErrorCode, ToolError
+from agent.errors import ErrorCode, NextAction, ToolError
 from agent.models import AgentRun, ToolCallLog
 from agent.tools import (
     Tool,
@@ -119,12 +119,17 @@ def execute_tool_call(
 
 def _decide(ctx: ToolContext, *, name: str, arguments_raw: str, position_in_reply: int) -> Outcome:
     if isinstance(ctx, RunContext) and _cancelled(ctx.run):
-        return _failure(ErrorCode.CANCELLED, "The run was cancelled; no tool was executed.")
+        return _failure(
+            ErrorCode.CANCELLED,
+            "The run was cancelled; no tool was executed.",
+            next_actions=[NextAction.STOP],
+        )
     if isinstance(ctx, McpContext) and not ctx.role_still_held():
         return _failure(
             ErrorCode.PERMISSION_DENIED,
             f"This session started with the {ctx.role} role, which its user no longer "
             "holds; no tool was executed. Start a new session.",
+            next_actions=[NextAction.STOP],
         )
     limit = settings.AGENT_MAX_TOOL_CALLS_PER_STEP
     if position_in_reply >= limit:
@@ -134,6 +139,8 @@ def _decide(ctx: ToolContext, *, name: str, arguments_raw: str, position_in_repl
             f"{limit} were run. Make this call again in your next reply if you "
             "still need it.",
             retryable=True,
+            # Only a call this role could make is worth making again.
+            next_actions=[name] if name in tool_names(ctx.role) else [NextAction.STOP],
         )
 
     tool = get_tool(name)
@@ -144,7 +151,7 @@ def _decide(ctx: ToolContext, *, name: str, arguments_raw: str, position_in_repl
         return _failure(
             ErrorCode.UNKNOWN_TOOL,
             f"There is no tool named {shown!r}.{hint}",
-            next_actions=similar,
+            next_actions=similar or tool_names(ctx.role),
             similar=similar,
             available=tool_names(ctx.role),
         )
@@ -153,6 +160,7 @@ def _decide(ctx: ToolContext, *, name: str, arguments_raw: str, position_in_repl
             ErrorCode.PERMISSION_DENIED,
             f"The {ctx.role} role may not use {tool.name}. Tell the user that a "
             "support agent or supervisor has to do this.",
+            next_actions=[NextAction.ESCALATE_TO_SUPERVISOR],
         )
 
     if len(arguments_raw) > MAX_ARGUMENTS_CHARS:
@@ -206,6 +214,7 @@ def _decide(ctx: ToolContext, *, name: str, arguments_raw: str, position_in_repl
             f"This exact {tool.name} call was already made "
             f"{MAX_IDENTICAL_CALLS} times in this run; use those results "
             "instead of calling it again.",
+            next_actions=[NextAction.USE_EARLIER_RESULT],
         )
     else:
         outcome = _run_handler(ctx, tool, clean)
@@ -336,6 +345,7 @@ def _internal_error(tool: Tool) -> Outcome:
     return _failure(
         ErrorCode.INTERNAL_ERROR,
         "The tool failed on our side. Continue without it or tell the user.",
+        next_actions=[NextAction.ASK_AGENT],
     )
 
 

@@ -19,7 +19,7 @@ from decimal import Decimal, InvalidOperation
 from enum import StrEnum
 
 from agent.context import ToolContext
-from agent.errors import ErrorCode, ToolError
+from agent.errors import ErrorCode, NextAction, ToolError
 from agent.models import ToolCallLog
 from config.canonical import canonical_json
 from config.errors import ApplicationError
@@ -122,7 +122,7 @@ def order_not_found() -> ToolError:
         ErrorCode.NOT_FOUND,
         "This ticket's customer has no order with that number. Check the number "
         "with the user, or use list_customer_orders to see their orders.",
-        next_actions=["list_customer_orders"],
+        next_actions=["list_customer_orders", NextAction.ASK_CUSTOMER],
     )
 
 
@@ -300,7 +300,9 @@ def create_refund(ctx: ToolContext, args: dict) -> dict:
             extra=decided.extra,
         ) from None
     except ApplicationError as refusal:
-        raise ToolError(ErrorCode.INVALID_ARGUMENTS, refusal.message) from None
+        raise ToolError(
+            ErrorCode.INVALID_ARGUMENTS, refusal.message, next_actions=["create_refund"]
+        ) from None
 
     refund, confirmation = proposal.refund, proposal.confirmation
     figures = {
@@ -338,14 +340,14 @@ def _policy_error(refusal: RefundRefused) -> ToolError:
             ErrorCode.AMOUNT_OVER_ROLE_LIMIT,
             f"{AUTHORITY_CLAUSE}: {detail}. The amount is over what your role may propose; "
             "escalate to a supervisor.",
-            next_actions=["escalate to a supervisor", "propose a smaller amount if justified"],
+            next_actions=[NextAction.ESCALATE_TO_SUPERVISOR, NextAction.PROPOSE_SMALLER_AMOUNT],
             extra=extra,
         )
     details = "; ".join(f"{v['clause']}: {v['detail']}" for v in failing)
     return ToolError(
         ErrorCode.POLICY_DENIED,
         f"The refund policy does not allow this refund ({details}).",
-        next_actions=["search_policies", "explain the policy to the agent"],
+        next_actions=[NextAction.EXPLAIN_POLICY, "search_policies"],
         extra=extra,
     )
 
@@ -477,7 +479,8 @@ TOOLS: tuple[Tool, ...] = (
             "asks for a refund and the amount is at most the refundable balance. Do not use "
             "it to check progress (use get_refund_status); after a timeout call "
             "get_refund_status instead of calling this again. Approval cannot be requested "
-            "or granted through arguments."
+            "or granted through arguments. A refusal's next_actions name what to do next: a "
+            "tool, or a desk action such as escalate_to_supervisor or propose_smaller_amount."
         ),
         parameters=_arguments(
             {

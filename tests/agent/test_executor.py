@@ -97,7 +97,7 @@ def test_it_answers_another_customers_order_exactly_like_a_missing_one(demo):
 
     assert compact(foreign) == compact(missing) == compact(foreign_status)
     assert foreign["error"]["code"] == "NOT_FOUND"
-    assert foreign["error"]["next_actions"] == ["list_customer_orders"]
+    assert foreign["error"]["next_actions"] == ["list_customer_orders", "ask_customer"]
     logged = json.dumps(list(ToolCallLog.objects.values_list("result", flat=True)))
     for maria_data in ("Maria", "Desk lamp", "249.00", "pi_demo", "200.00", "re_history"):
         assert maria_data not in compact(foreign) + compact(foreign_status) + logged
@@ -230,7 +230,7 @@ def test_it_answers_a_call_past_the_replys_limit_too_many_calls_without_running_
             "message": "One reply may make at most 2 tool calls; only the first 2 were run. Make "
             "this call again in your next reply if you still need it.",
             "retryable": True,
-            "next_actions": [],
+            "next_actions": ["create_refund"],
         },
     }
     row = ToolCallLog.objects.get()
@@ -536,7 +536,7 @@ def test_it_passes_a_handler_refusal_through_as_data(demo):
             "code": "POLICY_DENIED",
             "message": "Outside the refund window.",
             "retryable": False,
-            "next_actions": [],
+            "next_actions": ["explain_policy"],
             "clauses": ["R-1"],
             "limit": "500.00",
         },

@@ -175,7 +175,7 @@ def test_it_refuses_an_amount_over_the_role_limit_and_suggests_a_supervisor(tick
     error = refusal.value.as_result()["error"]
     assert error["code"] == "AMOUNT_OVER_ROLE_LIMIT"
     assert "R-5" in error["message"] and "supervisor" in error["message"]
-    assert error["next_actions"][0] == "escalate to a supervisor"
+    assert error["next_actions"] == ["escalate_to_supervisor", "propose_smaller_amount"]
     assert error["clauses"] == ["R-5"]
     assert RefundRequest.objects.count() == 0
     assert RefundConfirmation.objects.count() == 0
