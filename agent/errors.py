@@ -73,12 +73,14 @@ DEFAULT_NEXT_ACTIONS: dict[ErrorCode, tuple[NextAction, ...]] = {
 }
 
 
+# The registered tools' names, kept in step by agent.tools as it registers them (the registry's
+# handlers raise ToolError, so agent.tools imports this module and not the other way round).
+TOOL_NAMES: set[str] = set()
+
+
 def is_next_action(value: str) -> bool:
     """Whether `value` belongs to the vocabulary: a NextAction or a registered tool's name."""
-    # Imported here: the registry's handlers raise ToolError, so agent.tools imports this module.
-    from agent.tools import get_tool
-
-    return value in DESK_ACTIONS or get_tool(value) is not None
+    return value in DESK_ACTIONS or value in TOOL_NAMES
 
 
 def next_actions_for(code: str, actions: Iterable[str] = ()) -> list[str]:

@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from decimal import Decimal, InvalidOperation
 from enum import StrEnum
 
+from agent import errors
 from agent.context import ToolContext
 from agent.errors import ErrorCode, NextAction, ToolError
 from agent.models import ToolCallLog
@@ -507,6 +508,7 @@ TOOLS: tuple[Tool, ...] = (
 )
 
 _registry: dict[str, Tool] = {tool.name: tool for tool in TOOLS}
+errors.TOOL_NAMES.update(_registry)
 
 
 def tools_version(tools: tuple[Tool, ...]) -> str:
@@ -539,10 +541,12 @@ def registered_tool(tool: Tool) -> Iterator[Tool]:
     if tool.name in _registry:
         raise ValueError(f"a tool named {tool.name!r} is already registered")
     _registry[tool.name] = tool
+    errors.TOOL_NAMES.add(tool.name)
     try:
         yield tool
     finally:
         _registry.pop(tool.name, None)
+        errors.TOOL_NAMES.discard(tool.name)
 
 
 # --- Argument validation ----------------------------------------------------------------------
