@@ -23,12 +23,23 @@ class ModelReply:
 
 
 class ModelError(Exception):
-    """The model call failed. `retryable` errors (timeout, 429, 5xx) are retried by the step."""
+    """The model call failed. `retryable` errors (timeout, 429, 5xx) are retried by the step,
+    not before `retry_after` seconds when the endpoint said how long to wait. A
+    `context_too_long` error is retried once with a shorter history (agent/runtime.py)."""
 
-    def __init__(self, message: str, *, retryable: bool):
+    def __init__(
+        self,
+        message: str,
+        *,
+        retryable: bool,
+        retry_after: float | None = None,
+        context_too_long: bool = False,
+    ):
         super().__init__(message)
         self.message = message
         self.retryable = retryable
+        self.retry_after = retry_after
+        self.context_too_long = context_too_long
 
 
 class Provider(Protocol):

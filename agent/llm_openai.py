@@ -1,6 +1,8 @@
 """Any OpenAI-compatible Chat Completions endpoint, through the official `openai` client."""
 
 import json
+import time
+from email.utils import parsedate_to_datetime
 
 import openai
 from django.conf import settings
@@ -16,6 +18,41 @@ def _detail(exc: Exception) -> str:
     return text[:DETAIL_CHARS] + ("…" if len(text) > DETAIL_CHARS else "")
 
 
+# Statuses whose Retry-After header says when the endpoint will take calls again.
+RETRY_AFTER_STATUSES = (429, 503)
+
+
+def retry_after_s(exc: openai.APIStatusError) -> float | None:
+    """Seconds the endpoint asked us to wait (Retry-After as seconds or as an HTTP date, or
+    OpenAI's retry-after-ms), or None when it did not say."""
+    if exc.status_code not in RETRY_AFTER_STATUSES:
+        return None
+    headers = exc.response.headers
+    millis = headers.get("retry-after-ms")
+    if millis:
+        try:
+            return max(float(millis) / 1000, 0.0)
+        except ValueError:
+            pass
+    value = (headers.get("retry-after") or "").strip()
+    if not value:
+        return None
+    try:
+        return max(float(value), 0.0)
+    except ValueError:
+        pass
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(when.timestamp() - time.time(), 0.0)
+
+
+def context_too_long(exc: openai.BadRequestError) -> bool:
+    """The request was refused because the conversation does not fit the model's window."""
+    return exc.code == "context_length_exceeded" or "maximum context length" in str(exc).lower()
+
+
 def malformed(reason: str) -> ModelError:
     return ModelError(f"the model returned a malformed response: {reason}", retryable=False)
 
@@ -25,7 +62,9 @@ class OpenAIProvider:
 
     def __init__(self):
         self.model = settings.AGENT_MODEL
-        # Retries belong to the step (bounded, visible in the run), not hidden in the client.
+        self.endpoint = settings.OPENAI_BASE_URL or "https://api.openai.com/v1"
+        # Retries belong to the step (bounded, jittered, logged, visible in the run and counted
+        # by the circuit breaker), not hidden in the client: one layer of retries, ours.
         self.client = openai.OpenAI(
             api_key=settings.OPENAI_API_KEY or "not-needed",
             base_url=settings.OPENAI_BASE_URL or None,
@@ -56,22 +95,38 @@ class OpenAIProvider:
             raise ModelError("the model endpoint could not be reached", retryable=True) from exc
         except openai.RateLimitError as exc:
             raise ModelError(
-                "the model endpoint is rate limiting us (HTTP 429)", retryable=True
+                "the model endpoint is rate limiting us (HTTP 429)",
+                retryable=True,
+                retry_after=retry_after_s(exc),
             ) from exc
         except openai.InternalServerError as exc:
             raise ModelError(
-                f"the model endpoint failed (HTTP {exc.status_code})", retryable=True
+                f"the model endpoint failed (HTTP {exc.status_code})",
+                retryable=True,
+                retry_after=retry_after_s(exc),
+            ) from exc
+        except openai.BadRequestError as exc:
+            if not context_too_long(exc):
+                raise refused(exc) from exc
+            raise ModelError(
+                "the conversation is longer than the model's context window",
+                retryable=False,
+                context_too_long=True,
             ) from exc
         except openai.APIStatusError as exc:
-            raise ModelError(
-                f"the model endpoint refused the request (HTTP {exc.status_code}): {_detail(exc)}",
-                retryable=False,
-            ) from exc
+            raise refused(exc) from exc
         except (openai.APIResponseValidationError, ValueError) as exc:
             raise malformed(_detail(exc)) from exc
         except openai.OpenAIError as exc:
             raise ModelError(f"the model call failed: {_detail(exc)}", retryable=False) from exc
         return parse_completion(response)
+
+
+def refused(exc: openai.APIStatusError) -> ModelError:
+    return ModelError(
+        f"the model endpoint refused the request (HTTP {exc.status_code}): {_detail(exc)}",
+        retryable=False,
+    )
 
 
 def parse_completion(response) -> ModelReply:

@@ -211,13 +211,18 @@ def tool_results_look_like_instructions(transcript: list[AgentMessage]) -> bool:
 
 
 def build_context(
-    ctx: RunContext, *, transcript: list[AgentMessage], now: datetime, final: bool = False
+    ctx: RunContext,
+    *,
+    transcript: list[AgentMessage],
+    now: datetime,
+    final: bool = False,
+    history_budget: int = HISTORY_CHAR_BUDGET,
 ) -> Context:
     thread, suspicious = ticket_thread(ctx)
     suspicious = suspicious or any(
         looks_like_instructions(text) for _, text in customer_fields(ctx)
     )
-    kept, dropped = trim_history(transcript)
+    kept, dropped = trim_history(transcript, budget=history_budget)
     messages = [
         {"role": "system", "content": system_prompt(ctx, now=now)},
         {"role": "system", "content": thread},

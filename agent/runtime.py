@@ -8,8 +8,10 @@ result for a tool call it has already run.
 
 import json
 import logging
+import random
 import uuid
 from dataclasses import dataclass
+from datetime import timedelta
 from decimal import Decimal, InvalidOperation
 from enum import StrEnum
 
@@ -18,11 +20,12 @@ from django.db import InterfaceError, OperationalError, close_old_connections
 from django.utils import timezone
 
 from agent import run_selectors, services
+from agent.breaker import ModelBreaker
 from agent.context import RunContext
 from agent.executor import MAX_ARGUMENTS_CHARS, execute_tool_call
-from agent.llm import ModelError
-from agent.models import AgentMessage, AgentRun
-from agent.prompts import build_context, customer_text_in_result
+from agent.llm import ModelError, ModelReply, Provider
+from agent.models import AgentMessage, AgentRun, RunEvent
+from agent.prompts import HISTORY_CHAR_BUDGET, Context, build_context, customer_text_in_result
 from agent.providers import get_provider
 from agent.replies import safe_reply
 from agent.tools import tools_for_role
@@ -34,8 +37,13 @@ from config.money import money_str
 logger = logging.getLogger(__name__)
 
 # Model errors that may pass (timeout, 429, 5xx) are retried this many times, then the run fails.
+# The waits between them: full jitter (model_retry_delay), within LLM_RETRY_MAX_WAIT_S per step.
 MODEL_RETRIES = 3
-RETRY_BACKOFF_S = (2, 5, 10)
+# After "context length exceeded" the step asks once more with this much history.
+TRIMMED_HISTORY_BUDGET = HISTORY_CHAR_BUDGET // 4
+# A step waiting for the model says so on the run, as a "message" event of this kind: the
+# panel shows a message's content as it is.
+MODEL_UNAVAILABLE = "model.unavailable"
 # A dropped database connection (failover, restart, an idle connection killed) is not the
 # run's fault: the step is retried on a new connection after this long, within the same
 # bounded retry budget as model errors.
@@ -119,6 +127,17 @@ def database_retry(*, run: AgentRun, owner: str, attempt: int) -> StepOutcome:
         version = None
     delay = DATABASE_RETRY_BACKOFF_S[min(attempt, len(DATABASE_RETRY_BACKOFF_S) - 1)]
     return StepOutcome(StepKind.RETRY, version=version, retry_in=delay)
+
+
+def model_retry_delay(exc: ModelError, attempt: int) -> float:
+    """Seconds before retry `attempt` (0-based) of a failed model call: what the endpoint's
+    Retry-After asked for, else full jitter, uniform(0, min(cap, base * 2^attempt)), so the
+    runs a provider turned away together do not all come back together."""
+    if exc.retry_after is not None:
+        # A little more than asked, for the same reason.
+        return exc.retry_after + random.uniform(0, min(1.0, exc.retry_after / 10))
+    ceiling = min(settings.LLM_RETRY_CAP_S, settings.LLM_RETRY_BASE_S * 2**attempt)
+    return random.uniform(0, ceiling)
 
 
 def pending_tool_calls(transcript: list[AgentMessage]) -> list[tuple[int, dict]]:
@@ -263,20 +282,25 @@ class Step:
         self.renew(settings.LLM_TIMEOUT_S)
         if self.cancelled():
             return StepOutcome(StepKind.FINISHED)
-        services.run_event_append(
-            run=self.run,
-            type="model.started",
-            data={"step": self.run.step_count + 1, "final": final},
-        )
+        provider = get_provider()
+        breaker = ModelBreaker.for_provider(provider)
+        paused_for = breaker.wait_s()
+        if paused_for > 0:
+            # The endpoint keeps failing for every run: wait it out without calling.
+            return self.wait_for_model(
+                f"the last {breaker.failures()} calls to the model endpoint failed",
+                paused_for,
+                attempt=attempt,
+            )
         try:
-            with model_call_observed():
-                reply = get_provider().complete(
-                    messages=context.messages,
-                    tools=tools_for_role(self.run.actor_role),
-                    tool_choice="none" if final else "auto",
-                )
+            reply = self.ask(provider, breaker, context, final=final)
         except ModelError as exc:
-            return self.model_failed(exc, attempt=attempt)
+            if not exc.context_too_long:
+                return self.model_failed(exc, attempt=attempt)
+            try:
+                reply = self.ask_with_less_history(provider, breaker, transcript, final=final)
+            except ModelError as again:
+                return self.model_failed(again, attempt=attempt, trimmed=True)
         reply = safe_reply(reply, run=self.run, transcript=transcript)
         # The last call may not start more work, whatever the model sent.
         tool_calls = [] if final else reply.tool_calls
@@ -293,21 +317,118 @@ class Step:
         )
         return self.complete(AgentRun.StopReason.FINAL_ANSWER, answer)
 
-    def model_failed(self, exc: ModelError, *, attempt: int) -> StepOutcome:
-        if exc.retryable and attempt < MODEL_RETRIES:
-            logger.warning(
-                "Run %s: %s; retry %d of %d", self.run.pk, exc.message, attempt + 1, MODEL_RETRIES
-            )
-            version = services.run_release_lease(run=self.run, owner=self.owner)
-            if version is None:
-                raise LeaseLost
-            return StepOutcome(StepKind.RETRY, version=version, retry_in=RETRY_BACKOFF_S[attempt])
-        tries = f" (after {attempt + 1} attempts)" if exc.retryable else ""
-        services.run_finish(
+    def ask(
+        self, provider: Provider, breaker: ModelBreaker, context: Context, *, final: bool
+    ) -> ModelReply:
+        """One model call, counted by the breaker: a failure a retry may cure counts against
+        the endpoint, an answer closes the breaker."""
+        services.run_event_append(
             run=self.run,
-            owner=self.owner,
-            stop_reason=AgentRun.StopReason.ERROR,
-            error=f"The model call failed: {exc.message}{tries}.",
+            type="model.started",
+            data={"step": self.run.step_count + 1, "final": final},
+        )
+        try:
+            with model_call_observed():
+                reply = provider.complete(
+                    messages=context.messages,
+                    tools=tools_for_role(self.run.actor_role),
+                    tool_choice="none" if final else "auto",
+                )
+        except ModelError as exc:
+            if exc.retryable:
+                breaker.record_failure(exc.message)
+            raise
+        breaker.record_success()
+        return reply
+
+    def ask_with_less_history(
+        self,
+        provider: Provider,
+        breaker: ModelBreaker,
+        transcript: list[AgentMessage],
+        *,
+        final: bool,
+    ) -> ModelReply:
+        """The conversation did not fit the model: ask once more with older exchanges left
+        out, cut only between whole exchanges (a tool call keeps its results)."""
+        context = build_context(
+            self.ctx,
+            transcript=transcript,
+            now=timezone.now(),
+            final=final,
+            history_budget=TRIMMED_HISTORY_BUDGET,
+        )
+        logger.warning(
+            "Run %s: the conversation is too long for the model; asking again with %d messages",
+            self.run.pk,
+            len(context.messages),
+        )
+        self.renew(settings.LLM_TIMEOUT_S)
+        return self.ask(provider, breaker, context, final=final)
+
+    def model_failed(self, exc: ModelError, *, attempt: int, trimmed: bool = False) -> StepOutcome:
+        if exc.context_too_long and trimmed:
+            return self.fail(
+                f"The model call failed: {exc.message}, even with older messages of this run "
+                "left out."
+            )
+        if not exc.retryable:
+            return self.fail(f"The model call failed: {exc.message}.")
+        return self.wait_for_model(exc.message, model_retry_delay(exc, attempt), attempt=attempt)
+
+    def wait_for_model(self, reason: str, delay: float, *, attempt: int) -> StepOutcome:
+        """Ask for this step again in `delay` seconds, saying so on the run; or fail the run
+        when the step has been retried enough or would wait past LLM_RETRY_MAX_WAIT_S."""
+        if attempt >= MODEL_RETRIES:
+            return self.fail(f"The model call failed: {reason} (after {attempt + 1} attempts).")
+        waited = self.waited_for_model()
+        limit = settings.LLM_RETRY_MAX_WAIT_S
+        if waited + delay > limit:
+            return self.fail(
+                f"The model call failed: {reason}. Retrying would mean waiting {delay:.0f}s "
+                f"more, past the {limit:g}s a step may wait for the model."
+            )
+        logger.warning(
+            "Run %s: model unavailable (%s); retry %d of %d in %.1fs",
+            self.run.pk,
+            reason,
+            attempt + 1,
+            MODEL_RETRIES,
+            delay,
+        )
+        retry_at = timezone.localtime(timezone.now() + timedelta(seconds=delay))
+        services.run_event_append(
+            run=self.run,
+            type="message",
+            data={
+                "role": "system",
+                "kind": MODEL_UNAVAILABLE,
+                "content": f"Model unavailable ({reason}), retrying at "
+                f"{retry_at:%H:%M:%S} {retry_at.tzname()}.",
+                "reason": reason,
+                "step": self.run.step_count + 1,
+                "wait_s": round(delay, 3),
+                "retry_at": retry_at.isoformat(),
+            },
+        )
+        version = services.run_release_lease(run=self.run, owner=self.owner)
+        if version is None:
+            raise LeaseLost
+        return StepOutcome(StepKind.RETRY, version=version, retry_in=delay)
+
+    def waited_for_model(self) -> float:
+        """Seconds this step has already been told to wait for the model, from its events."""
+        step = self.run.step_count + 1
+        waits = RunEvent.objects.filter(run=self.run, type="message").values_list("data", flat=True)
+        return sum(
+            float(data.get("wait_s") or 0)
+            for data in waits
+            if data.get("kind") == MODEL_UNAVAILABLE and data.get("step") == step
+        )
+
+    def fail(self, error: str) -> StepOutcome:
+        services.run_finish(
+            run=self.run, owner=self.owner, stop_reason=AgentRun.StopReason.ERROR, error=error
         )
         return StepOutcome(StepKind.FINISHED)
 

@@ -297,6 +297,16 @@ AGENT_TOKENS_PER_HOUR = env.int("AGENT_TOKENS_PER_HOUR", default=400_000)
 AGENT_LEASE_SECONDS = env.int("AGENT_LEASE_SECONDS", default=60)
 TOOL_TIMEOUT_S = env.float("TOOL_TIMEOUT_S", default=8.0)
 LLM_TIMEOUT_S = env.float("LLM_TIMEOUT_S", default=60.0)
+# A failed model call (timeout, 429, 5xx) is retried after uniform(0, min(CAP, BASE * 2^n))
+# seconds, or when the endpoint's Retry-After says; a step that would wait more than
+# LLM_RETRY_MAX_WAIT_S in all fails its run instead (agent/runtime.py).
+LLM_RETRY_BASE_S = env.float("LLM_RETRY_BASE_S", default=2.0)
+LLM_RETRY_CAP_S = env.float("LLM_RETRY_CAP_S", default=30.0)
+LLM_RETRY_MAX_WAIT_S = env.float("LLM_RETRY_MAX_WAIT_S", default=120.0)
+# After this many failed calls in a row to one endpoint, across runs and processes, new steps
+# wait out the cool-down instead of calling it (agent/breaker.py).
+LLM_BREAKER_THRESHOLD = env.int("LLM_BREAKER_THRESHOLD", default=5)
+LLM_BREAKER_COOLDOWN_S = env.float("LLM_BREAKER_COOLDOWN_S", default=30.0)
 CONFIRMATION_TTL_MINUTES = env.int("CONFIRMATION_TTL_MINUTES", default=1440)
 REFUND_ADAPTER = env("REFUND_ADAPTER", default="simulated")
 STRIPE_API_KEY = env("STRIPE_API_KEY", default="")

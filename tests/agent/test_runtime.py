@@ -395,7 +395,8 @@ def test_a_rate_limit_and_a_server_error_are_retried_then_the_run_completes(demo
     outcomes = drive(run)
 
     assert [o.kind for o in outcomes] == ["retry", "retry", "finished"]
-    assert [o.retry_in for o in outcomes[:2]] == [2, 5]
+    # Full jitter: each wait is drawn from [0, base * 2**attempt] (base 2 s).
+    assert 0 <= outcomes[0].retry_in <= 2 and 0 <= outcomes[1].retry_in <= 4
     assert (run.status, run.final_answer, run.step_count) == ("completed", "Paid 129.00.", 1)
     assert len(fake_openai.requests) == 3
 

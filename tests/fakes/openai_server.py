@@ -4,6 +4,8 @@ Scripted per test: `enqueue()` responses (served in order) or `respond_with(call
 A scripted response is one of
   * a dict — sent as a 200 JSON body (build it with `text_reply` / `tool_reply`),
   * `(status, body)` — body a dict (JSON) or bytes,
+  * `(status, body, headers)` — the same with extra response headers, e.g. Retry-After
+    (`error_body(429, "slow down", retry_after="2")`),
   * bytes — a 200 with that raw body (garbage),
   * `Sleep(seconds, then)` — wait, then send `then`.
 Every request body is recorded in `requests` for assertions.
@@ -75,9 +77,25 @@ def tool_reply(*calls: dict, content: str | None = None, **usage) -> dict:
     )
 
 
-def error_body(status: int, message: str) -> tuple[int, dict]:
+def error_body(
+    status: int, message: str, *, code: str | None = None, retry_after: str | None = None
+) -> tuple:
+    """An OpenAI-style error; `code` overrides the error code (e.g. context_length_exceeded),
+    `retry_after` is sent as the Retry-After header (seconds or an HTTP date)."""
     kind = {429: "rate_limit_exceeded", 400: "invalid_request_error"}.get(status, "server_error")
-    return status, {"error": {"message": message, "type": kind, "param": None, "code": kind}}
+    body = {"error": {"message": message, "type": kind, "param": None, "code": code or kind}}
+    if retry_after is None:
+        return status, body
+    return status, body, {"Retry-After": retry_after}
+
+
+def context_length_error() -> tuple:
+    return error_body(
+        400,
+        "This model's maximum context length is 128000 tokens. However, your messages "
+        "resulted in 131072 tokens. Please reduce the length of the messages.",
+        code="context_length_exceeded",
+    )
 
 
 class FakeOpenAI:
@@ -146,11 +164,19 @@ class FakeOpenAI:
                     return self._send(*response)
                 return self._send(200, response)
 
-            def _send(self, status: int, body, content_type: str = "application/json"):
+            def _send(
+                self,
+                status: int,
+                body,
+                headers: dict | None = None,
+                content_type: str = "application/json",
+            ):
                 data = body if isinstance(body, bytes) else json.dumps(body).encode()
                 try:
                     self.send_response(status)
                     self.send_header("Content-Type", content_type)
+                    for name, value in (headers or {}).items():
+                        self.send_header(name, value)
                     self.send_header("Content-Length", str(len(data)))
                     self.end_headers()
                     self.wfile.write(data)
