@@ -19,16 +19,16 @@ from django.conf import settings
 from django.db import InterfaceError, OperationalError, close_old_connections
 from django.utils import timezone
 
-from agent import run_selectors, services
+from agent import loops, run_selectors, services
 from agent.breaker import ModelBreaker
 from agent.context import RunContext
 from agent.executor import MAX_ARGUMENTS_CHARS, execute_tool_call
 from agent.llm import ModelError, ModelReply, Provider
-from agent.models import AgentMessage, AgentRun, RunEvent
+from agent.models import AgentMessage, AgentRun, RunEvent, ToolCallLog
 from agent.prompts import HISTORY_CHAR_BUDGET, Context, build_context, customer_text_in_result
 from agent.providers import get_provider
 from agent.replies import safe_reply
-from agent.tools import tools_for_role
+from agent.tools import ToolKind, get_tool, tools_for_role
 from agent.untrusted import looks_like_instructions
 from config.logs import log_context
 from config.metrics import model_call_observed
@@ -64,6 +64,26 @@ class StepOutcome:
     # For CONTINUE and RETRY: the version the next delivery must find.
     version: int | None = None
     retry_in: float | None = None
+
+
+@dataclass(frozen=True)
+class Ending:
+    """Why a run is being stopped before the model chose to answer: the stop reason, the first
+    line of a summary from the tool log if the final call gives no answer, and what to record
+    about it (e.g. which loop rule fired)."""
+
+    stop_reason: str
+    why: str
+    detail: dict
+
+
+STEP_LIMIT = Ending(
+    AgentRun.StopReason.MAX_STEPS,
+    "I reached the step limit for this request before finishing.",
+    {},
+)
+# The event a forced ending announces itself with (a "message", which the panel shows).
+RUN_STOPPING = "run.stopping"
 
 
 class LeaseLost(Exception):
@@ -236,6 +256,25 @@ def summary_from_tool_log(run: AgentRun, why: str) -> str:
     return "\n".join(lines)
 
 
+def logged_calls(run: AgentRun, transcript: list[AgentMessage]) -> list[loops.LoggedCall]:
+    """The run's tool calls in the order its model replies made them, with their outcomes."""
+    replies = [
+        [call["id"] for call in message.tool_calls]
+        for message in transcript
+        if message.role == AgentMessage.Role.ASSISTANT and message.tool_calls
+    ]
+    rows = list(
+        ToolCallLog.objects.filter(run=run).values(
+            "tool_call_id", "tool_name", "arguments_raw", "ok", "error_code", "retryable", "result"
+        )
+    )
+    names = {row["tool_name"] for row in rows}
+    writes = {name for name in names if (tool := get_tool(name)) and tool.kind == ToolKind.WRITE}
+    return loops.calls_by_step(
+        replies, {row["tool_call_id"]: row for row in rows}, write_tools=writes
+    )
+
+
 class Step:
     def __init__(self, *, run: AgentRun, owner: str):
         self.run = run
@@ -257,8 +296,49 @@ class Step:
                     self.run, "I stopped because this run used up its token budget."
                 ),
             )
-        final = self.run.step_count >= self.run.max_steps
-        return self.call_model(transcript, final=final, attempt=attempt)
+        ending = self.forced_ending(transcript)
+        if ending is not None and attempt == 0:
+            self.announce(ending)
+        return self.call_model(transcript, ending=ending, attempt=attempt)
+
+    def forced_ending(self, transcript: list[AgentMessage]) -> Ending | None:
+        """Whether this step's model call must be the last one (no tools), and why. At the
+        step limit the run ends anyway: that is the reason, even if it also looped."""
+        if self.run.step_count >= self.run.max_steps:
+            return STEP_LIMIT
+        elapsed = (timezone.now() - self.run.created_at).total_seconds()
+        limit = settings.AGENT_RUN_TIMEOUT_S
+        if limit > 0 and elapsed >= limit:
+            return Ending(
+                AgentRun.StopReason.BUDGET,
+                f"I stopped because this run reached its time limit ({limit:g}s).",
+                {"budget": "time", "elapsed_s": round(elapsed, 1)},
+            )
+        loop = loops.detect_loop(
+            logged_calls(self.run, transcript), stall_steps=settings.AGENT_LOOP_STALL_STEPS
+        )
+        if loop is not None:
+            return Ending(
+                AgentRun.StopReason.LOOP_DETECTED,
+                f"I stopped because I was going round in circles ({loop.description}).",
+                {"loop": loop.rule.value, "description": loop.description},
+            )
+        return None
+
+    def announce(self, ending: Ending) -> None:
+        """Say on the run, and in the log, why the next answer is forced."""
+        logger.info("Run %s: stopping with %s %s", self.run.pk, ending.stop_reason, ending.detail)
+        services.run_event_append(
+            run=self.run,
+            type="message",
+            data={
+                "role": "system",
+                "kind": RUN_STOPPING,
+                "content": ending.why,
+                "stop_reason": ending.stop_reason,
+                **ending.detail,
+            },
+        )
 
     def cancelled(self) -> bool:
         """Check the cancel flag; if set, end the run here."""
@@ -274,8 +354,9 @@ class Step:
             raise LeaseLost
 
     def call_model(
-        self, transcript: list[AgentMessage], *, final: bool, attempt: int
+        self, transcript: list[AgentMessage], *, ending: Ending | None, attempt: int
     ) -> StepOutcome:
+        final = ending is not None
         context = build_context(self.ctx, transcript=transcript, now=timezone.now(), final=final)
         if context.untrusted_instructions and not self.run.untrusted_instructions:
             services.run_flag_untrusted_instructions(run=self.run)
@@ -305,11 +386,9 @@ class Step:
         # The last call may not start more work, whatever the model sent.
         tool_calls = [] if final else reply.tool_calls
         services.run_record_model_reply(run=self.run, reply=reply, tool_calls=tool_calls)
-        if final:
-            answer = reply.content.strip() or summary_from_tool_log(
-                self.run, "I reached the step limit for this request before finishing."
-            )
-            return self.complete(AgentRun.StopReason.MAX_STEPS, answer)
+        if ending is not None:
+            answer = reply.content.strip() or summary_from_tool_log(self.run, ending.why)
+            return self.complete(ending.stop_reason, answer)
         if tool_calls:
             return self.execute_tools(list(enumerate(tool_calls)))
         answer = reply.content.strip() or summary_from_tool_log(

@@ -290,6 +290,10 @@ AGENT_MODEL = env("AGENT_MODEL", default="gpt-4o-mini")
 AGENT_MAX_STEPS = env.int("AGENT_MAX_STEPS", default=6)
 AGENT_MAX_TOOL_CALLS_PER_STEP = env.int("AGENT_MAX_TOOL_CALLS_PER_STEP", default=16)
 AGENT_TOKEN_BUDGET = env.int("AGENT_TOKEN_BUDGET", default=60_000)
+# A run is stopped (forced final answer, stop reason "budget") this long after it started, and
+# ("loop_detected") after this many steps with tool calls that brought no new result; 0 = off.
+AGENT_RUN_TIMEOUT_S = env.float("AGENT_RUN_TIMEOUT_S", default=300.0)
+AGENT_LOOP_STALL_STEPS = env.int("AGENT_LOOP_STALL_STEPS", default=3)
 # Fair use, per user over the last hour: runs started, and model tokens their runs used.
 # 0 turns a limit off. Counted from the database (agent.services.run_check_fair_use).
 AGENT_RUNS_PER_HOUR = env.int("AGENT_RUNS_PER_HOUR", default=60)

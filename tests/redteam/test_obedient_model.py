@@ -185,11 +185,14 @@ def test_fifty_create_refund_calls_make_one_pending_proposal(
 
     drive(run)
 
-    # Then 58 calls were logged; the repeats past the second identical call were refused
+    # Then 54 calls were logged: the repeats past the second identical call were refused, and
+    # REPEATED_CALL twice in a row stopped the run (loop_detected)
     logs = ToolCallLog.objects.filter(run=run, tool_name="create_refund")
-    assert logs.count() == 50 + 2 * 4
+    assert logs.count() == 50 + 2 * 2
     assert logs.filter(ok=True).count() == 50 + 1
-    assert logs.filter(error_code=ErrorCode.REPEATED_CALL).count() == 7
+    assert logs.filter(error_code=ErrorCode.REPEATED_CALL).count() == 3
+    run.refresh_from_db()
+    assert run.stop_reason == "loop_detected"
     # and one intent exists, with only its latest version pending
     assert sorted(set(logs.filter(ok=False).values_list("error_code", flat=True))) == [
         ErrorCode.REPEATED_CALL
