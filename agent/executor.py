@@ -3,7 +3,8 @@
 Pipeline, first failure wins: cancelled run → past the reply's call limit → unknown tool →
 role → argument size → JSON → schema → repeated call → handler (scope and business rules)
 under a timeout → result cap. Every outcome, success or not, is returned as data and written
-as exactly one ToolCallLog row.
+as exactly one ToolCallLog row. A result over the cap is sent cut, and kept whole (up to
+TOOL_RESULT_STORE_MAX_CHARS) in its row for read_tool_result to page through.
 
 An MCP host's call (DESIGN §12) takes the same path in an McpContext. What only makes sense
 for a model loop the desk drives itself (cancellation, the per-reply call limit, repeat
@@ -31,10 +32,13 @@ from agent.context import McpContext, RunContext, ToolContext
 from agent.errors import ErrorCode, NextAction, ToolError
 from agent.models import AgentRun, ToolCallLog
 from agent.tools import (
+    MAX_RESULT_CHARS,
     Tool,
     ToolKind,
     get_tool,
     json_type_name,
+    longest_page,
+    result_ref,
     tool_names,
     validate_arguments,
 )
@@ -42,7 +46,6 @@ from config.canonical import canonical_json
 
 logger = logging.getLogger(__name__)
 
-MAX_RESULT_CHARS = 8000
 # The same call (name + canonical arguments) may run this many times in a run; the next one
 # answers REPEATED_CALL, which breaks a model stuck in a loop.
 MAX_IDENTICAL_CALLS = 2
@@ -60,6 +63,8 @@ class Outcome:
     args_digest: str = ""
     retryable: bool = False
     error_code: str = ""
+    # The whole JSON text of a success result over the cap; `result` is then its cut form.
+    full_text: str = ""
 
 
 def _failure(
@@ -412,33 +417,52 @@ def _run_handler(ctx: ToolContext, tool: Tool, arguments: dict) -> Outcome:
         logger.exception("Tool %s returned a result that is not JSON", tool.name)
         return _internal_error(tool)
     result = _jsonable(json.loads(text))
-    if len(text) > MAX_RESULT_CHARS:
-        result = truncated(text)
-    return Outcome(result=result)
+    if len(text) <= MAX_RESULT_CHARS:
+        return Outcome(result=result)
+    # The text again from the cleaned result: what is stored and paged must be storable.
+    text = _dumps(result)
+    return Outcome(result=truncated(text), full_text=text)
 
 
-def truncated(text: str) -> dict:
+def truncated(text: str, *, ref: str = "", stored: int = 0) -> dict:
     """The shape of a success result whose JSON is longer than MAX_RESULT_CHARS: the longest
-    prefix of that JSON, as a string, that keeps the whole answer within the cap."""
-    result = {
-        "ok": True,
-        "truncated": True,
-        "total": len(text),
-        "message": f"The result was longer than {MAX_RESULT_CHARS} characters and was "
-        "cut. Ask for less (a smaller limit or a narrower query).",
-        "content": "",
-    }
-    fits, too_long = 0, min(len(text), MAX_RESULT_CHARS)
-    while fits < too_long:
-        # Escaping makes the size non-linear in the prefix length: search for the longest fit.
-        middle = (fits + too_long + 1) // 2
-        result["content"] = text[:middle]
-        if len(_dumps(result)) <= MAX_RESULT_CHARS:
-            fits = middle
-        else:
-            too_long = middle - 1
-    result["content"] = text[:fits]
-    return result
+    prefix of that JSON, as a string, that keeps the whole answer within the cap.
+
+    With `ref`, the first `stored` characters of `text` were kept under it, and the answer
+    says where read_tool_result continues.
+    """
+    total = len(text)
+    readable = min(stored, total) if ref else 0
+    if not readable:
+        message = (
+            f"The result was longer than {MAX_RESULT_CHARS} characters and was cut. Ask "
+            "for less (a smaller limit or a narrower query)."
+        )
+    else:
+        message = (
+            f"The result was longer than {MAX_RESULT_CHARS} characters; this is its start. "
+            "If you need the rest, call read_tool_result with this result_ref and "
+            "offset=next_offset; or ask for less (a smaller limit or a narrower query)."
+        )
+        if readable < total:
+            message += (
+                f" Only the first {readable} of {total} characters were kept; the rest "
+                "cannot be read."
+            )
+
+    def first_part(end: int) -> dict:
+        result: dict = {"truncated": True, "total": total}
+        if readable:
+            result["result_ref"] = ref
+            result["offset"] = 0
+            result["next_offset"] = end if end < readable else None
+            if readable < total:
+                result["stored"] = readable
+        result["message"] = message
+        result["content"] = text[:end]
+        return result
+
+    return {"ok": True, **longest_page(text, 0, first_part)}
 
 
 # --- The log ----------------------------------------------------------------------------------
@@ -470,10 +494,18 @@ def _record(
         actor_role=ctx.role,
         elapsed_ms=round((time.monotonic() - started) * 1000),
     )
+    if outcome.full_text:
+        row.full_result = outcome.full_text[: settings.TOOL_RESULT_STORE_MAX_CHARS]
     tool = get_tool(row.tool_name)
     try:
         with transaction.atomic():
             row.save()
+            if row.full_result:
+                # The ref names the row, so the answer is final only once the row exists.
+                row.result = outcome.result = truncated(
+                    outcome.full_text, ref=result_ref(row), stored=len(row.full_result)
+                )
+                row.save(update_fields=["result"])
             if row.ok and tool is not None and tool.after_logged is not None:
                 tool.after_logged(row)
     except IntegrityError:

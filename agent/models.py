@@ -194,7 +194,13 @@ class ToolCallLog(models.Model):
     arguments_raw = models.TextField(blank=True)
     args_digest = models.CharField(max_length=64, blank=True)
     ok = models.BooleanField()
+    # What the model (or MCP host) was sent, at most 8,000 characters of JSON.
     result = models.JSONField()
+    # The whole JSON text of a result too long to send, kept for read_tool_result, up to
+    # TOOL_RESULT_STORE_MAX_CHARS characters (`result` then says how much was kept). Text, not
+    # JSON: paging needs the exact characters, and jsonb would reorder the keys. Empty when
+    # `result` is the whole answer.
+    full_result = models.TextField(blank=True)
     error_code = models.CharField(max_length=40, blank=True)
     retryable = models.BooleanField(default=False)
     actor = models.ForeignKey(

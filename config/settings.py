@@ -300,6 +300,9 @@ AGENT_RUNS_PER_HOUR = env.int("AGENT_RUNS_PER_HOUR", default=60)
 AGENT_TOKENS_PER_HOUR = env.int("AGENT_TOKENS_PER_HOUR", default=400_000)
 AGENT_LEASE_SECONDS = env.int("AGENT_LEASE_SECONDS", default=60)
 TOOL_TIMEOUT_S = env.float("TOOL_TIMEOUT_S", default=8.0)
+# A tool result longer than the 8,000 characters the model is sent is kept in its log row up to
+# this many characters, for read_tool_result to page through; the rest is dropped, and said so.
+TOOL_RESULT_STORE_MAX_CHARS = env.int("TOOL_RESULT_STORE_MAX_CHARS", default=200_000)
 LLM_TIMEOUT_S = env.float("LLM_TIMEOUT_S", default=60.0)
 # A failed model call (timeout, 429, 5xx) is retried after uniform(0, min(CAP, BASE * 2^n))
 # seconds, or when the endpoint's Retry-After says; a step that would wait more than

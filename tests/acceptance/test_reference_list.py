@@ -38,6 +38,7 @@ AGENT_TOOLS = [
     "list_customer_orders",
     "search_policies",
     "get_refund_status",
+    "read_tool_result",
     "create_refund",
 ]
 
@@ -362,7 +363,7 @@ def test_it_refuses_create_refund_for_an_intern_and_never_offers_it(worker, fake
     run = wait_for_run(post_run("Refund the broken mug.", username="intern"), worker)
 
     # Then the intern's first request offered only the read tools
-    assert offered_tools(fake_openai.requests[0]) == AGENT_TOOLS[:4]
+    assert offered_tools(fake_openai.requests[0]) == AGENT_TOOLS[:5]
     # and the call was refused by role before anything ran
     log = ToolCallLog.objects.get(run=run)
     assert (log.tool_call_id, log.ok, log.error_code, log.actor_role, log.actor.username) == (

@@ -196,7 +196,13 @@ class ErrorPath:
     next_actions: list[str]
 
 
-INTERN_TOOLS = ["get_order", "list_customer_orders", "search_policies", "get_refund_status"]
+INTERN_TOOLS = [
+    "get_order",
+    "list_customer_orders",
+    "search_policies",
+    "get_refund_status",
+    "read_tool_result",
+]
 
 PATHS = [
     ErrorPath("cancelled run", cancelled_run, ErrorCode.CANCELLED, ["stop"]),

@@ -24,8 +24,11 @@ ALL_TOOLS = [
     "list_customer_orders",
     "search_policies",
     "get_refund_status",
+    "read_tool_result",
     "create_refund",
 ]
+# Every tool but create_refund.
+READ_TOOLS = ALL_TOOLS[:5]
 
 
 def names(tools: list[dict]) -> list[str]:
@@ -38,7 +41,7 @@ def test_it_shows_agents_and_supervisors_every_tool_in_a_stable_order():
 
 
 def test_it_never_shows_an_intern_create_refund():
-    assert names(tools_for_role("intern")) == ALL_TOOLS[:4]
+    assert names(tools_for_role("intern")) == READ_TOOLS
 
 
 @pytest.mark.parametrize("role", ["reviewer", "", "admin"])
@@ -46,7 +49,7 @@ def test_it_shows_no_tools_to_roles_that_do_not_run_the_assistant(role):
     assert tools_for_role(role) == []
 
 
-def test_it_declares_one_write_and_four_reads():
+def test_it_declares_one_write_and_the_rest_reads():
     kinds = {name: get_tool(name).kind for name in ALL_TOOLS}
 
     assert kinds == {
@@ -54,6 +57,7 @@ def test_it_declares_one_write_and_four_reads():
         "list_customer_orders": "read",
         "search_policies": "read",
         "get_refund_status": "read",
+        "read_tool_result": "read",
         "create_refund": "write",
     }
 
@@ -251,7 +255,7 @@ def test_it_registers_an_extra_tool_only_inside_the_block():
         assert names(tools_for_role("intern"))[-1] == "probe"
 
     assert get_tool("probe") is None
-    assert names(tools_for_role("intern")) == ALL_TOOLS[:4]
+    assert names(tools_for_role("intern")) == READ_TOOLS
 
 
 def test_it_refuses_to_shadow_a_registered_tool():

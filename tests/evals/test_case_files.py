@@ -306,7 +306,8 @@ def test_the_policy_check_of_expected_refunds_can_fail():
 
 
 def test_the_tags_vocabulary_is_the_shops_tools_clauses_and_roles():
-    assert list(coverage.TOOLS) == tool_names()
+    # read_tool_result only pages through another tool's cut result: no case is about it.
+    assert list(coverage.TOOLS) == [name for name in tool_names() if name != "read_tool_result"]
     assert list(coverage.CLAUSES) == [ref for ref, *_ in REFUNDS_V1_CLAUSES]
     assert set(coverage.ROLES) == SUPPORT_ROLES
 

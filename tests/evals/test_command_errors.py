@@ -61,7 +61,8 @@ def test_a_line_that_is_not_json_is_named_by_file_and_line(tmp_path):
         (
             {"expect": {"tools": ["get_orders"]}},
             "expect.tools names unknown tools ['get_orders'] (tools: get_order, "
-            "list_customer_orders, search_policies, get_refund_status, create_refund)",
+            "list_customer_orders, search_policies, get_refund_status, read_tool_result, "
+            "create_refund)",
         ),
         (
             {"expect": {"refund": {"status": "pending_approval"}}},

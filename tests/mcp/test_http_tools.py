@@ -24,11 +24,12 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 MUG = "202610110087"  # Li Wei's, the order of TCK-1001
 MARIAS_EBOOK = "202610200456"  # another customer's
-THE_FIVE_TOOLS = {
+THE_TOOLS = {
     "get_order",
     "list_customer_orders",
     "search_policies",
     "get_refund_status",
+    "read_tool_result",
     "create_refund",
 }
 MUG_REFUND = {
@@ -57,6 +58,7 @@ def test_an_intern_is_offered_only_the_read_tools(mcp_url, demo):
         "list_customer_orders",
         "search_policies",
         "get_refund_status",
+        "read_tool_result",
     ]
     assert all(tool.annotations.read_only_hint for tool in tools)
 
@@ -85,7 +87,7 @@ def test_no_role_is_offered_a_tool_that_approves_executes_or_changes_scope(mcp_u
     tools = run_host(listed_tools, mcp_url, token_for(username))
 
     names = {tool.name for tool in tools}
-    assert names <= THE_FIVE_TOOLS
+    assert names <= THE_TOOLS
     for tool in tools:
         assert not re.search(r"approv|reject|execut|decid|assign|scope|role|ticket", tool.name)
         assert not set(tool.input_schema["properties"]) & FORBIDDEN_ARGUMENTS
