@@ -328,16 +328,14 @@ class Step:
     def announce(self, ending: Ending) -> None:
         """Say on the run, and in the log, why the next answer is forced."""
         logger.info("Run %s: stopping with %s %s", self.run.pk, ending.stop_reason, ending.detail)
+        self.system_note(RUN_STOPPING, ending.why, stop_reason=ending.stop_reason, **ending.detail)
+
+    def system_note(self, kind: str, content: str, **data) -> None:
+        """A note from the desk on the run's stream (the panel shows `content`)."""
         services.run_event_append(
             run=self.run,
             type="message",
-            data={
-                "role": "system",
-                "kind": RUN_STOPPING,
-                "content": ending.why,
-                "stop_reason": ending.stop_reason,
-                **ending.detail,
-            },
+            data={"role": "system", "kind": kind, "content": content, **data},
         )
 
     def cancelled(self) -> bool:
@@ -476,19 +474,13 @@ class Step:
             delay,
         )
         retry_at = timezone.localtime(timezone.now() + timedelta(seconds=delay))
-        services.run_event_append(
-            run=self.run,
-            type="message",
-            data={
-                "role": "system",
-                "kind": MODEL_UNAVAILABLE,
-                "content": f"Model unavailable ({reason}), retrying at "
-                f"{retry_at:%H:%M:%S} {retry_at.tzname()}.",
-                "reason": reason,
-                "step": self.run.step_count + 1,
-                "wait_s": round(delay, 3),
-                "retry_at": retry_at.isoformat(),
-            },
+        self.system_note(
+            MODEL_UNAVAILABLE,
+            f"Model unavailable ({reason}), retrying at {retry_at:%H:%M:%S} {retry_at.tzname()}.",
+            reason=reason,
+            step=self.run.step_count + 1,
+            wait_s=round(delay, 3),
+            retry_at=retry_at.isoformat(),
         )
         version = services.run_release_lease(run=self.run, owner=self.owner)
         if version is None:

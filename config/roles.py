@@ -47,6 +47,16 @@ def is_supervisor(user) -> bool:
     return Role.SUPERVISOR in roles_of(user)
 
 
+def support_users():
+    """Active users in a support group, by username: whom tickets can be assigned to. One query
+    (support_role per user would ask for each user's groups)."""
+    from django.contrib.auth import get_user_model
+
+    groups = [GROUP_FOR_ROLE[role] for role in SUPPORT_ROLES]
+    users = get_user_model().objects.filter(is_active=True, groups__name__in=groups)
+    return users.distinct().order_by("username")
+
+
 def is_staff_member(user) -> bool:
     """Anyone who works the desk: a support role, a reviewer, or a superuser."""
     return bool(roles_of(user)) or bool(getattr(user, "is_superuser", False))

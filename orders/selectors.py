@@ -37,7 +37,12 @@ def refund_in_flight(order: Order) -> bool:
 
 
 def refundable_balance(order: Order) -> Decimal:
-    return max(order.amount_paid - refunded_total(order), Decimal("0.00"))
+    return refundable_after(order, refunded_total(order))
+
+
+def refundable_after(order: Order, refunded: Decimal) -> Decimal:
+    """What can still be refunded on `order` once `refunded` has been (never below zero)."""
+    return max(order.amount_paid - refunded, Decimal("0.00"))
 
 
 def days_since(moment: datetime | None, now: datetime | None = None) -> int | None:

@@ -5,7 +5,7 @@ from django.db import connection
 from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from orders.models import Customer, Order
-from orders.selectors import REFUND_COMMITTED_STATUSES
+from orders.selectors import REFUND_COMMITTED_STATUSES, refundable_after
 from tickets.models import Ticket, TicketEvent, TicketMessage
 
 # The desk list's views (tabs). "mine" needs the user asking.
@@ -106,9 +106,7 @@ def customer_overview(*, customer_id: int) -> CustomerOverview:
         refunded = sum(
             (r.amount for r in requests if r.status in REFUND_COMMITTED_STATUSES), Decimal("0.00")
         )
-        balances.append(
-            OrderBalance(order, refunded, max(order.amount_paid - refunded, Decimal("0.00")))
-        )
+        balances.append(OrderBalance(order, refunded, refundable_after(order, refunded)))
     refunds.sort(key=lambda r: r.created_at, reverse=True)
     tickets = list(
         customer.tickets.select_related("assignee", "order").order_by("-updated_at", "-id")

@@ -36,16 +36,34 @@ class TicketEventSerializer(serializers.ModelSerializer):
         fields = ["type", "description", "actor", "data", "created_at"]
 
 
-class TicketSerializer(serializers.ModelSerializer):
-    customer = serializers.CharField(source="customer.name", read_only=True)
-    customer_id = serializers.IntegerField(source="customer.pk", read_only=True)
-    customer_email = serializers.CharField(source="customer.email", read_only=True)
+class TicketSummarySerializer(serializers.ModelSerializer):
+    """A ticket without its conversation: for lists of a customer's tickets."""
+
     assignee: serializers.SlugRelatedField = serializers.SlugRelatedField(
         slug_field="username", read_only=True, allow_null=True
     )
     order_id = serializers.CharField(
         source="order.order_id", read_only=True, allow_null=True, default=None
     )
+
+    class Meta:
+        model = Ticket
+        fields = [
+            "reference",
+            "subject",
+            "status",
+            "assignee",
+            "escalated",
+            "order_id",
+            "created_at",
+            "updated_at",
+        ]
+
+
+class TicketSerializer(TicketSummarySerializer):
+    customer = serializers.CharField(source="customer.name", read_only=True)
+    customer_id = serializers.IntegerField(source="customer.pk", read_only=True)
+    customer_email = serializers.CharField(source="customer.email", read_only=True)
     messages = TicketMessageSerializer(many=True, read_only=True)
     events = TicketEventSerializer(many=True, read_only=True)
 
@@ -133,28 +151,6 @@ class CustomerOrderSerializer(serializers.Serializer):
     delivered_at = serializers.DateTimeField(source="order.delivered_at", allow_null=True)
 
 
-class CustomerTicketSerializer(serializers.ModelSerializer):
-    assignee: serializers.SlugRelatedField = serializers.SlugRelatedField(
-        slug_field="username", read_only=True, allow_null=True
-    )
-    order_id = serializers.CharField(
-        source="order.order_id", read_only=True, allow_null=True, default=None
-    )
-
-    class Meta:
-        model = Ticket
-        fields = [
-            "reference",
-            "subject",
-            "status",
-            "assignee",
-            "escalated",
-            "order_id",
-            "created_at",
-            "updated_at",
-        ]
-
-
 class CustomerRefundSerializer(serializers.Serializer):
     request_id = serializers.CharField()
     ticket = serializers.CharField(source="ticket.reference", allow_null=True, default=None)
@@ -171,5 +167,5 @@ class CustomerSerializer(serializers.Serializer):
     name = serializers.CharField(source="customer.name")
     email = serializers.CharField(source="customer.email")
     orders = CustomerOrderSerializer(many=True)
-    tickets = CustomerTicketSerializer(many=True)
+    tickets = TicketSummarySerializer(many=True)
     refund_requests = CustomerRefundSerializer(many=True, source="refunds")

@@ -18,7 +18,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from config.errors import ApplicationError
-from config.roles import Role, is_staff_member, is_supervisor, support_role
+from config.roles import Role, is_staff_member, is_supervisor, support_role, support_users
 from orders.models import Customer, Order
 from orders.selectors import order_summary
 from refunds.selectors import with_latest_refund_status
@@ -261,18 +261,13 @@ def _render_ticket(
             and ticket.status != Ticket.Status.CLOSED,
             "can_clear_escalation": is_supervisor(request.user) and ticket.escalated,
             "next_statuses": _status_actions(ticket),
-            "support_users": _support_users(),
+            "support_users": support_users(),
             "draft": draft,
             "error_for": error_for,
             "error": error,
         },
         status=status,
     )
-
-
-def _support_users():
-    users = get_user_model().objects.filter(is_active=True).prefetch_related("groups")
-    return [u for u in users.order_by("username") if support_role(u) is not None]
 
 
 @login_required

@@ -9,6 +9,7 @@ from decimal import Decimal
 import pytest
 from django.contrib.auth import get_user_model
 
+from config.roles import support_users
 from orders.models import Customer
 from refunds.models import RefundRequest
 from refunds.services import refund_propose
@@ -565,3 +566,15 @@ def test_a_note_typed_in_a_browser_is_stored_with_plain_line_breaks(log_in):
     )
 
     assert ticket().messages.last().body == "First line\nSecond line"
+
+
+def test_the_assignee_choice_lists_the_active_support_staff_in_one_query(
+    demo, django_assert_num_queries
+):
+    get_user_model().objects.filter(username="agent2").update(is_active=False)
+
+    with django_assert_num_queries(1):
+        names = [user.username for user in support_users()]
+
+    # reviewers and the superuser work no tickets; an inactive agent is not offered
+    assert names == ["agent", "intern", "supervisor"]
