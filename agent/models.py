@@ -55,6 +55,9 @@ class AgentRun(models.Model):
     # Set when the run's context held untrusted text that reads like instructions.
     untrusted_instructions = models.BooleanField(default=False)
     version = models.PositiveIntegerField(default=0)
+    # The seq of the run's last RunEvent: an append takes the next numbers by incrementing it
+    # in the UPDATE that locks the run row, never by asking for MAX(seq).
+    last_event_seq = models.PositiveIntegerField(default=0)
     final_answer = models.TextField(blank=True)
     # The answer says a refund is done, approved or on its way and the records disagree
     # (agent/answer_check.py); `answer_check` keeps the claims and the real statuses.
