@@ -4,8 +4,12 @@ The implementations (agent/llm_openai.py, agent/offline.py) import this module; 
 run uses is chosen in agent/providers.py.
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
+
+# Receives the answer's text as it arrives, piece by piece, from a provider that streams.
+TextSink = Callable[[str], None]
 
 
 @dataclass
@@ -47,5 +51,10 @@ class Provider(Protocol):
     model: str
 
     def complete(
-        self, *, messages: list[dict], tools: list[dict], tool_choice: str = "auto"
+        self,
+        *,
+        messages: list[dict],
+        tools: list[dict],
+        tool_choice: str = "auto",
+        on_text: TextSink | None = None,
     ) -> ModelReply: ...

@@ -7,7 +7,7 @@ from email.utils import parsedate_to_datetime
 import openai
 from django.conf import settings
 
-from agent.llm import ModelError, ModelReply
+from agent.llm import ModelError, ModelReply, TextSink
 
 # Error text from the endpoint is shown to staff; keep it short.
 DETAIL_CHARS = 200
@@ -73,7 +73,12 @@ class OpenAIProvider:
         )
 
     def complete(
-        self, *, messages: list[dict], tools: list[dict], tool_choice: str = "auto"
+        self,
+        *,
+        messages: list[dict],
+        tools: list[dict],
+        tool_choice: str = "auto",
+        on_text: TextSink | None = None,
     ) -> ModelReply:
         options: dict = {}
         if tools:

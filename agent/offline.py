@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 
-from agent.llm import ModelReply
+from agent.llm import ModelReply, TextSink
 from agent.untrusted import (
     instruction_signals,
     labelled_untrusted_blocks,
@@ -311,7 +311,12 @@ class OfflinePlanner:
     model = "offline-planner-v1"
 
     def complete(
-        self, *, messages: list[dict], tools: list[dict], tool_choice: str = "auto"
+        self,
+        *,
+        messages: list[dict],
+        tools: list[dict],
+        tool_choice: str = "auto",
+        on_text: TextSink | None = None,
     ) -> ModelReply:
         transcript = read_transcript(messages)
         offered = _tool_names(tools)
