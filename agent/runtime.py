@@ -28,6 +28,7 @@ from agent.models import AgentMessage, AgentRun, RunEvent, ToolCallLog
 from agent.prompts import HISTORY_CHAR_BUDGET, Context, build_context, customer_text_in_result
 from agent.providers import get_provider
 from agent.replies import safe_reply
+from agent.streaming import AnswerStream
 from agent.tools import ToolKind, get_tool, tools_for_role
 from agent.untrusted import looks_like_instructions
 from config.logs import log_context
@@ -404,17 +405,21 @@ class Step:
             type="model.started",
             data={"step": self.run.step_count + 1, "final": final},
         )
+        stream = AnswerStream(run=self.run, step=self.run.step_count + 1)
         try:
             with model_call_observed():
                 reply = provider.complete(
                     messages=context.messages,
                     tools=tools_for_role(self.run.actor_role),
                     tool_choice="none" if final else "auto",
+                    on_text=stream,
                 )
         except ModelError as exc:
             if exc.retryable:
                 breaker.record_failure(exc.message)
             raise
+        finally:
+            stream.close()
         breaker.record_success()
         return reply
 
