@@ -42,9 +42,11 @@ class RunContext(_BoundScope):
     def for_run(cls, run: AgentRun) -> "RunContext":
         """The scope is the customer bound on the run, not the ticket's customer now: a
         ticket moved to another customer mid-run must not widen what the next step sees."""
-        ticket = Ticket.objects.select_related("customer", "order").get(pk=run.ticket_id)
+        # A step loads its run with these (agent.services.run_held / run_acquire_lease), so
+        # they are as of this step.
+        ticket = run.ticket
         # Runs from before the customer was bound carry none: the ticket's is all there is.
-        customer = Customer.objects.get(pk=run.customer_id) if run.customer_id else ticket.customer
+        customer = run.customer or ticket.customer
         return cls(
             run=run, actor=run.started_by, role=run.actor_role, ticket=ticket, customer=customer
         )

@@ -12,25 +12,27 @@ detection) applies to runs only; instead, an MCP call first checks that the user
 the role the session started with.
 """
 
-import contextvars
 import difflib
 import hashlib
 import json
 import logging
 import math
-import threading
 import time
+from collections import Counter
+from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import Decimal
 from uuid import UUID
 
 from django.conf import settings
-from django.db import IntegrityError, connection, connections, transaction
+from django.db import IntegrityError, connection, transaction
 
 from agent.context import McpContext, RunContext, ToolContext
 from agent.errors import ErrorCode, NextAction, ToolError
 from agent.models import AgentRun, ToolCallLog
+from agent.pool import call_threads
 from agent.tools import (
     MAX_RESULT_CHARS,
     Tool,
@@ -96,10 +98,10 @@ def execute_tool_call(
     `position_in_reply` is the call's index among the tool calls of its model reply: calls
     from AGENT_MAX_TOOL_CALLS_PER_STEP on are answered TOO_MANY_CALLS and not run.
 
-    Precondition: no transaction is open. The handler runs on another thread with its own
-    database connection, so it could not see uncommitted rows, and the log row must commit
-    on its own. A call already logged under `tool_call_id` returns the logged result and runs
-    nothing.
+    Precondition: no transaction is open. The handler runs on a call thread (agent/pool.py)
+    with its own database connection, so it could not see uncommitted rows, and the log row
+    must commit on its own. A call already logged under `tool_call_id` returns the logged
+    result and runs nothing.
     """
     if connection.in_atomic_block:
         raise RuntimeError("execute_tool_call must be called outside a transaction")
@@ -108,22 +110,148 @@ def execute_tool_call(
     if logged is not None:
         return logged
     started = time.monotonic()
-    arguments_raw = arguments_raw or ""
     outcome = _decide(
-        ctx, name=name or "", arguments_raw=arguments_raw, position_in_reply=position_in_reply
-    )
-    return _record(
         ctx,
-        tool_call_id=tool_call_id,
         name=name or "",
-        arguments_raw=arguments_raw,
-        outcome=outcome,
-        started=started,
+        arguments_raw=arguments_raw or "",
+        position_in_reply=position_in_reply,
+        checks=LogChecks(ctx),
+    )
+    row = _log_row(
+        ctx, tool_call_id=tool_call_id, name=name, arguments_raw=arguments_raw, outcome=outcome
+    )
+    return _record(ctx, row=row, outcome=outcome, started=started)
+
+
+class PriorCalls:
+    """The tool calls a run has logged, read once per step: a step asks these, not the
+    database, whether a call was logged already and how often the same call was made."""
+
+    def __init__(self, rows: list[dict]):
+        self.rows = {row["tool_call_id"]: row for row in rows}
+        self._made = Counter((row["tool_name"], row["args_digest"]) for row in rows)
+
+    FIELDS = (
+        "tool_call_id",
+        "tool_name",
+        "args_digest",
+        "arguments_raw",
+        "ok",
+        "error_code",
+        "retryable",
+        "result",
     )
 
+    @classmethod
+    def load(cls, run: AgentRun) -> "PriorCalls":
+        return cls(list(ToolCallLog.objects.filter(run=run).order_by("id").values(*cls.FIELDS)))
 
-def _decide(ctx: ToolContext, *, name: str, arguments_raw: str, position_in_reply: int) -> Outcome:
-    if isinstance(ctx, RunContext) and _cancelled(ctx.run):
+    def result(self, tool_call_id: str) -> dict | None:
+        row = self.rows.get(tool_call_id)
+        return None if row is None else row["result"]
+
+    def identical_calls(self, name: str, digest: str) -> int:
+        return self._made[(name, digest)]
+
+    def add(self, row: ToolCallLog) -> None:
+        self.rows[row.tool_call_id] = {field: getattr(row, field) for field in self.FIELDS}
+        self._made[(row.tool_name, row.args_digest)] += 1
+
+
+class LogChecks:
+    """The same questions asked of the database, for a call outside a step (MCP, tests)."""
+
+    def __init__(self, ctx: ToolContext):
+        self.ctx = ctx
+
+    def cancelled(self) -> bool:
+        return isinstance(self.ctx, RunContext) and _cancelled(self.ctx.run)
+
+    def identical_calls(self, name: str, digest: str) -> int:
+        if not isinstance(self.ctx, RunContext):
+            return 0
+        return _identical_calls(self.ctx.run, name, digest)
+
+
+@dataclass
+class StepChecks:
+    """A step's answers: it saw the cancel flag in its last write (`cancelled`), and knows its
+    run's earlier calls (`prior`)."""
+
+    prior: PriorCalls
+    is_cancelled: bool = False
+
+    def cancelled(self) -> bool:
+        return self.is_cancelled
+
+    def identical_calls(self, name: str, digest: str) -> int:
+        return self.prior.identical_calls(name, digest)
+
+
+@dataclass
+class ToolRun:
+    """A step's tool call: the result for the model, and its log row when the step is to
+    save it with its own next write (None: already saved, or an earlier log row answered)."""
+
+    result: dict
+    row: ToolCallLog | None = None
+
+
+# Waits for a handler's Future for at most `timeout` seconds (raising TimeoutError); a step
+# passes one that renews its lease while it waits.
+Wait = Callable[[Future, float], object]
+
+
+def run_tool_call(
+    ctx: RunContext,
+    *,
+    tool_call_id: str,
+    name: str,
+    arguments_raw: str,
+    position_in_reply: int,
+    checks: StepChecks,
+    wait: Wait | None = None,
+) -> ToolRun:
+    """`execute_tool_call` for a step that saves log rows with its own writes: the same
+    pipeline, but a read call's row comes back unsaved (the step commits it with the tool
+    message and events). A call whose row must exist first (a write tool's hook, a result kept
+    whole under a ref naming the row) is saved here."""
+    tool_call_id = clean_text(tool_call_id or "")[:TEXT_LIMIT]
+    logged = checks.prior.result(tool_call_id)
+    if logged is not None:
+        return ToolRun(logged)
+    started = time.monotonic()
+    outcome = _decide(
+        ctx,
+        name=name or "",
+        arguments_raw=arguments_raw or "",
+        position_in_reply=position_in_reply,
+        checks=checks,
+        wait=wait,
+    )
+    row = _log_row(
+        ctx, tool_call_id=tool_call_id, name=name, arguments_raw=arguments_raw, outcome=outcome
+    )
+    row.elapsed_ms = round((time.monotonic() - started) * 1000)
+    tool = get_tool(row.tool_name)
+    if outcome.full_text or (row.ok and tool is not None and tool.after_logged is not None):
+        result = _record(ctx, row=row, outcome=outcome, started=started)
+        checks.prior.add(row)
+        return ToolRun(result)
+    checks.prior.add(row)
+    return ToolRun(outcome.result, row)
+
+
+def _decide(
+    ctx: ToolContext,
+    *,
+    name: str,
+    arguments_raw: str,
+    position_in_reply: int,
+    checks: "LogChecks | StepChecks",
+    wait: "Wait | None" = None,
+) -> Outcome:
+    if checks.cancelled():
         return _failure(
             ErrorCode.CANCELLED,
             "The run was cancelled; no tool was executed.",
@@ -210,9 +338,8 @@ def _decide(ctx: ToolContext, *, name: str, arguments_raw: str, position_in_repl
     digest = _digest(_jsonable(clean))
     # A host's session is long-lived and the host runs its own loop: asking for an order's
     # refund status again an hour later is not a model stuck in a loop.
-    if (
-        isinstance(ctx, RunContext)
-        and _identical_calls(ctx.run, tool.name, digest) >= MAX_IDENTICAL_CALLS
+    if isinstance(ctx, RunContext) and checks.identical_calls(tool.name, digest) >= (
+        MAX_IDENTICAL_CALLS
     ):
         outcome = _failure(
             ErrorCode.REPEATED_CALL,
@@ -222,7 +349,7 @@ def _decide(ctx: ToolContext, *, name: str, arguments_raw: str, position_in_repl
             next_actions=[NextAction.USE_EARLIER_RESULT],
         )
     else:
-        outcome = _run_handler(ctx, tool, clean)
+        outcome = _run_handler(ctx, tool, clean, wait=wait)
     outcome.arguments = arguments
     outcome.args_digest = digest
     return outcome
@@ -354,32 +481,21 @@ def _internal_error(tool: Tool) -> Outcome:
     )
 
 
-def _run_handler(ctx: ToolContext, tool: Tool, arguments: dict) -> Outcome:
-    """Call the handler on a daemon thread and stop waiting after TOOL_TIMEOUT_S.
+def _wait(future: Future, timeout: float):
+    return future.result(timeout)
 
-    A stuck call is abandoned, not killed: its thread finishes on its own and closes its
-    connection, and its result is dropped.
+
+def _run_handler(ctx: ToolContext, tool: Tool, arguments: dict, *, wait: Wait | None) -> Outcome:
+    """Call the handler on one of the process's call threads (agent/pool.py) and stop waiting
+    after TOOL_TIMEOUT_S.
+
+    A stuck call is abandoned, not killed: its thread finishes on its own, and its result is
+    dropped.
     """
-    box: dict = {}
-    finished = threading.Event()
-
-    def call() -> None:
-        try:
-            box["data"] = tool.handler(ctx, arguments)
-        except ToolError as refusal:
-            box["refusal"] = refusal
-        except Exception:
-            logger.exception("Tool %s failed (%s)", tool.name, _source(ctx))
-        finally:
-            connections.close_all()
-            finished.set()
-
-    # The tool's thread logs with the step's fields (request, run, tool call id).
-    in_context = contextvars.copy_context()
-    threading.Thread(
-        target=in_context.run, args=(call,), name=f"tool-{tool.name}", daemon=True
-    ).start()
-    if not finished.wait(settings.TOOL_TIMEOUT_S):
+    future = call_threads().submit(tool.handler, ctx, arguments)
+    try:
+        data = (wait or _wait)(future, settings.TOOL_TIMEOUT_S)
+    except TimeoutError:
         logger.warning(
             "Tool %s timed out after %ss (%s)", tool.name, settings.TOOL_TIMEOUT_S, _source(ctx)
         )
@@ -398,17 +514,17 @@ def _run_handler(ctx: ToolContext, tool: Tool, arguments: dict) -> Outcome:
             retryable=True,
             next_actions=[tool.name],
         )
-    if "refusal" in box:
-        refusal = box["refusal"]
+    except ToolError as refusal:
         return Outcome(
             result=_jsonable(refusal.as_result()),
             retryable=refusal.retryable,
             error_code=refusal.code,
         )
-    data = box.get("data")
+    except Exception:
+        logger.exception("Tool %s failed (%s)", tool.name, _source(ctx))
+        return _internal_error(tool)
     if not isinstance(data, dict):
-        if "data" in box:
-            logger.error("Tool %s returned %s, not a dict", tool.name, type(data).__name__)
+        logger.error("Tool %s returned %s, not a dict", tool.name, type(data).__name__)
         return _internal_error(tool)
     result = {"ok": True, **{key: value for key, value in data.items() if key != "ok"}}
     try:
@@ -468,23 +584,18 @@ def truncated(text: str, *, ref: str = "", stored: int = 0) -> dict:
 # --- The log ----------------------------------------------------------------------------------
 
 
-def _record(
-    ctx: ToolContext,
-    *,
-    tool_call_id: str,
-    name: str,
-    arguments_raw: str,
-    outcome: Outcome,
-    started: float,
-) -> dict:
+def _log_row(
+    ctx: ToolContext, *, tool_call_id: str, name: str, arguments_raw: str, outcome: Outcome
+) -> ToolCallLog:
+    """The call's log row, not yet saved."""
     row = ToolCallLog(
         run=ctx.run,
         mcp_session=ctx.mcp_session,
         ticket=ctx.ticket,
         tool_call_id=tool_call_id,
-        tool_name=clean_text(name)[:TEXT_LIMIT],
+        tool_name=clean_text(name or "")[:TEXT_LIMIT],
         arguments=outcome.arguments,
-        arguments_raw=clean_text(arguments_raw),
+        arguments_raw=clean_text(arguments_raw or ""),
         args_digest=outcome.args_digest,
         ok=outcome.result["ok"],
         result=outcome.result,
@@ -492,10 +603,15 @@ def _record(
         retryable=outcome.retryable,
         actor=ctx.actor,
         actor_role=ctx.role,
-        elapsed_ms=round((time.monotonic() - started) * 1000),
     )
     if outcome.full_text:
         row.full_result = outcome.full_text[: settings.TOOL_RESULT_STORE_MAX_CHARS]
+    return row
+
+
+def _record(ctx: ToolContext, *, row: ToolCallLog, outcome: Outcome, started: float) -> dict:
+    """Save `row` on its own and return the result the model gets."""
+    row.elapsed_ms = round((time.monotonic() - started) * 1000)
     tool = get_tool(row.tool_name)
     try:
         with transaction.atomic():
@@ -510,7 +626,7 @@ def _record(
                 tool.after_logged(row)
     except IntegrityError:
         # Another execution of the same tool call logged first: its answer is the answer.
-        winner = _logged_result(ctx, tool_call_id)
+        winner = _logged_result(ctx, row.tool_call_id)
         if winner is None:
             raise
         return winner

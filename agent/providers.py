@@ -1,14 +1,31 @@
 """Which model answers a run: LLM_PROVIDER picks the offline planner or an OpenAI-compatible
 endpoint (DESIGN §3)."""
 
+import threading
+
 from django.conf import settings
 
 from agent.llm import Provider
 from agent.llm_openai import OpenAIProvider
 from agent.offline import OfflinePlanner
 
+# One client per endpoint and process: building one loads the TLS certificate bundle and a
+# connection pool, far more than a step's own work. Keyed by the settings it is built from.
+_clients: dict[tuple, OpenAIProvider] = {}
+_clients_lock = threading.Lock()
+
 
 def get_provider() -> Provider:
     if settings.LLM_PROVIDER == "offline":
         return OfflinePlanner()
-    return OpenAIProvider()
+    key = (
+        settings.OPENAI_BASE_URL,
+        settings.OPENAI_API_KEY,
+        settings.LLM_TIMEOUT_S,
+        settings.AGENT_MODEL,
+    )
+    with _clients_lock:
+        provider = _clients.get(key)
+        if provider is None:
+            provider = _clients[key] = OpenAIProvider()
+    return provider

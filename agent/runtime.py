@@ -1,33 +1,50 @@
-"""One step of an assistant run (DESIGN §7): lease → pending tools or one model call → tools →
-release or finish.
+"""One step of an assistant run (DESIGN §7): hold the run → pending tools or one model call →
+tools → hand the run to the next step, or finish.
 
-A step is safe to run twice: the lease (a conditional UPDATE) lets one delivery in, the
-assistant message is committed before any tool runs, and the executor returns the logged
-result for a tool call it has already run.
+A step is safe to run twice. It holds the run by its lease: taken with a conditional UPDATE
+by the first step and by any step the sweep re-enqueues, and otherwise handed over by the
+step before it, in that step's last write, to the owner named in the next task. Each write
+of a step is one transaction that first checks, in one conditional UPDATE, that the step
+still holds the run at the version it last wrote and that no cancel was asked for: a second
+delivery of a step, or a step whose lease expired, saves nothing and runs no tool.
+
+On the path where the model only reads, a step commits twice: the model's reply with its
+calls, before any tool runs, and then the results with their log rows, events and the hand-
+over. A tool's result is saved before the next tool starts (on PostgreSQL without waiting
+for the disk: the last write is the durable one), so a worker killed mid-step repeats at
+most the call it was in. Model and tool calls run on the process's call threads
+(agent/pool.py), which keep their database connections; while one is in flight the step
+renews its lease every third of AGENT_LEASE_SECONDS.
 """
 
+import functools
 import json
 import logging
 import random
+import time
 import uuid
+from concurrent.futures import Future
 from dataclasses import dataclass
 from datetime import timedelta
 from decimal import Decimal, InvalidOperation
 from enum import StrEnum
 
 from django.conf import settings
-from django.db import InterfaceError, OperationalError, close_old_connections
+from django.db import InterfaceError, OperationalError, close_old_connections, transaction
+from django.db.models import F
 from django.utils import timezone
 
 from agent import loops, run_selectors, services
 from agent.breaker import ModelBreaker
 from agent.context import RunContext
-from agent.executor import MAX_ARGUMENTS_CHARS, execute_tool_call
+from agent.executor import MAX_ARGUMENTS_CHARS, PriorCalls, StepChecks, ToolRun, run_tool_call
 from agent.llm import ModelError, ModelReply, Provider
-from agent.models import AgentMessage, AgentRun, RunEvent, ToolCallLog
+from agent.models import AgentMessage, AgentRun, RunEvent
+from agent.pool import call_threads
 from agent.prompts import HISTORY_CHAR_BUDGET, Context, build_context, customer_text_in_result
 from agent.providers import get_provider
 from agent.replies import safe_reply
+from agent.services import StepInterrupted, StepWrite
 from agent.streaming import AnswerStream
 from agent.tools import ToolKind, get_tool, tools_for_role
 from agent.untrusted import looks_like_instructions
@@ -65,6 +82,8 @@ class StepOutcome:
     # For CONTINUE and RETRY: the version the next delivery must find.
     version: int | None = None
     retry_in: float | None = None
+    # For CONTINUE: the lease owner the run was handed to, for the next delivery to act as.
+    owner: str | None = None
 
 
 @dataclass(frozen=True)
@@ -102,14 +121,20 @@ def advance(
     attempt: int = 0,
     owner: str | None = None,
 ) -> StepOutcome:
-    """Run one step of `run_id`. Precondition: not inside a transaction (tools run here)."""
-    owner = owner or new_lease_owner()
-    run = services.run_acquire_lease(run_id=run_id, owner=owner, expected_version=expected_version)
+    """Run one step of `run_id`: as `owner` when the step before handed the run over (with
+    the version it left), else taking the lease. Precondition: not inside a transaction (tools
+    run here)."""
+    if owner and expected_version is not None:
+        run = services.run_held(run_id=run_id, owner=owner, version=expected_version)
+    else:
+        owner = new_lease_owner()
+        run = services.run_acquire_lease(
+            run_id=run_id, owner=owner, expected_version=expected_version
+        )
     if run is None:
         return StepOutcome(StepKind.SKIPPED)
-    step = Step(run=run, owner=owner)
     try:
-        return step.perform(attempt=attempt)
+        return Step(run=run, owner=owner).perform(attempt=attempt)
     except LeaseLost:
         logger.warning("Run %s: lease lost mid-step; the newer step carries on", run_id)
         return StepOutcome(StepKind.SKIPPED)
@@ -257,23 +282,16 @@ def summary_from_tool_log(run: AgentRun, why: str) -> str:
     return "\n".join(lines)
 
 
-def logged_calls(run: AgentRun, transcript: list[AgentMessage]) -> list[loops.LoggedCall]:
+def logged_calls(prior: PriorCalls, transcript: list[AgentMessage]) -> list[loops.LoggedCall]:
     """The run's tool calls in the order its model replies made them, with their outcomes."""
     replies = [
         [call["id"] for call in message.tool_calls]
         for message in transcript
         if message.role == AgentMessage.Role.ASSISTANT and message.tool_calls
     ]
-    rows = list(
-        ToolCallLog.objects.filter(run=run).values(
-            "tool_call_id", "tool_name", "arguments_raw", "ok", "error_code", "retryable", "result"
-        )
-    )
-    names = {row["tool_name"] for row in rows}
+    names = {row["tool_name"] for row in prior.rows.values()}
     writes = {name for name in names if (tool := get_tool(name)) and tool.kind == ToolKind.WRITE}
-    return loops.calls_by_step(
-        replies, {row["tool_call_id"]: row for row in rows}, write_tools=writes
-    )
+    return loops.calls_by_step(replies, prior.rows, write_tools=writes)
 
 
 class Step:
@@ -281,15 +299,20 @@ class Step:
         self.run = run
         self.owner = owner
         self.ctx = RunContext.for_run(run)
+        self.transcript = run_selectors.run_transcript(run=run)
+        # The step is the only writer of its run's transcript: it numbers what it adds.
+        self.next_seq = (self.transcript[-1].seq if self.transcript else 0) + 1
+        self.checks = StepChecks(prior=PriorCalls.load(run))
+        # Run fields to set with the step's next write (the untrusted-instructions flag).
+        self.flags: dict = {}
 
     def perform(self, *, attempt: int) -> StepOutcome:
-        if self.cancelled():
-            return StepOutcome(StepKind.FINISHED)
-        transcript = run_selectors.run_transcript(run=self.run)
-        pending = pending_tool_calls(transcript)
+        if self.run.cancel_requested:
+            return self.stop_cancelled(StepWrite())
+        pending = pending_tool_calls(self.transcript)
         if pending:
             # The model already answered in a step that died: never ask it again.
-            return self.execute_tools(pending)
+            return self.execute_tools(pending, announced=False)
         if self.run.tokens_in + self.run.tokens_out >= settings.AGENT_TOKEN_BUDGET:
             return self.complete(
                 AgentRun.StopReason.BUDGET,
@@ -297,12 +320,12 @@ class Step:
                     self.run, "I stopped because this run used up its token budget."
                 ),
             )
-        ending = self.forced_ending(transcript)
+        ending = self.forced_ending()
         if ending is not None and attempt == 0:
             self.announce(ending)
-        return self.call_model(transcript, ending=ending, attempt=attempt)
+        return self.call_model(ending=ending, attempt=attempt)
 
-    def forced_ending(self, transcript: list[AgentMessage]) -> Ending | None:
+    def forced_ending(self) -> Ending | None:
         """Whether this step's model call must be the last one (no tools), and why. At the
         step limit the run ends anyway: that is the reason, even if it also looped."""
         if self.run.step_count >= self.run.max_steps:
@@ -316,7 +339,8 @@ class Step:
                 {"budget": "time", "elapsed_s": round(elapsed, 1)},
             )
         loop = loops.detect_loop(
-            logged_calls(self.run, transcript), stall_steps=settings.AGENT_LOOP_STALL_STEPS
+            logged_calls(self.checks.prior, self.transcript),
+            stall_steps=settings.AGENT_LOOP_STALL_STEPS,
         )
         if loop is not None:
             return Ending(
@@ -339,29 +363,52 @@ class Step:
             data={"role": "system", "kind": kind, "content": content, **data},
         )
 
-    def cancelled(self) -> bool:
-        """Check the cancel flag; if set, end the run here."""
-        if not services.run_is_cancel_requested(run=self.run):
-            return False
-        services.run_finish(
-            run=self.run, owner=self.owner, stop_reason=AgentRun.StopReason.CANCELLED
-        )
-        return True
+    # --- Writing ----------------------------------------------------------------------------
 
-    def renew(self, seconds: float) -> None:
-        if not services.run_renew_lease(run=self.run, owner=self.owner, seconds=seconds):
-            raise LeaseLost
+    def save(self, write: StepWrite, **options) -> None:
+        """One write of the step (services.run_step_save) with the flags it has gathered.
+        Raises StepInterrupted when a cancel was asked for, LeaseLost when the run is gone."""
+        try:
+            services.run_step_save(
+                run=self.run, owner=self.owner, write=write, **options, **self.flags
+            )
+        except StepInterrupted as stop:
+            if not stop.cancelled:
+                raise LeaseLost from stop
+            raise
+        self.flags.clear()
 
-    def call_model(
-        self, transcript: list[AgentMessage], *, ending: Ending | None, attempt: int
-    ) -> StepOutcome:
+    def message(self, role: str, **fields) -> AgentMessage:
+        message = AgentMessage(run=self.run, seq=self.next_seq, role=role, **fields)
+        self.next_seq += 1
+        return message
+
+    def heartbeat_wait(self, future: Future, timeout: float):
+        """The call's result, waiting at most `timeout` seconds (then TimeoutError) and
+        renewing the lease every third of AGENT_LEASE_SECONDS meanwhile."""
+        deadline = time.monotonic() + timeout
+        beat = max(settings.AGENT_LEASE_SECONDS / 3, 0.1)
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError
+            try:
+                return future.result(min(beat, left))
+            except TimeoutError:
+                if time.monotonic() >= deadline:
+                    raise
+                if not services.run_renew_lease(run=self.run, owner=self.owner):
+                    raise LeaseLost from None
+
+    # --- The model ------------------------------------------------------------------------
+
+    def call_model(self, *, ending: Ending | None, attempt: int) -> StepOutcome:
         final = ending is not None
-        context = build_context(self.ctx, transcript=transcript, now=timezone.now(), final=final)
+        context = build_context(
+            self.ctx, transcript=self.transcript, now=timezone.now(), final=final
+        )
         if context.untrusted_instructions and not self.run.untrusted_instructions:
-            services.run_flag_untrusted_instructions(run=self.run)
-        self.renew(settings.LLM_TIMEOUT_S)
-        if self.cancelled():
-            return StepOutcome(StepKind.FINISHED)
+            self.flags["untrusted_instructions"] = True
         provider = get_provider()
         breaker = ModelBreaker.for_provider(provider)
         paused_for = breaker.wait_s()
@@ -372,48 +419,113 @@ class Step:
                 paused_for,
                 attempt=attempt,
             )
+        started = time.monotonic()
         try:
             reply = self.ask(provider, breaker, context, final=final)
         except ModelError as exc:
             if not exc.context_too_long:
                 return self.model_failed(exc, attempt=attempt)
             try:
-                reply = self.ask_with_less_history(provider, breaker, transcript, final=final)
+                reply = self.ask_with_less_history(provider, breaker, final=final)
             except ModelError as again:
                 return self.model_failed(again, attempt=attempt, trimmed=True)
-        reply = safe_reply(reply, run=self.run, transcript=transcript)
+        latency_ms = round((time.monotonic() - started) * 1000)
+        reply = safe_reply(reply, run=self.run, transcript=self.transcript)
         # The last call may not start more work, whatever the model sent.
         tool_calls = [] if final else reply.tool_calls
-        services.run_record_model_reply(run=self.run, reply=reply, tool_calls=tool_calls)
+        write = self.reply_write(reply, tool_calls, final=final, latency_ms=latency_ms)
         if ending is not None:
             answer = reply.content.strip() or summary_from_tool_log(self.run, ending.why)
-            return self.complete(ending.stop_reason, answer)
-        if tool_calls:
-            return self.execute_tools(list(enumerate(tool_calls)))
-        answer = reply.content.strip() or summary_from_tool_log(
-            self.run, "The model ended without an answer."
+            return self.complete(ending.stop_reason, answer, write)
+        if not tool_calls:
+            answer = reply.content.strip() or summary_from_tool_log(
+                self.run, "The model ended without an answer."
+            )
+            return self.complete(AgentRun.StopReason.FINAL_ANSWER, answer, write)
+        try:
+            # Once this commits the step never asks the model again for these calls.
+            self.save(write)
+        except StepInterrupted:
+            # Cancelled while the model answered: its calls are logged as cancelled, not run.
+            self.checks.is_cancelled = True
+            return self.execute_tools(list(enumerate(tool_calls)), announced=True, write=write)
+        self.count_reply(reply)
+        return self.execute_tools(list(enumerate(tool_calls)), announced=True)
+
+    def reply_write(
+        self, reply: ModelReply, tool_calls: list[dict], *, final: bool, latency_ms: int
+    ) -> StepWrite:
+        """The model's reply as the step saves it: the assistant message with its calls, the
+        call and its tokens counted on the run, and the events the panel shows."""
+        step = self.run.step_count + 1
+        write = StepWrite(
+            messages=[
+                self.message(
+                    AgentMessage.Role.ASSISTANT,
+                    content=reply.content or "",
+                    tool_calls=tool_calls or None,
+                )
+            ]
         )
-        return self.complete(AgentRun.StopReason.FINAL_ANSWER, answer)
+        write.event("model.started", {"step": step, "final": final})
+        write.event(
+            "model.completed",
+            {
+                "step": step,
+                "finish_reason": reply.finish_reason,
+                "tool_calls": [call["function"]["name"] for call in tool_calls],
+                "tokens_in": reply.tokens_in,
+                "tokens_out": reply.tokens_out,
+                "latency_ms": latency_ms,
+            },
+        )
+        if reply.content and tool_calls:
+            write.event("message", {"role": "assistant", "content": reply.content})
+        for call in tool_calls:
+            write.event("tool_call.started", self.started_event(call))
+        self.flags.update(
+            step_count=F("step_count") + 1,
+            tokens_in=F("tokens_in") + reply.tokens_in,
+            tokens_out=F("tokens_out") + reply.tokens_out,
+        )
+        return write
+
+    def count_reply(self, reply: ModelReply) -> None:
+        """The run's counters as the saved reply left them."""
+        self.run.step_count += 1
+        self.run.tokens_in += reply.tokens_in
+        self.run.tokens_out += reply.tokens_out
+
+    @staticmethod
+    def started_event(call: dict) -> dict:
+        return {
+            "tool_call_id": call["id"],
+            "name": call["function"]["name"],
+            "summary": describe_call(call),
+        }
 
     def ask(
         self, provider: Provider, breaker: ModelBreaker, context: Context, *, final: bool
     ) -> ModelReply:
-        """One model call, counted by the breaker: a failure a retry may cure counts against
-        the endpoint, an answer closes the breaker."""
-        services.run_event_append(
-            run=self.run,
-            type="model.started",
-            data={"step": self.run.step_count + 1, "final": final},
-        )
+        """One model call on a call thread, counted by the breaker: a failure a retry may
+        cure counts against the endpoint, an answer closes the breaker."""
         stream = AnswerStream(run=self.run, step=self.run.step_count + 1)
+        call = functools.partial(
+            provider.complete,
+            messages=context.messages,
+            tools=tools_for_role(self.run.actor_role),
+            tool_choice="none" if final else "auto",
+            on_text=stream,
+        )
         try:
             with model_call_observed():
-                reply = provider.complete(
-                    messages=context.messages,
-                    tools=tools_for_role(self.run.actor_role),
-                    tool_choice="none" if final else "auto",
-                    on_text=stream,
-                )
+                # The client gives up after LLM_TIMEOUT_S; the margin covers its last read.
+                reply = self.heartbeat_wait(call_threads().submit(call), settings.LLM_TIMEOUT_S + 5)
+        except TimeoutError:
+            breaker.record_failure("no answer")
+            raise ModelError(
+                f"the model did not answer within {settings.LLM_TIMEOUT_S:g}s", retryable=True
+            ) from None
         except ModelError as exc:
             if exc.retryable:
                 breaker.record_failure(exc.message)
@@ -424,18 +536,13 @@ class Step:
         return reply
 
     def ask_with_less_history(
-        self,
-        provider: Provider,
-        breaker: ModelBreaker,
-        transcript: list[AgentMessage],
-        *,
-        final: bool,
+        self, provider: Provider, breaker: ModelBreaker, *, final: bool
     ) -> ModelReply:
         """The conversation did not fit the model: ask once more with older exchanges left
         out, cut only between whole exchanges (a tool call keeps its results)."""
         context = build_context(
             self.ctx,
-            transcript=transcript,
+            transcript=self.transcript,
             now=timezone.now(),
             final=final,
             history_budget=TRIMMED_HISTORY_BUDGET,
@@ -445,7 +552,6 @@ class Step:
             self.run.pk,
             len(context.messages),
         )
-        self.renew(settings.LLM_TIMEOUT_S)
         return self.ask(provider, breaker, context, final=final)
 
     def model_failed(self, exc: ModelError, *, attempt: int, trimmed: bool = False) -> StepOutcome:
@@ -502,60 +608,77 @@ class Step:
             if data.get("kind") == MODEL_UNAVAILABLE and data.get("step") == step
         )
 
-    def fail(self, error: str) -> StepOutcome:
-        services.run_finish(
-            run=self.run, owner=self.owner, stop_reason=AgentRun.StopReason.ERROR, error=error
-        )
-        return StepOutcome(StepKind.FINISHED)
+    # --- Tools ----------------------------------------------------------------------------
 
-    def execute_tools(self, calls: list[tuple[int, dict]]) -> StepOutcome:
-        """Run every (position in the reply, call), in order, one tool message per call id,
-        each checked against the cancel flag first."""
-        cancelled = False
+    def execute_tools(
+        self,
+        calls: list[tuple[int, dict]],
+        *,
+        announced: bool = False,
+        write: StepWrite | None = None,
+    ) -> StepOutcome:
+        """Run every (position in the reply, call), in order, one tool message per call id.
+        `announced`: their tool_call.started events are saved already. Before a tool starts,
+        the results before it are saved, in a write that also checks the cancel flag; once
+        it is set, the remaining calls are logged as cancelled without running."""
+        write = write if write is not None else StepWrite()
         for position, call in calls:
-            if not cancelled and self.cancelled():
-                cancelled = True
-            if not cancelled:
-                self.renew(settings.TOOL_TIMEOUT_S)
-                services.run_event_append(
-                    run=self.run,
-                    type="tool_call.started",
-                    data={
-                        "tool_call_id": call["id"],
-                        "name": call["function"]["name"],
-                        "summary": describe_call(call),
-                    },
-                )
-            # On a cancelled run the executor logs the call as CANCELLED without running it.
+            if not self.checks.is_cancelled and (write or self.is_write_tool(call)):
+                # A write tool gets a durable check right before it; results of read tools
+                # only need to outlive the worker until the step's last write.
+                self.save_before_tool(write, durable=self.is_write_tool(call))
+                if not self.checks.is_cancelled:
+                    write = StepWrite()
+            if not announced and not self.checks.is_cancelled:
+                write.event("tool_call.started", self.started_event(call))
             with log_context(tool_call_id=call["id"]):
-                result = execute_tool_call(
+                ran = run_tool_call(
                     self.ctx,
                     tool_call_id=call["id"],
                     name=call["function"]["name"],
                     arguments_raw=call["function"]["arguments"],
                     position_in_reply=position,
+                    checks=self.checks,
+                    wait=self.heartbeat_wait,
                 )
-            services.run_message_append(
-                run=self.run,
-                role=AgentMessage.Role.TOOL,
+            self.add_result(write, call, ran)
+        if self.checks.is_cancelled:
+            return self.stop_cancelled(write)
+        next_owner = new_lease_owner()
+        try:
+            self.save(write, hand_over_to=next_owner)
+        except StepInterrupted:
+            return self.stop_cancelled(write)
+        return StepOutcome(StepKind.CONTINUE, version=self.run.version, owner=next_owner)
+
+    @staticmethod
+    def is_write_tool(call: dict) -> bool:
+        tool = get_tool(call["function"]["name"])
+        return tool is not None and tool.kind == ToolKind.WRITE
+
+    def save_before_tool(self, write: StepWrite, *, durable: bool) -> None:
+        try:
+            self.save(write, durable=durable)
+        except StepInterrupted:
+            self.checks.is_cancelled = True
+
+    def add_result(self, write: StepWrite, call: dict, ran: ToolRun) -> None:
+        """The call's result, log row and events, for the step's next write."""
+        result = ran.result
+        if ran.row is not None:
+            write.logs.append(ran.row)
+        write.messages.append(
+            self.message(
+                AgentMessage.Role.TOOL,
                 tool_call_id=call["id"],
                 content=json.dumps(result, ensure_ascii=False, default=str),
             )
-            if cancelled:
-                continue
-            self.after_tool(call, result)
-        if cancelled:
-            return StepOutcome(StepKind.FINISHED)
-        version = services.run_release_lease(run=self.run, owner=self.owner)
-        if version is None:
-            raise LeaseLost
-        return StepOutcome(StepKind.CONTINUE, version=version)
-
-    def after_tool(self, call: dict, result: dict) -> None:
-        services.run_event_append(
-            run=self.run,
-            type="tool_call.completed",
-            data={
+        )
+        if self.checks.is_cancelled:
+            return
+        write.event(
+            "tool_call.completed",
+            {
                 "tool_call_id": call["id"],
                 "name": call["function"]["name"],
                 "ok": bool(result.get("ok", True)),
@@ -565,14 +688,46 @@ class Step:
         )
         approval = approval_details(result) if call["function"]["name"] == "create_refund" else None
         if approval:
-            services.run_event_append(run=self.run, type="approval.required", data=approval)
+            write.event("approval.required", approval)
         suspicious = any(looks_like_instructions(text) for text in customer_text_in_result(result))
         if suspicious and not self.run.untrusted_instructions:
-            services.run_flag_untrusted_instructions(run=self.run)
+            self.flags["untrusted_instructions"] = True
+            self.run.untrusted_instructions = True
 
-    def complete(self, stop_reason: str, answer: str) -> StepOutcome:
-        if not services.run_finish(
-            run=self.run, owner=self.owner, stop_reason=stop_reason, final_answer=answer
-        ):
-            raise LeaseLost
+    # --- Endings --------------------------------------------------------------------------
+
+    def stop_cancelled(self, write: StepWrite) -> StepOutcome:
+        """The cancel flag is set: save what the step has (results of tools that ran, calls
+        logged as cancelled) and end the run, in one transaction."""
+        with transaction.atomic():
+            if write or self.flags:
+                self.save(write, cancelled_ok=True)
+            if not services.run_finish(
+                run=self.run, owner=self.owner, stop_reason=AgentRun.StopReason.CANCELLED
+            ):
+                raise LeaseLost
+        return StepOutcome(StepKind.FINISHED)
+
+    def fail(self, error: str) -> StepOutcome:
+        services.run_finish(
+            run=self.run,
+            owner=self.owner,
+            stop_reason=AgentRun.StopReason.ERROR,
+            error=error,
+            **self.flags,  # what the step learned before failing (untrusted instructions)
+        )
+        return StepOutcome(StepKind.FINISHED)
+
+    def complete(
+        self, stop_reason: str, answer: str, write: StepWrite | None = None
+    ) -> StepOutcome:
+        """End the run with `answer`, saved in one transaction with the reply it came from.
+        A cancel asked for while the model wrote it does not throw the answer away."""
+        with transaction.atomic():
+            if write is not None:
+                self.save(write, cancelled_ok=True)
+            if not services.run_finish(
+                run=self.run, owner=self.owner, stop_reason=stop_reason, final_answer=answer
+            ):
+                raise LeaseLost
         return StepOutcome(StepKind.FINISHED)

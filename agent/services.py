@@ -7,17 +7,17 @@ finds the lease gone changes nothing.
 
 import math
 import uuid
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.contrib.auth.models import User
-from django.db import transaction
-from django.db.models import F, Max, Q
+from django.db import connection, transaction
+from django.db.models import F, Q
 from django.utils import timezone
 
 from agent.answer_check import AnswerCheck, check_answer
-from agent.llm import ModelReply
-from agent.models import AgentMessage, AgentRun
+from agent.models import AgentMessage, AgentRun, RunEvent, ToolCallLog
 from agent.prompts import PROMPT_VERSION
 from agent.tools import TOOLS_VERSION
 from agent.transitions import ACTIVE_STATUSES, run_event_append, run_transition
@@ -44,8 +44,108 @@ class RunFinished(Conflict):
     code = "run_finished"
 
 
-def _next_seq(model: type[AgentMessage], run: AgentRun) -> int:
-    return (model.objects.filter(run=run).aggregate(top=Max("seq"))["top"] or 0) + 1
+class StepInterrupted(Exception):
+    """A step's write found the run changed under it: `cancelled` (the cancel flag is set and
+    the step still holds the run), or its lease is gone. Nothing of that write was saved."""
+
+    def __init__(self, *, cancelled: bool):
+        super().__init__("cancel requested" if cancelled else "lease lost")
+        self.cancelled = cancelled
+
+
+@dataclass
+class StepWrite:
+    """What a step saves in one transaction with its hold on the run: transcript messages
+    (numbered by the step, the only writer of its run's transcript), tool-call log rows and
+    events (numbered from the run row's counter)."""
+
+    messages: list[AgentMessage] = field(default_factory=list)
+    logs: list[ToolCallLog] = field(default_factory=list)
+    events: list[tuple[str, dict]] = field(default_factory=list)
+
+    def event(self, type: str, data: dict) -> None:
+        self.events.append((type, data))
+
+    def __bool__(self) -> bool:
+        return bool(self.messages or self.logs or self.events)
+
+
+def run_step_save(
+    *,
+    run: AgentRun,
+    owner: str,
+    write: StepWrite,
+    hand_over_to: str = "",
+    durable: bool = True,
+    cancelled_ok: bool = False,
+    **fields,
+) -> None:
+    """Save `write` and `fields` of the run held by `owner`, in one transaction whose first
+    statement is the check that the step still holds the run: a conditional UPDATE on the
+    lease and the version the step last wrote (bumped here: `run.version` follows), that the
+    run is active and, unless `cancelled_ok`, not asked to cancel. It also renews the lease,
+    or hands it to `hand_over_to`, the step the caller enqueues next.
+
+    Not `durable`: on PostgreSQL the commit does not wait for the disk (it survives the
+    worker dying, not the database server crashing; the step's next durable write makes it
+    durable). Raises StepInterrupted when the check fails.
+    """
+    now = timezone.now()
+    held = Q(pk=run.pk, lease_owner=owner, version=run.version, status__in=ACTIVE_STATUSES)
+    if not cancelled_ok:
+        held &= Q(cancel_requested=False)
+    changes = {
+        "version": F("version") + 1,
+        "lease_expires_at": now + timedelta(seconds=settings.AGENT_LEASE_SECONDS),
+        "updated_at": now,
+        **fields,
+    }
+    if hand_over_to:
+        changes["lease_owner"] = hand_over_to
+    with transaction.atomic():
+        if not durable and connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute("SET LOCAL synchronous_commit TO OFF")
+        if write.events:
+            changes["last_event_seq"] = F("last_event_seq") + len(write.events)
+        if not AgentRun.objects.filter(held).update(**changes):
+            raise StepInterrupted(cancelled=run_cancel_stops(run=run, owner=owner))
+        run.version += 1
+        if write.events:
+            seq = AgentRun.objects.values_list("last_event_seq", flat=True).get(pk=run.pk)
+            first = seq - len(write.events) + 1
+            RunEvent.objects.bulk_create(
+                RunEvent(run=run, seq=first + offset, type=type, data=data)
+                for offset, (type, data) in enumerate(write.events)
+            )
+        AgentMessage.objects.bulk_create(write.messages)
+        ToolCallLog.objects.bulk_create(write.logs)
+
+
+def run_cancel_stops(*, run: AgentRun, owner: str) -> bool:
+    """Whether the step of `owner` still holds `run` and is to stop because a cancel was
+    requested (False: it lost the run)."""
+    held = AgentRun.objects.filter(
+        pk=run.pk, lease_owner=owner, version=run.version, status__in=ACTIVE_STATUSES
+    )
+    return bool(held.values_list("cancel_requested", flat=True).first())
+
+
+def run_held(*, run_id: uuid.UUID | str, owner: str, version: int) -> AgentRun | None:
+    """The run as the step it was handed to finds it (None: the hand-over is stale — an
+    earlier delivery of the same step took it, or the sweep gave it to another)."""
+    return (
+        _run_for_step()
+        .filter(pk=run_id, lease_owner=owner, version=version, status__in=ACTIVE_STATUSES)
+        .first()
+    )
+
+
+def _run_for_step():
+    # Everything a step's context reads about the run, in one query.
+    return AgentRun.objects.select_related(
+        "ticket__customer", "ticket__order", "started_by", "customer"
+    )
 
 
 def run_message_append(
@@ -56,10 +156,12 @@ def run_message_append(
     tool_calls: list | None = None,
     tool_call_id: str = "",
 ) -> AgentMessage:
-    """Precondition: the caller holds the run's lease (or creates the run), so seq is free."""
+    """Append to the transcript outside a step (the run's first message). Precondition: the
+    caller holds the run's lease or creates the run, so the next seq is free."""
+    last = AgentMessage.objects.filter(run=run).order_by("-seq").values_list("seq", flat=True)
     return AgentMessage.objects.create(
         run=run,
-        seq=_next_seq(AgentMessage, run),
+        seq=(last.first() or 0) + 1,
         role=role,
         content=content,
         tool_calls=tool_calls or None,
@@ -221,15 +323,16 @@ def run_acquire_lease(
     )
     if not taken:
         return None
-    return AgentRun.objects.select_related("ticket", "started_by").get(pk=run_id)
+    return _run_for_step().get(pk=run_id)
 
 
-def run_renew_lease(*, run: AgentRun, owner: str, seconds: float) -> bool:
-    """Extend the lease to cover the next model or tool call. False: the lease was lost."""
+def run_renew_lease(*, run: AgentRun, owner: str) -> bool:
+    """Extend the lease while a model or tool call is in flight (the step's heartbeat).
+    False: the lease was lost."""
     now = timezone.now()
     return bool(
         AgentRun.objects.filter(pk=run.pk, lease_owner=owner, status__in=ACTIVE_STATUSES).update(
-            lease_expires_at=now + timedelta(seconds=settings.AGENT_LEASE_SECONDS + seconds),
+            lease_expires_at=now + timedelta(seconds=settings.AGENT_LEASE_SECONDS),
             updated_at=now,
         )
     )
@@ -246,62 +349,22 @@ def run_release_lease(*, run: AgentRun, owner: str) -> int | None:
     return AgentRun.objects.values_list("version", flat=True).get(pk=run.pk)
 
 
-def run_is_cancel_requested(*, run: AgentRun) -> bool:
-    return AgentRun.objects.filter(pk=run.pk).values_list("cancel_requested", flat=True).get()
-
-
-def run_flag_untrusted_instructions(*, run: AgentRun) -> None:
-    AgentRun.objects.filter(pk=run.pk).update(untrusted_instructions=True)
-    run.untrusted_instructions = True
-
-
-@transaction.atomic
-def run_record_model_reply(
-    *, run: AgentRun, reply: ModelReply, tool_calls: list[dict]
-) -> AgentMessage:
-    """Save the assistant message with its tool calls, and count the call and its tokens, in
-    one transaction: once this commits the step never asks the model again."""
-    message = run_message_append(
-        run=run,
-        role=AgentMessage.Role.ASSISTANT,
-        content=reply.content or "",
-        tool_calls=tool_calls,
-    )
-    AgentRun.objects.filter(pk=run.pk).update(
-        step_count=F("step_count") + 1,
-        tokens_in=F("tokens_in") + reply.tokens_in,
-        tokens_out=F("tokens_out") + reply.tokens_out,
-        updated_at=timezone.now(),
-    )
-    run.refresh_from_db(fields=["step_count", "tokens_in", "tokens_out"])
-    run_event_append(
-        run=run,
-        type="model.completed",
-        data={
-            "step": run.step_count,
-            "finish_reason": reply.finish_reason,
-            "tool_calls": [call["function"]["name"] for call in tool_calls],
-            "tokens_in": reply.tokens_in,
-            "tokens_out": reply.tokens_out,
-        },
-    )
-    if reply.content and tool_calls:
-        run_event_append(
-            run=run, type="message", data={"role": "assistant", "content": reply.content}
-        )
-    return message
-
-
 @transaction.atomic
 def run_finish(
-    *, run: AgentRun, owner: str, stop_reason: str, final_answer: str = "", error: str = ""
+    *,
+    run: AgentRun,
+    owner: str,
+    stop_reason: str,
+    final_answer: str = "",
+    error: str = "",
+    **fields,
 ) -> bool:
     """End the run from the step holding its lease, as `stop_reason` says (ENDED_BY): failed
     with `error`, cancelled because the step saw the cancel flag (before another model or tool
     call), or completed with `final_answer`, which is also posted on the ticket as the
     assistant's internal note, checked first against the refunds that exist (a contradiction
     flags the run and adds a note with the real status). False: the lease was lost, and nothing
-    changed."""
+    changed. `fields` are other run fields to set in the same UPDATE."""
     status = ENDED_BY.get(stop_reason, AgentRun.Status.COMPLETED)
     check = AnswerCheck(contradicts=False)
     if status == AgentRun.Status.COMPLETED:
@@ -328,6 +391,7 @@ def run_finish(
         answer_contradicts_state=check.contradicts,
         answer_check=checked.get("answer_check", {}),
         error=error,
+        **fields,
     ):
         return False
     if status == AgentRun.Status.COMPLETED:

@@ -14,17 +14,22 @@ logger = logging.getLogger(__name__)
 
 
 @shared_task(bind=True, max_retries=runtime.MODEL_RETRIES)
-def advance_run(self, run_id: str, expected_version: int | None = None) -> str:
-    """Run one step, then enqueue the next. A second delivery of the same step finds the lease
-    taken or the version moved on, and does nothing."""
+def advance_run(
+    self, run_id: str, expected_version: int | None = None, owner: str | None = None
+) -> str:
+    """Run one step, then enqueue the next, as the `owner` the step hands the run to. A
+    second delivery of the same step finds the lease taken or the version moved on, and does
+    nothing."""
     with log_context(run_id=run_id):
-        return _advance(self, run_id, expected_version)
+        return _advance(self, run_id, expected_version, owner)
 
 
-def _advance(task, run_id: str, expected_version: int | None) -> str:
+def _advance(task, run_id: str, expected_version: int | None, owner: str | None) -> str:
     attempt = task.request.retries or 0
     try:
-        outcome = runtime.advance(run_id=run_id, expected_version=expected_version, attempt=attempt)
+        outcome = runtime.advance(
+            run_id=run_id, expected_version=expected_version, attempt=attempt, owner=owner
+        )
     except runtime.DATABASE_DISCONNECTS as exc:
         # The connection dropped before the step held the run (or while handing it back): the
         # same delivery is retried on a new connection, with the same bounded budget.
@@ -49,7 +54,11 @@ def _advance(task, run_id: str, expected_version: int | None) -> str:
     if outcome.kind == runtime.StepKind.CONTINUE:
         # The next step stays on the queue this one came from (as a retry does).
         queue = (task.request.delivery_info or {}).get("routing_key")
-        advance_run.apply_async((run_id,), {"expected_version": outcome.version}, queue=queue)
+        advance_run.apply_async(
+            (run_id,),
+            {"expected_version": outcome.version, "owner": outcome.owner},
+            queue=queue,
+        )
     return outcome.kind.value
 
 

@@ -10,8 +10,8 @@ run first, or the run is in a status the table does not let it leave that way.
 
 import uuid
 
-from django.db import IntegrityError, transaction
-from django.db.models import Max, Q
+from django.db import transaction
+from django.db.models import F, Q
 from django.utils import timezone
 
 from agent.models import AgentRun, RunEvent
@@ -33,25 +33,23 @@ END_EVENTS: dict[str, str] = {
     R.FAILED: "run.failed",
     R.CANCELLED: "run.cancelled",
 }
-# Appends race only with a cancel arriving from the API; a few retries settle it.
-APPEND_ATTEMPTS = 5
+
+
+def take_event_seqs(*, run_id: uuid.UUID | str, count: int) -> int:
+    """Inside a transaction: reserve the run's next `count` event numbers and return the
+    first. The UPDATE locks the run row until the transaction ends, so concurrent appends
+    (a step, a cancel from the API) take turns instead of racing for MAX(seq) + 1."""
+    runs = AgentRun.objects.filter(pk=run_id)
+    runs.update(last_event_seq=F("last_event_seq") + count)
+    return runs.values_list("last_event_seq", flat=True).get() - count + 1
 
 
 def _append_event(*, run_id: uuid.UUID | str, type: str, data: dict | None) -> RunEvent:
-    for attempt in range(APPEND_ATTEMPTS):
-        try:
-            with transaction.atomic():
-                # django-stubs accepts only the pk's own type (UUID) in an FK lookup; Django
-                # also takes the str form that run_transition accepts (a task's run id).
-                seq = (
-                    RunEvent.objects.filter(run_id=run_id).aggregate(top=Max("seq"))["top"]  # type: ignore[misc]
-                    or 0
-                ) + 1
-                return RunEvent.objects.create(run_id=run_id, seq=seq, type=type, data=data or {})
-        except IntegrityError:
-            if attempt == APPEND_ATTEMPTS - 1:
-                raise
-    raise AssertionError("unreachable")
+    with transaction.atomic():
+        seq = take_event_seqs(run_id=run_id, count=1)
+        # django-stubs accepts only the pk's own type (UUID) in an FK lookup; Django also
+        # takes the str form that run_transition accepts (a task's run id).
+        return RunEvent.objects.create(run_id=run_id, seq=seq, type=type, data=data or {})  # type: ignore[misc]
 
 
 def run_event_append(*, run: AgentRun, type: str, data: dict | None = None) -> RunEvent:

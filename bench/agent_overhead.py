@@ -1,11 +1,19 @@
 """What the assistant harness itself costs per step, with a model that answers instantly.
 
-Each measured step is one `agent.runtime.advance()`: lease, context assembly, one HTTP call to
-a zero-latency fake OpenAI server through the real `openai` client, saving the reply, running
-two tools (get_order + search_policies) through the executor with their log rows, events,
-tool messages, lease release.
+Each measured step is one `agent.runtime.advance()` as the step the run was handed to:
+context assembly, one HTTP call to a zero-latency fake OpenAI server through the real `openai`
+client, saving the reply, running two tools (get_order + search_policies) through the
+executor, and saving their log rows, events and tool messages with the hand-over.
 
-    DJANGO_SETTINGS_MODULE=config.settings .venv/bin/python bench/agent_overhead.py
+    .venv/bin/python bench/agent_overhead.py [--json] [--only postgresql|sqlite] [--raw]
+
+Besides the time it counts, per step, the SQL statements, the commits that wrote something
+and waited for the disk, those that wrote without waiting (PostgreSQL's synchronous_commit
+off) and the database connections opened, on every thread (a tool's too), from one more run
+with the counters on (tests/dbcost.py), so counting never slows the timed runs. `--json`
+prints {"postgresql": {"median_ms", "p95_ms", "queries_per_step", "commits_per_step",
+"async_commits_per_step", "connections_per_step", ...}, "sqlite": {...}}; `--raw` adds every
+step's time ("timings_ms"), for a comparison across rounds (bench/peers/compare.py).
 
 It measures SQLite, and PostgreSQL when reachable (BENCH_POSTGRES_URL, default
 postgres://postgres@127.0.0.1:5432/refund_desk_bench). Each backend runs in a child process
@@ -13,6 +21,7 @@ on a throwaway database made like the test database (`var/test_db_bench.sqlite3`
 `test_refund_desk_bench` on PostgreSQL), migrated and seeded, and dropped at the end.
 """
 
+import argparse
 import json
 import os
 import statistics
@@ -45,6 +54,8 @@ def measure() -> dict:
 
     from agent import runtime, services
     from agent import tasks as agent_tasks
+    from agent.pool import close_idle_threads
+    from tests.dbcost import DatabaseCost
     from tests.fakes.openai_server import FakeOpenAI, text_reply, tool_call, tool_reply
     from tickets.demo import seed_demo
     from tickets.models import Ticket
@@ -71,25 +82,55 @@ def measure() -> dict:
         seed_demo()
         ticket = Ticket.objects.get(reference="TCK-1001")
         user = get_user_model().objects.get(username="agent")
-        timings = []
-        for _ in range(RUNS):
+
+        def one_run(step) -> None:
             run = services.run_start(ticket=ticket, user=user, message="Check the orders.")
-            version = None
+            outcome = runtime.StepOutcome(runtime.StepKind.CONTINUE)
             for _ in range(STEPS_PER_RUN):
-                started = time.perf_counter()
-                outcome = runtime.advance(run_id=run.pk, expected_version=version)
-                timings.append((time.perf_counter() - started) * 1000)
+                outcome = step(run, outcome)
                 assert outcome.kind == runtime.StepKind.CONTINUE, outcome
-                version = outcome.version
-            runtime.advance(run_id=run.pk, expected_version=version)
+            outcome = runtime.advance(
+                run_id=run.pk, expected_version=outcome.version, owner=outcome.owner
+            )
+            assert outcome.kind == runtime.StepKind.FINISHED, outcome
+
+        timings: list[float] = []
+
+        def timed(run, previous):
+            started = time.perf_counter()
+            outcome = runtime.advance(
+                run_id=run.pk, expected_version=previous.version, owner=previous.owner
+            )
+            timings.append((time.perf_counter() - started) * 1000)
+            return outcome
+
+        one_run(timed)  # warm-up: imports, the first connection of each thread
+        timings.clear()
+        for _ in range(RUNS):
+            one_run(timed)
+        costs: list[DatabaseCost] = []
+
+        def counted(run, previous):
+            with DatabaseCost() as cost:
+                outcome = timed(run, previous)
+            costs.append(cost)
+            return outcome
+
+        one_run(counted)
         return {
             "vendor": connection.vendor,
-            "steps": len(timings),
-            "median_ms": statistics.median(timings),
-            "p95_ms": statistics.quantiles(timings, n=20)[18],
+            "steps": len(timings) - STEPS_PER_RUN,
+            "median_ms": round(statistics.median(timings[:-STEPS_PER_RUN]), 2),
+            "p95_ms": round(statistics.quantiles(timings[:-STEPS_PER_RUN], n=20)[18], 2),
+            "queries_per_step": round(sum(c.queries for c in costs) / len(costs), 2),
+            "commits_per_step": round(sum(c.commits for c in costs) / len(costs), 2),
+            "async_commits_per_step": round(sum(c.async_commits for c in costs) / len(costs), 2),
+            "connections_per_step": round(sum(c.connections for c in costs) / len(costs), 2),
+            "timings_ms": [round(t, 3) for t in timings[:-STEPS_PER_RUN]],
         }
     finally:
         fake.stop()
+        close_idle_threads()  # their connections would keep the database from being dropped
         connection.creation.destroy_test_db(test_db, verbosity=0)
 
 
@@ -112,20 +153,44 @@ def child(database_url: str | None) -> dict | str:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+BACKENDS = {"sqlite": None, "postgresql": POSTGRES_URL}
+
+
 def main() -> None:
-    print(
-        f"Harness cost per step (model answers instantly; 2 tool calls per step; "
-        f"{RUNS} runs x {STEPS_PER_RUN} steps)"
-    )
-    print(f"{'database':<12}{'steps':>7}{'median ms':>12}{'p95 ms':>10}")
-    for label, url in (("sqlite", None), ("postgresql", POSTGRES_URL)):
-        result = child(url)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.add_argument("--only", choices=sorted(BACKENDS), help="measure one database")
+    parser.add_argument("--raw", action="store_true", help="with --json: every step's time")
+    options = parser.parse_args()
+    labels = [options.only] if options.only else list(BACKENDS)
+    if not options.json:
+        print(
+            f"Harness cost per step (model answers instantly; 2 tool calls per step; "
+            f"{RUNS} runs x {STEPS_PER_RUN} steps)"
+        )
+        print(
+            f"{'database':<12}{'steps':>7}{'median ms':>11}{'p95 ms':>9}"
+            f"{'queries':>9}{'commits':>9}{'no-wait':>9}{'connections':>13}"
+        )
+    results: dict = {}
+    for label in labels:
+        result = child(BACKENDS[label])
+        if not options.raw and isinstance(result, dict):
+            result.pop("timings_ms", None)
+        results[label] = result
+        if options.json:
+            continue
         if isinstance(result, str):
             print(f"{label:<12}  not measured: {result}")
             continue
         print(
-            f"{label:<12}{result['steps']:>7}{result['median_ms']:>12.1f}{result['p95_ms']:>10.1f}"
+            f"{label:<12}{result['steps']:>7}{result['median_ms']:>11.1f}{result['p95_ms']:>9.1f}"
+            f"{result['queries_per_step']:>9g}{result['commits_per_step']:>9g}"
+            f"{result['async_commits_per_step']:>9g}"
+            f"{result['connections_per_step']:>13g}"
         )
+    if options.json:
+        print(json.dumps({label: result for label, result in results.items()}, indent=2))
 
 
 if __name__ == "__main__":

@@ -71,6 +71,10 @@ TEMPLATES = [
 
 # --- Database -------------------------------------------------------------
 DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'db.sqlite3'}")}
+# A worker's steps and their call threads (agent/pool.py) keep their connections: opening one
+# costs more than a whole step. Checked before reuse, so a dropped one is replaced.
+DATABASES["default"]["CONN_MAX_AGE"] = env.int("DATABASE_CONN_MAX_AGE", default=300)
+DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # Django's, making the file's folder (var/) on first connection (config/sqlite/base.py).
     DATABASES["default"]["ENGINE"] = "config.sqlite"
@@ -179,10 +183,15 @@ CELERY_WORKER_TASK_LOG_FORMAT = (
 )
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 # Periodic sweeps run by `celery worker -B` (also available as management commands).
+# How often beat looks for runs whose worker died (AGENT_LEASE_SECONDS, below).
+AGENT_SWEEP_SECONDS = env.float("AGENT_SWEEP_SECONDS", default=5.0)
 CELERY_BEAT_SCHEDULE = {
     "reconcile-refunds": {"task": "refunds.tasks.reconcile_refunds", "schedule": 60.0},
     "expire-confirmations": {"task": "refunds.tasks.expire_confirmations", "schedule": 60.0},
-    "resume-stalled-runs": {"task": "agent.tasks.resume_stalled_runs", "schedule": 30.0},
+    "resume-stalled-runs": {
+        "task": "agent.tasks.resume_stalled_runs",
+        "schedule": AGENT_SWEEP_SECONDS,
+    },
     "resend-stalled-replies": {"task": "tickets.tasks.resend_stalled_replies", "schedule": 60.0},
 }
 
@@ -298,7 +307,10 @@ AGENT_LOOP_STALL_STEPS = env.int("AGENT_LOOP_STALL_STEPS", default=3)
 # 0 turns a limit off. Counted from the database (agent.services.run_check_fair_use).
 AGENT_RUNS_PER_HOUR = env.int("AGENT_RUNS_PER_HOUR", default=60)
 AGENT_TOKENS_PER_HOUR = env.int("AGENT_TOKENS_PER_HOUR", default=400_000)
-AGENT_LEASE_SECONDS = env.int("AGENT_LEASE_SECONDS", default=60)
+# A step holds its run for this long, renewed every third of it while a model or tool call
+# is in flight: a killed worker's run is free again within this, and resume_stalled_runs
+# (every AGENT_SWEEP_SECONDS, above) hands it to another worker.
+AGENT_LEASE_SECONDS = env.int("AGENT_LEASE_SECONDS", default=15)
 TOOL_TIMEOUT_S = env.float("TOOL_TIMEOUT_S", default=8.0)
 # A tool result longer than the 8,000 characters the model is sent is kept in its log row up to
 # this many characters, for read_tool_result to page through; the rest is dropped, and said so.

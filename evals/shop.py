@@ -24,6 +24,7 @@ from django.utils import timezone
 
 from agent import runtime
 from agent.models import AgentMessage, AgentRun, RunEvent, ToolCallLog
+from agent.pool import close_idle_threads
 from agent.services import run_start
 from agent.tools import get_tool
 from config.money import money_str
@@ -49,7 +50,8 @@ class HarnessError(Exception):
 
 
 def use_database(path: Path) -> None:
-    """Point this process (and every tool thread it starts) at the SQLite file `path`."""
+    """Point this process (and every call thread it runs tools on) at the SQLite file `path`."""
+    close_idle_threads()  # their connections still point at the last case's file
     connections.close_all()
     # connections.settings is settings.DATABASES: every new connection reads the new name.
     settings.DATABASES["default"]["NAME"] = str(path)
@@ -74,6 +76,7 @@ def fresh_copy(template: Path, path: Path) -> None:
 
 
 def discard(path: Path) -> None:
+    close_idle_threads()
     connections.close_all()
     for suffix in ("", "-wal", "-shm", "-journal"):
         Path(f"{path}{suffix}").unlink(missing_ok=True)
@@ -185,9 +188,12 @@ SETUP_STEPS = {
 def drive(run: AgentRun) -> None:
     """Advance the run until it ends, as agent.tasks.advance_run would across deliveries."""
     version: int | None = run.version
+    owner: str | None = None
     attempt = 0
     for _ in range(MAX_DELIVERIES):
-        outcome = runtime.advance(run_id=run.pk, expected_version=version, attempt=attempt)
+        outcome = runtime.advance(
+            run_id=run.pk, expected_version=version, attempt=attempt, owner=owner
+        )
         if outcome.kind == runtime.StepKind.FINISHED:
             return
         if outcome.kind == runtime.StepKind.SKIPPED:
@@ -197,7 +203,7 @@ def drive(run: AgentRun) -> None:
             attempt += 1
         else:
             attempt = 0
-        version = outcome.version
+        version, owner = outcome.version, outcome.owner
     raise HarnessError(f"the run did not end after {MAX_DELIVERIES} steps")
 
 
@@ -305,11 +311,7 @@ def refunds_created(before: set[int]) -> list[dict]:
 
 
 def model_latency_ms(run: AgentRun) -> list[float]:
-    """How long each answered model call took: from its model.started event to the
-    model.completed right after it (a call that failed has none and is not counted)."""
-    events = list(RunEvent.objects.filter(run=run).order_by("seq").values("type", "created_at"))
-    return [
-        (after["created_at"] - before["created_at"]).total_seconds() * 1000
-        for before, after in pairwise(events)
-        if before["type"] == "model.started" and after["type"] == "model.completed"
-    ]
+    """How long each answered model call took, as its model.completed event says (a call that
+    failed has none and is not counted)."""
+    completed = RunEvent.objects.filter(run=run, type="model.completed").order_by("seq")
+    return [float(data.get("latency_ms", 0)) for data in completed.values_list("data", flat=True)]

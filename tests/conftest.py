@@ -6,6 +6,7 @@ import pytest
 from django.apps import apps as django_apps
 from django.conf import settings
 
+from agent.pool import close_idle_threads
 from config.celery import app as celery_app
 from config.roles import Role
 from refunds.adapters import simulated_calls
@@ -31,6 +32,14 @@ def empty_test_queue_at_the_end():
     broker (on the filesystem transport they would pile up in var/broker/)."""
     yield
     services.purge_queue(TEST_QUEUE)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def call_threads_closed_before_the_test_database_goes(django_db_setup):
+    """The call threads (agent/pool.py) keep their connections between steps: close them
+    before the test database is dropped (PostgreSQL refuses while they are connected)."""
+    yield
+    close_idle_threads()
 
 
 # Data that migrations put in every database (roles, their permissions, the published refund

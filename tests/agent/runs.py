@@ -23,17 +23,22 @@ def start_run(
 
 
 def drive(run: AgentRun, *, max_deliveries: int = 30) -> list[runtime.StepOutcome]:
-    """Deliver steps synchronously, as the worker would, until the run ends: the first one
-    whatever the run's version, the next ones with the version the previous step left."""
+    """Deliver steps synchronously, as the worker would, until the run ends: the first one as
+    the step the run was handed to, if any, else taking it whatever its version; the next
+    ones as the owner and with the version the previous step left."""
     outcomes: list[runtime.StepOutcome] = []
-    version, attempt = None, 0
+    run.refresh_from_db()
+    owner = run.lease_owner or None
+    version, attempt = (run.version if owner else None), 0
     for _ in range(max_deliveries):
-        outcome = runtime.advance(run_id=run.pk, expected_version=version, attempt=attempt)
+        outcome = runtime.advance(
+            run_id=run.pk, expected_version=version, attempt=attempt, owner=owner
+        )
         outcomes.append(outcome)
         if outcome.kind in (runtime.StepKind.FINISHED, runtime.StepKind.SKIPPED):
             break
         attempt = attempt + 1 if outcome.kind == runtime.StepKind.RETRY else 0
-        version = outcome.version
+        version, owner = outcome.version, outcome.owner
     run.refresh_from_db()
     return outcomes
 

@@ -1,0 +1,202 @@
+"""What one step costs the database, and the hold on the run that makes it cheap: the hand-over
+between steps, the lease heartbeat, the call threads, one model client per process.
+
+The figures themselves come from bench/agent_overhead.py; these tests hold the structure that
+gives them: what a step opens, commits and asks for.
+"""
+
+import threading
+import time
+
+import pytest
+from django.utils import timezone
+
+from agent import runtime, services
+from agent.models import AgentRun, RunEvent, ToolCallLog
+from agent.pool import CallThreads
+from agent.providers import get_provider
+from tests.agent.runs import drive, probe_tool, start_run
+from tests.dbcost import DatabaseCost
+from tests.fakes.openai_server import Sleep, text_reply, tool_call, tool_reply
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+MUG, LAMP = "202610110087", "202610150012"
+
+
+def two_lookups(step: int) -> dict:
+    return tool_reply(
+        tool_call("get_order", {"order_id": MUG}, call_id=f"call_order_{step}"),
+        tool_call(
+            "search_policies", {"query": f"damaged item {step}"}, call_id=f"call_policy_{step}"
+        ),
+    )
+
+
+def first_step(fake_openai, *, then_answer: bool = True) -> tuple[AgentRun, runtime.StepOutcome]:
+    """A run whose first step ran (it takes the lease); a second step's lookups and the
+    answer are queued."""
+    fake_openai.enqueue(two_lookups(0))
+    if then_answer:
+        fake_openai.enqueue(two_lookups(1), text_reply("Done."))
+    run = start_run("Check the mug order.")
+    outcome = runtime.advance(run_id=run.pk, expected_version=run.version)
+    assert outcome.kind == runtime.StepKind.CONTINUE
+    return run, outcome
+
+
+def next_step(run: AgentRun, previous: runtime.StepOutcome) -> runtime.StepOutcome:
+    return runtime.advance(run_id=run.pk, expected_version=previous.version, owner=previous.owner)
+
+
+def test_a_read_only_step_commits_its_reply_and_then_its_results_and_opens_no_connection(
+    demo, fake_openai
+):
+    run, first = first_step(fake_openai)
+
+    with DatabaseCost() as cost:
+        outcome = next_step(run, first)
+
+    assert outcome.kind == runtime.StepKind.CONTINUE
+    # The reply with its calls, then results, events and the hand-over; on PostgreSQL the
+    # first tool's result is also saved before the second starts, without waiting for the disk.
+    assert cost.commits + cost.async_commits == 3
+    assert cost.commits == (2 if cost.async_commits else 3)
+    assert cost.connections == 0
+    assert not [sql for sql in cost.statements if "MAX(" in sql.upper()]
+
+
+def test_events_and_messages_are_numbered_in_order_without_gaps(demo, fake_openai):
+    run, _ = first_step(fake_openai)
+    drive(run)
+
+    seqs = list(RunEvent.objects.filter(run=run).order_by("seq").values_list("seq", flat=True))
+    assert seqs == list(range(1, len(seqs) + 1))
+    run.refresh_from_db()
+    assert run.last_event_seq == seqs[-1]
+    messages = list(run.messages.order_by("seq").values_list("seq", flat=True))
+    assert messages == list(range(1, len(messages) + 1))
+    assert run.status == "completed"
+
+
+def test_the_next_step_runs_as_the_owner_the_run_was_handed_to(demo, fake_openai):
+    run, first = first_step(fake_openai)
+
+    # The run is held for the next step: nobody else may take it meanwhile
+    held = AgentRun.objects.get(pk=run.pk)
+    assert (held.lease_owner, held.version) == (first.owner, first.version)
+    assert held.lease_expires_at > timezone.now()
+    assert runtime.advance(run_id=run.pk).kind == runtime.StepKind.SKIPPED
+    assert runtime.advance(
+        run_id=run.pk, expected_version=first.version, owner="someone-else"
+    ).kind == (runtime.StepKind.SKIPPED)
+    assert len(fake_openai.requests) == 1
+
+    # The step it was handed to runs
+    assert next_step(run, first).kind == runtime.StepKind.CONTINUE
+    assert len(fake_openai.requests) == 2
+    # and a second delivery of that same hand-over finds the version moved on
+    assert next_step(run, first).kind == runtime.StepKind.SKIPPED
+    assert len(fake_openai.requests) == 2
+
+
+def test_two_deliveries_of_one_step_at_once_save_one_reply_and_run_each_tool_once(
+    demo, fake_openai
+):
+    # Given a hand-over delivered twice at the same moment, and a model that takes a while
+    run, first = first_step(fake_openai, then_answer=False)
+    fake_openai.requests.clear()
+    with probe_tool("probe_once") as calls:
+        fake_openai.respond_with(
+            lambda request: Sleep(0.5, tool_reply(tool_call("probe_once", {}, call_id="call_p")))
+        )
+        outcomes: list[runtime.StepOutcome] = []
+        deliveries = [
+            threading.Thread(target=lambda: outcomes.append(next_step(run, first)))
+            for _ in range(2)
+        ]
+        for delivery in deliveries:
+            delivery.start()
+        for delivery in deliveries:
+            delivery.join(30)
+
+        # Then both may have asked the model, but one reply was saved and its tool ran once
+        assert sorted(outcome.kind for outcome in outcomes) == [
+            runtime.StepKind.CONTINUE,
+            runtime.StepKind.SKIPPED,
+        ]
+        assert len(calls) == 1
+    assert ToolCallLog.objects.filter(run=run, tool_call_id="call_p").count() == 1
+    run.refresh_from_db()
+    assert run.step_count == 2
+    assert run.messages.filter(role="assistant").count() == 2
+
+
+def test_the_lease_is_renewed_while_a_slow_tool_runs(demo, fake_openai, settings):
+    # Given a lease of one second and a tool that takes three
+    settings.AGENT_LEASE_SECONDS = 1
+    expiries = []
+
+    def slow(calls):
+        for _ in range(6):
+            time.sleep(0.5)
+            expiries.append(AgentRun.objects.get(pk=run.pk).lease_expires_at)
+
+    with probe_tool("probe_slow", body=slow):
+        fake_openai.enqueue(
+            tool_reply(tool_call("probe_slow", {}, call_id="call_slow")), text_reply("Done.")
+        )
+        run = start_run("Take your time.")
+        drive(run)
+
+    # Then the lease kept moving ahead while it ran, so no sweep took the run over
+    assert expiries == sorted(expiries) and len(set(expiries)) >= 3
+    assert run.status == "completed"
+    assert ToolCallLog.objects.get(run=run, tool_call_id="call_slow").ok
+
+
+def test_a_stuck_call_does_not_hold_up_the_next_one():
+    threads = CallThreads(idle_threads=1)
+    release = threading.Event()
+    stuck = threads.submit(release.wait, 10)
+
+    started = time.monotonic()
+    assert threads.submit(lambda: "answered").result(timeout=5) == "answered"
+    assert time.monotonic() - started < 2
+    assert not stuck.done()
+    release.set()
+    assert stuck.result(timeout=5) is True
+
+
+def test_call_threads_keep_their_database_connection_between_calls(demo):
+    from django.db import connection
+
+    threads = CallThreads(idle_threads=2)
+
+    def backend_pid():
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+        return id(connection.connection)
+
+    first = threads.submit(backend_pid).result(timeout=5)
+    again = threads.submit(backend_pid).result(timeout=5)
+    assert first == again
+    threads.close_idle()
+
+
+def test_one_model_client_serves_every_step_of_a_process(demo, fake_openai, settings):
+    assert get_provider() is get_provider()
+    client = get_provider()
+
+    settings.OPENAI_BASE_URL = "http://127.0.0.1:9/v1"
+    assert get_provider() is not client
+
+
+def test_a_step_handed_a_run_the_sweep_gave_to_another_does_nothing(demo, fake_openai):
+    run, first = first_step(fake_openai)
+    # The hand-over's lease ran out before its task arrived, and the sweep resumed the run
+    AgentRun.objects.filter(pk=run.pk).update(lease_expires_at=timezone.now())
+    assert services.run_acquire_lease(run_id=run.pk, owner="sweep-step") is not None
+
+    assert next_step(run, first).kind == runtime.StepKind.SKIPPED
+    assert len(fake_openai.requests) == 1

@@ -1,0 +1,86 @@
+"""Counts what a piece of code costs the database, on every thread's connection: statements,
+commits that wrote something and waited for the disk, commits that wrote something without
+waiting for it (PostgreSQL's synchronous_commit off), and connections opened.
+
+    with DatabaseCost() as cost:
+        ...
+    cost.queries, cost.statements, cost.commits, cost.async_commits, cost.connections
+
+It patches Django's cursor wrapper and the backend's commit for the duration, so the calls of
+threads that connected before it started count too.
+"""
+
+import threading
+from typing import Any
+
+from django.db import connections
+from django.db.backends.signals import connection_created
+from django.db.backends.utils import CursorWrapper as _CursorWrapper
+
+WRITES = ("INSERT", "UPDATE", "DELETE")
+# Patched by name: their private hooks are not in the type stubs.
+CursorWrapper: Any = _CursorWrapper
+
+
+class DatabaseCost:
+    def __init__(self):
+        self.queries = 0
+        self.commits = 0
+        self.async_commits = 0
+        self.connections = 0
+        self.statements: list[str] = []
+        self._lock = threading.Lock()
+        self._dirty: set[int] = set()
+        self._no_wait: set[int] = set()
+        self._backend: Any = None
+
+    def __enter__(self) -> "DatabaseCost":
+        self._backend = type(connections["default"])
+        self._execute = CursorWrapper._execute_with_wrappers
+        self._commit = self._backend._commit
+        cost = self
+
+        def counted_execute(wrapper, sql, params, many, executor):
+            cost._statement(wrapper.db, sql)
+            return cost._execute(wrapper, sql, params, many, executor)
+
+        def counted_commit(db):
+            cost._committing(db)
+            return cost._commit(db)
+
+        CursorWrapper._execute_with_wrappers = counted_execute
+        self._backend._commit = counted_commit
+        connection_created.connect(self._opened)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        connection_created.disconnect(self._opened)
+        CursorWrapper._execute_with_wrappers = self._execute
+        self._backend._commit = self._commit
+
+    def _opened(self, sender, connection, **kwargs) -> None:
+        with self._lock:
+            self.connections += 1
+
+    def _statement(self, db, sql: str) -> None:
+        statement = sql.lstrip().upper()
+        with self._lock:
+            self.queries += 1
+            self.statements.append(sql)
+            if statement.startswith("SET LOCAL SYNCHRONOUS_COMMIT TO OFF"):
+                self._no_wait.add(id(db))
+            if statement.startswith(WRITES):
+                if db.in_atomic_block:
+                    self._dirty.add(id(db))
+                else:
+                    self.commits += 1  # autocommit: the statement is its own transaction
+
+    def _committing(self, db) -> None:
+        with self._lock:
+            if id(db) in self._dirty:
+                if id(db) in self._no_wait:
+                    self.async_commits += 1
+                else:
+                    self.commits += 1
+            self._dirty.discard(id(db))
+            self._no_wait.discard(id(db))
