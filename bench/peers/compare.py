@@ -1,0 +1,262 @@
+"""The desk's step against LangGraph + PostgresSaver (durability="sync"), measured side by side.
+
+Rounds alternate (desk, peer, desk, peer, ...) so that whatever else the machine is doing
+weighs on both alike. A desk round is `bench/agent_overhead.py --json --only postgresql --raw`
+(its own throwaway database, BENCH_RUNS runs of 3 steps); a peer round is
+`bench/peers/langgraph_step.py` in its own venv on a throwaway database that this script
+migrates and seeds like the desk's (`test_refund_desk_bench_peer`, dropped at the end). Both
+use a zero-latency fake model over HTTP and make the same two tool calls per step.
+
+    .venv/bin/python bench/peers/compare.py [--rounds 5] [--runs 20] [--json]
+
+PostgreSQL is BENCH_POSTGRES_URL's server (default
+postgres://postgres@127.0.0.1:5432/refund_desk_bench). The peer venv comes first: see
+bench/peers/README.md.
+"""
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+PEERS_DIR = Path(__file__).resolve().parent
+BASE_DIR = PEERS_DIR.parent.parent
+PEER_PYTHON = PEERS_DIR / ".venv" / "bin" / "python"
+DESK_BENCH = BASE_DIR / "bench" / "agent_overhead.py"
+POSTGRES_URL = os.environ.get(
+    "BENCH_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/refund_desk_bench"
+)
+
+
+def log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def p95(values: list[float]) -> float:
+    return statistics.quantiles(values, n=20)[18] if len(values) > 1 else values[0]
+
+
+def with_database_suffix(url: str, suffix: str) -> str:
+    parts = urlsplit(url)
+    return urlunsplit(parts._replace(path=f"{parts.path}_{suffix}"))
+
+
+# --- The peer's database ----------------------------------------------------------------------
+
+
+class PeerDatabase:
+    """A database made by the desk's migrations and seed_demo, for the peer to read."""
+
+    def __init__(self) -> None:
+        os.environ["DATABASE_URL"] = with_database_suffix(POSTGRES_URL, "peer")
+        os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+        os.environ.setdefault("LOG_LEVEL", "WARNING")
+        sys.path.insert(0, str(BASE_DIR))
+        import django
+
+        django.setup()
+        self.name: str | None = None
+        self.url = ""
+
+    def create(self) -> "PeerDatabase":
+        from django.db import connection, connections
+
+        from tests.services import database_url_for_subprocess
+        from tickets.demo import seed_demo
+
+        log("Creating the peer's database (migrate + seed_demo)...")
+        self.name = connection.creation.create_test_db(
+            verbosity=0, autoclobber=True, serialize=False
+        )
+        seed_demo()
+        self.url = database_url_for_subprocess()
+        connections.close_all()
+        return self
+
+    def drop(self) -> None:
+        if self.name is None:
+            return
+        from django.db import connection, connections
+
+        connections.close_all()
+        connection.creation.destroy_test_db(self.name, verbosity=0)
+        log(f"Dropped {self.name}.")
+        self.name = None
+
+
+# --- One round of each ------------------------------------------------------------------------
+
+
+def run_json(command: list[str], env: dict[str, str]) -> object:
+    done = subprocess.run(
+        command, cwd=BASE_DIR, env=env, capture_output=True, text=True, check=False
+    )
+    output = done.stdout.strip()
+    if done.returncode != 0 or not output:
+        detail = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        raise RuntimeError(f"{Path(command[1]).name} failed: {detail}")
+    try:
+        return json.loads(output)
+    except ValueError:  # JSON on its last line, after lines of its own
+        return json.loads(output.splitlines()[-1])
+
+
+def postgres_result(parsed: object) -> dict:
+    """The PostgreSQL figures in what agent_overhead printed: a result of its own, one under
+    a "postgresql" key, or one of a list of results naming their database."""
+    if isinstance(parsed, dict) and "median_ms" in parsed:
+        return parsed
+    if isinstance(parsed, str):  # agent_overhead's word for a backend it could not measure
+        raise RuntimeError(f"the desk's PostgreSQL round was not measured: {parsed}")
+    if isinstance(parsed, dict):
+        for key in ("postgresql", "results", "backends"):
+            if key in parsed:
+                return postgres_result(parsed[key])
+    if isinstance(parsed, list):
+        for item in parsed:
+            names = {str(item.get(key)) for key in ("vendor", "database", "label", "backend")}
+            if "postgresql" in names:
+                return item
+    raise RuntimeError(f"no PostgreSQL result in agent_overhead's output: {parsed!r:.300}")
+
+
+# Imported by the desk's bench processes at start-up (Python's sitecustomize hook), before
+# the fake model's server exists. tests/fakes/openai_server.py writes a response's headers and
+# body apart; without TCP_NODELAY the body can wait for the client's delayed ACK (~40 ms),
+# and the peer's fake sets it: both sides get a model that answers at once.
+NODELAY_SITECUSTOMIZE = """import socketserver
+
+socketserver.StreamRequestHandler.disable_nagle_algorithm = True
+"""
+
+
+def desk_round(runs: int, *, nodelay_folder: Path | None) -> dict:
+    env = {key: value for key, value in os.environ.items() if key != "DATABASE_URL"}
+    env["BENCH_RUNS"] = str(runs)
+    if nodelay_folder is not None:
+        env["PYTHONPATH"] = os.pathsep.join(
+            filter(None, [str(nodelay_folder), os.environ.get("PYTHONPATH", "")])
+        )
+    # A database name of its own (test_refund_desk_bench_desk): agent_overhead run by hand
+    # meanwhile must not find its throwaway database taken, nor take this one.
+    env["BENCH_POSTGRES_URL"] = with_database_suffix(POSTGRES_URL, "desk")
+    if "--raw" in DESK_BENCH.read_text():
+        command = [sys.executable, str(DESK_BENCH), "--json", "--only", "postgresql", "--raw"]
+    else:
+        # Before --only/--raw: the child mode measures the one database it is given.
+        env["DATABASE_URL"] = env["BENCH_POSTGRES_URL"]
+        command = [sys.executable, str(DESK_BENCH), "--child"]
+    return postgres_result(run_json(command, env))
+
+
+def peer_round(database_url: str, runs: int) -> dict:
+    command = [str(PEER_PYTHON), str(PEERS_DIR / "langgraph_step.py")]
+    command += ["--database-url", database_url, "--runs", str(runs)]
+    result = run_json(command, {**os.environ})
+    assert isinstance(result, dict)
+    return result
+
+
+# --- Putting the rounds together --------------------------------------------------------------
+
+
+def pooled(rounds: list[dict]) -> dict:
+    """All steps of all rounds when every round listed its timings; otherwise the median of
+    the rounds' medians (and the worst round's p95), and it says so."""
+    if all(r.get("timings_ms") for r in rounds):
+        timings = [value for r in rounds for value in r["timings_ms"]]
+        return {
+            "median_ms": statistics.median(timings),
+            "p95_ms": p95(timings),
+            "steps": len(timings),
+            "pooled": "all steps",
+        }
+    return {
+        "median_ms": statistics.median(r["median_ms"] for r in rounds),
+        "p95_ms": max(r["p95_ms"] for r in rounds),
+        "steps": sum(r["steps"] for r in rounds),
+        "pooled": "median of round medians, worst round p95",
+    }
+
+
+def nodelay_folder() -> Path:
+    """A folder whose sitecustomize.py sets TCP_NODELAY on every socketserver handler."""
+    folder = Path(tempfile.mkdtemp(prefix="bench-nodelay-"))
+    (folder / "sitecustomize.py").write_text(NODELAY_SITECUSTOMIZE)
+    return folder
+
+
+def compare(rounds: int, runs: int, *, patch_desk_fake: bool) -> dict:
+    database = PeerDatabase().create()
+    folder = nodelay_folder() if patch_desk_fake else None
+    desk: list[dict] = []
+    peer: list[dict] = []
+    try:
+        for index in range(rounds):
+            started = time.monotonic()
+            desk.append(desk_round(runs, nodelay_folder=folder))
+            log(
+                f"  round {index + 1}/{rounds} desk: median {desk[-1]['median_ms']:.1f} ms "
+                f"({time.monotonic() - started:.0f} s with its database)"
+            )
+            peer.append(peer_round(database.url, runs))
+            log(f"  round {index + 1}/{rounds} peer: median {peer[-1]['median_ms']:.1f} ms")
+    finally:
+        database.drop()
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
+    desk_all, peer_all = pooled(desk), pooled(peer)
+    return {
+        "desk_fake_nodelay": patch_desk_fake,
+        "rounds": rounds,
+        "runs_per_round": runs,
+        "desk": {**desk_all, "round_medians_ms": [round(r["median_ms"], 2) for r in desk]},
+        "peer": {**peer_all, "round_medians_ms": [round(r["median_ms"], 2) for r in peer]},
+        "ratio_median": desk_all["median_ms"] / peer_all["median_ms"],
+        "ratio_p95": desk_all["p95_ms"] / peer_all["p95_ms"],
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=5, help="rounds of each (default 5)")
+    parser.add_argument("--runs", type=int, default=20, help="runs of 3 steps per round")
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--desk-fake-as-is",
+        action="store_true",
+        help="leave the desk's fake model without TCP_NODELAY (see bench/peers/README.md)",
+    )
+    args = parser.parse_args()
+    if not PEER_PYTHON.exists():
+        sys.exit(f"No peer venv at {PEER_PYTHON.parent.parent}: see bench/peers/README.md.")
+    log(
+        f"Desk step vs LangGraph + PostgresSaver (sync), {args.rounds} interleaved rounds "
+        f"of {args.runs} runs x 3 steps each"
+    )
+    result = compare(args.rounds, args.runs, patch_desk_fake=not args.desk_fake_as_is)
+    if args.json:
+        print(json.dumps(result))
+        return
+    print(f"{'':<34}{'steps':>7}{'median ms':>11}{'p95 ms':>9}")
+    for label, key in (
+        ("desk (agent.runtime.advance)", "desk"),
+        ("LangGraph + PostgresSaver", "peer"),
+    ):
+        side = result[key]
+        print(f"{label:<34}{side['steps']:>7}{side['median_ms']:>11.2f}{side['p95_ms']:>9.2f}")
+    print(
+        f"desk / peer: median {result['ratio_median']:.2f}x, p95 {result['ratio_p95']:.2f}x "
+        f"({result['desk']['pooled']}; one interleaved run on this machine)"
+    )
+
+
+if __name__ == "__main__":
+    main()
