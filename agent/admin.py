@@ -16,6 +16,7 @@ from refunds.admin import DeskAdminMedia, pretty_json, run_link, shortened, tick
 RUN_EVENT_LABELS = {
     "run.started": "Run started",
     "model.started": "Asked the model",
+    "message.delta": "Answer text as it arrived",
     "model.completed": "The model answered",
     "message": "The assistant wrote a message",
     "tool_call.started": "Tool call started",

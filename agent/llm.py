@@ -8,7 +8,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-# Receives the answer's text as it arrives, piece by piece, from a provider that streams.
+# Receives the answer's text as it arrives, piece by piece, from a provider that streams. It
+# may be called on any thread and must never raise into the provider.
 TextSink = Callable[[str], None]
 
 

@@ -1,13 +1,19 @@
 """Any OpenAI-compatible Chat Completions endpoint, through the official `openai` client."""
 
 import json
+import logging
 import time
+from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 
+import httpx2
 import openai
 from django.conf import settings
+from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
 from agent.llm import ModelError, ModelReply, TextSink
+
+logger = logging.getLogger(__name__)
 
 # Error text from the endpoint is shown to staff; keep it short.
 DETAIL_CHARS = 200
@@ -71,6 +77,9 @@ class OpenAIProvider:
             timeout=settings.LLM_TIMEOUT_S,
             max_retries=0,
         )
+        # Cleared when the endpoint turns a stream request down (one client per process and
+        # endpoint: agent/providers.py).
+        self.streams = True
 
     def complete(
         self,
@@ -80,18 +89,14 @@ class OpenAIProvider:
         tool_choice: str = "auto",
         on_text: TextSink | None = None,
     ) -> ModelReply:
+        """One model call. With LLM_STREAM (the default) the answer is streamed: its text goes
+        to `on_text` as it arrives, and the reply returned is the one the same call without a
+        stream gives. A stream cut off before its finish is a retryable ModelError."""
         options: dict = {}
         if tools:
             options = {"tools": tools, "tool_choice": tool_choice, "parallel_tool_calls": True}
         try:
-            # The transcript is provider-neutral JSON in Chat Completions shape (agent/llm.py);
-            # the SDK types `messages` as a union of per-role TypedDicts that a plain dict
-            # cannot match without rebuilding every message.
-            response = self.client.chat.completions.create(
-                model=self.model,
-                messages=messages,  # type: ignore[arg-type]
-                **options,
-            )
+            response = self.call(messages, options, on_text)
         except openai.APITimeoutError as exc:
             raise ModelError(
                 f"the model did not answer within {settings.LLM_TIMEOUT_S:g}s", retryable=True
@@ -125,6 +130,59 @@ class OpenAIProvider:
         except openai.OpenAIError as exc:
             raise ModelError(f"the model call failed: {_detail(exc)}", retryable=False) from exc
         return parse_completion(response)
+
+    def call(self, messages: list[dict], options: dict, on_text: TextSink | None) -> object:
+        """The endpoint's answer, streamed unless LLM_STREAM is off or the endpoint turned a
+        stream request down (then it is asked plainly, from then on)."""
+        if settings.LLM_STREAM and self.streams:
+            try:
+                return self.streamed_completion(messages, options, on_text)
+            except openai.BadRequestError as exc:
+                if not refuses_streaming(exc):
+                    raise
+                logger.warning(
+                    "%s refuses stream requests (%s); asking without streaming from now on",
+                    self.endpoint,
+                    _detail(exc),
+                )
+                self.streams = False
+        # The transcript is provider-neutral JSON in Chat Completions shape (agent/llm.py); the
+        # SDK types `messages` as a union of per-role TypedDicts that a plain dict cannot match
+        # without rebuilding every message.
+        return self.client.chat.completions.create(
+            model=self.model,
+            messages=messages,  # type: ignore[arg-type]
+            **options,
+        )
+
+    def streamed_completion(
+        self, messages: list[dict], options: dict, on_text: TextSink | None
+    ) -> object:
+        """The ChatCompletion (or, from an endpoint that answered with something else, what
+        the non-streaming call would have read) of one streamed call. Errors of the call
+        itself (status, connection) propagate as the client raises them."""
+        started = time.monotonic()
+        # (`messages`: as in complete(); `options` hides which overload applies from mypy.)
+        stream: openai.Stream[ChatCompletionChunk] = self.client.chat.completions.create(  # type: ignore[call-overload]
+            model=self.model,
+            messages=messages,
+            stream=True,
+            stream_options={"include_usage": True},
+            **options,
+        )
+        with stream:
+            content_type = stream.response.headers.get("content-type", "").lower()
+            if not content_type.startswith("text/event-stream"):
+                # An endpoint that does not stream answers with the whole completion; the
+                # client would iterate it as an empty stream.
+                return unstreamed_body(stream.response, content_type)
+            return assemble(stream, on_text=on_text, started=started)
+
+
+def refuses_streaming(exc: openai.BadRequestError) -> bool:
+    """A 400 about the stream parameters themselves (`stream`, `stream_options`), not about
+    the conversation."""
+    return not context_too_long(exc) and "stream" in str(exc).lower()
 
 
 def refused(exc: openai.APIStatusError) -> ModelError:
@@ -177,3 +235,154 @@ def parse_completion(response) -> ModelReply:
         tokens_in=getattr(usage, "prompt_tokens", 0) or 0,
         tokens_out=getattr(usage, "completion_tokens", 0) or 0,
     )
+
+
+def unstreamed_body(response: httpx2.Response, content_type: str) -> object:
+    """What the non-streaming call reads from a body that is not a stream: a ChatCompletion,
+    whatever other JSON it holds, or its text when it is not JSON."""
+    try:
+        body = response.read()
+    except httpx2.TimeoutException as exc:
+        raise openai.APITimeoutError(request=response.request) from exc
+    except httpx2.RequestError as exc:
+        raise openai.APIConnectionError(request=response.request) from exc
+    try:
+        data = json.loads(body)
+    except ValueError:
+        if content_type.split(";")[0].strip().endswith("json"):
+            raise
+        return response.text
+    return ChatCompletion.construct(**data) if isinstance(data, dict) else data
+
+
+def cut_off(reason: str) -> ModelError:
+    return ModelError(f"the model's answer was cut off mid-stream ({reason})", retryable=True)
+
+
+def assemble(stream, *, on_text: TextSink | None, started: float) -> ChatCompletion:
+    """Read `stream` to its end into the ChatCompletion it stands for, handing each piece of
+    text to `on_text` on the way. The whole call may take LLM_TIMEOUT_S, as an unstreamed one:
+    the client's timeout only bounds the wait for each chunk."""
+    assembler = StreamAssembler()
+    try:
+        for chunk in stream:
+            text = assembler.add(chunk)
+            if text and on_text is not None:
+                on_text(text)
+            if time.monotonic() - started > settings.LLM_TIMEOUT_S:
+                raise ModelError(
+                    f"the model did not answer within {settings.LLM_TIMEOUT_S:g}s",
+                    retryable=True,
+                )
+    except openai.APITimeoutError:
+        raise
+    except openai.APIConnectionError as exc:
+        raise cut_off("the connection was lost") from exc
+    except openai.APIError as exc:
+        # An error event in the stream: the endpoint failed while it answered.
+        raise ModelError(
+            f"the model endpoint failed mid-answer: {_detail(exc)}", retryable=True
+        ) from exc
+    if assembler.finish_reason is None:
+        raise cut_off("it ended without a finish reason")
+    return assembler.completion()
+
+
+@dataclass
+class PartialToolCall:
+    """One tool call as its chunks arrive: the id and the name once, the arguments in
+    fragments (text), or whole (an object, from some compatible servers)."""
+
+    id: str | None = None
+    name: str | None = None
+    fragments: list = field(default_factory=list)
+
+    def arguments(self):
+        if all(isinstance(fragment, str) for fragment in self.fragments):
+            return "".join(self.fragments)
+        # Not text: parse_completion takes a lone object and refuses anything else.
+        return self.fragments[0] if len(self.fragments) == 1 else self.fragments
+
+
+class StreamAssembler:
+    """Chat completion chunks in, the message they add up to out. Only the first choice
+    counts, as parse_completion reads only the first choice of an unstreamed reply."""
+
+    def __init__(self):
+        self.content: list = []
+        self.calls: dict[int, PartialToolCall] = {}
+        self.finish_reason: str | None = None
+        self.usage: dict | None = None
+        self.chunk_id = ""
+        self.model = ""
+
+    def add(self, chunk: ChatCompletionChunk) -> str:
+        """Take one chunk; returns the text it adds to the answer ("" if none)."""
+        self.chunk_id = self.chunk_id or getattr(chunk, "id", "") or ""
+        self.model = self.model or getattr(chunk, "model", "") or ""
+        usage = getattr(chunk, "usage", None)
+        if usage is not None:
+            self.usage = {
+                "prompt_tokens": getattr(usage, "prompt_tokens", 0) or 0,
+                "completion_tokens": getattr(usage, "completion_tokens", 0) or 0,
+            }
+        choice = next(
+            (c for c in getattr(chunk, "choices", None) or [] if getattr(c, "index", 0) == 0),
+            None,
+        )
+        if choice is None:
+            return ""
+        if getattr(choice, "finish_reason", None):
+            self.finish_reason = choice.finish_reason
+        delta = getattr(choice, "delta", None)
+        if delta is None:
+            return ""
+        for call in getattr(delta, "tool_calls", None) or []:
+            self.add_tool_call(call)
+        text = getattr(delta, "content", None)
+        if text is None or text == "":
+            return ""
+        self.content.append(text)
+        return text if isinstance(text, str) else ""
+
+    def add_tool_call(self, delta) -> None:
+        index = getattr(delta, "index", None)
+        call_id = getattr(delta, "id", None)
+        if not isinstance(index, int):
+            # Servers that leave the index out start each call with its id.
+            last = max(self.calls, default=-1)
+            starts_new = call_id and (last < 0 or self.calls[last].id not in (None, call_id))
+            index = last + 1 if starts_new or last < 0 else last
+        call = self.calls.setdefault(index, PartialToolCall())
+        call.id = call.id or call_id
+        function = getattr(delta, "function", None)
+        name = getattr(function, "name", None)
+        call.name = call.name or name
+        arguments = getattr(function, "arguments", None)
+        if arguments is not None and arguments != "":
+            call.fragments.append(arguments)
+
+    def completion(self) -> ChatCompletion:
+        """The ChatCompletion an unstreamed call would have returned, built as leniently as
+        the client builds one, so that parse_completion validates both alike."""
+        content = None
+        if self.content:
+            texts = all(isinstance(piece, str) for piece in self.content)
+            content = "".join(self.content) if texts else self.content[0]
+        message: dict = {"role": "assistant", "content": content}
+        if self.calls:
+            message["tool_calls"] = [
+                {
+                    "id": call.id,
+                    "type": "function",
+                    "function": {"name": call.name, "arguments": call.arguments()},
+                }
+                for _, call in sorted(self.calls.items())
+            ]
+        return ChatCompletion.construct(
+            id=self.chunk_id,
+            object="chat.completion",
+            model=self.model,
+            choices=[{"index": 0, "message": message, "finish_reason": self.finish_reason}],
+            usage=self.usage,
+        )

@@ -13,7 +13,9 @@ off) and the database connections opened, on every thread (a tool's too), from o
 with the counters on (tests/dbcost.py), so counting never slows the timed runs. `--json`
 prints {"postgresql": {"median_ms", "p95_ms", "queries_per_step", "commits_per_step",
 "async_commits_per_step", "connections_per_step", ...}, "sqlite": {...}}; `--raw` adds every
-step's time ("timings_ms"), for a comparison across rounds (bench/peers/compare.py).
+step's time ("timings_ms"), for a comparison across rounds (bench/peers/compare.py). The
+model's answer is asked for unstreamed (the figures) and streamed (under "streamed", as a run
+does by default); `--stream off|on` measures one way only.
 
 It measures SQLite, and PostgreSQL when reachable (BENCH_POSTGRES_URL, default
 postgres://postgres@127.0.0.1:5432/refund_desk_bench). Each backend runs in a child process
@@ -134,12 +136,13 @@ def measure() -> dict:
         connection.creation.destroy_test_db(test_db, verbosity=0)
 
 
-def child(database_url: str | None) -> dict | str:
+def child(database_url: str | None, *, stream: bool) -> dict | str:
     env = {
         key: value for key, value in os.environ.items() if key not in ("DATABASE_URL", "REDIS_URL")
     }
     if database_url:
         env["DATABASE_URL"] = database_url
+    env["LLM_STREAM"] = "true" if stream else "false"
     done = subprocess.run(
         [sys.executable, __file__, "--child"],
         cwd=BASE_DIR,
@@ -161,36 +164,49 @@ def main() -> None:
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument("--only", choices=sorted(BACKENDS), help="measure one database")
     parser.add_argument("--raw", action="store_true", help="with --json: every step's time")
+    parser.add_argument(
+        "--stream",
+        choices=("off", "on", "both"),
+        default="both",
+        help='the model\'s answer unstreamed (the figures), streamed (under "streamed"), or both',
+    )
     options = parser.parse_args()
     labels = [options.only] if options.only else list(BACKENDS)
+    variants = {"off": [False], "on": [True], "both": [False, True]}[options.stream]
     if not options.json:
         print(
             f"Harness cost per step (model answers instantly; 2 tool calls per step; "
             f"{RUNS} runs x {STEPS_PER_RUN} steps)"
         )
         print(
-            f"{'database':<12}{'steps':>7}{'median ms':>11}{'p95 ms':>9}"
+            f"{'database':<24}{'steps':>7}{'median ms':>11}{'p95 ms':>9}"
             f"{'queries':>9}{'commits':>9}{'no-wait':>9}{'connections':>13}"
         )
     results: dict = {}
     for label in labels:
-        result = child(BACKENDS[label])
-        if not options.raw and isinstance(result, dict):
-            result.pop("timings_ms", None)
-        results[label] = result
-        if options.json:
-            continue
-        if isinstance(result, str):
-            print(f"{label:<12}  not measured: {result}")
-            continue
-        print(
-            f"{label:<12}{result['steps']:>7}{result['median_ms']:>11.1f}{result['p95_ms']:>9.1f}"
-            f"{result['queries_per_step']:>9g}{result['commits_per_step']:>9g}"
-            f"{result['async_commits_per_step']:>9g}"
-            f"{result['connections_per_step']:>13g}"
-        )
+        for stream in variants:
+            result = child(BACKENDS[label], stream=stream)
+            if not options.raw and isinstance(result, dict):
+                result.pop("timings_ms", None)
+            if stream and label in results and isinstance(results[label], dict):
+                results[label]["streamed"] = result
+            else:
+                results[label] = result
+            if not options.json:
+                print_row(f"{label}, streamed" if stream else label, result)
     if options.json:
-        print(json.dumps({label: result for label, result in results.items()}, indent=2))
+        print(json.dumps(results, indent=2))
+
+
+def print_row(label: str, result: dict | str) -> None:
+    if isinstance(result, str):
+        print(f"{label:<24}  not measured: {result}")
+        return
+    print(
+        f"{label:<24}{result['steps']:>7}{result['median_ms']:>11.1f}{result['p95_ms']:>9.1f}"
+        f"{result['queries_per_step']:>9g}{result['commits_per_step']:>9g}"
+        f"{result['async_commits_per_step']:>9g}{result['connections_per_step']:>13g}"
+    )
 
 
 if __name__ == "__main__":

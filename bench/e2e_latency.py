@@ -111,11 +111,8 @@ class Desk:
     benches read what the workers wrote.
     """
 
-    def __init__(
-        self, name: str, *, extra_env: dict[str, str] | None = None, nodelay_model: bool = False
-    ):
+    def __init__(self, name: str, *, extra_env: dict[str, str] | None = None):
         self.name = name
-        self.nodelay_model = nodelay_model
         self.redis_url = redis_url()
         self.extra_env = extra_env or {}
         self.folder = Path(tempfile.mkdtemp(prefix=f"bench-{name}-"))
@@ -149,11 +146,6 @@ class Desk:
         if purged:
             log(f"Purged {purged} old message(s) from the bench's queue.")
         self.fake = FakeOpenAI().start()
-        if self.nodelay_model:
-            # The fake writes headers and body apart; without TCP_NODELAY a non-streamed answer
-            # can wait for the client's delayed ACK (~40 ms a call): the fake's cost, not the
-            # desk's. (Streamed answers, the desk's default, were not seen to pay it.)
-            self.fake._server.RequestHandlerClass.disable_nagle_algorithm = True
         return self
 
     @property
@@ -195,11 +187,9 @@ class Desk:
 
 
 @contextlib.contextmanager
-def running_desk(
-    name: str, *, extra_env: dict[str, str] | None = None, nodelay_model: bool = False
-) -> Iterator[Desk]:
+def running_desk(name: str, *, extra_env: dict[str, str] | None = None) -> Iterator[Desk]:
     """A `Desk` closed on the way out, also on Ctrl-C or SIGTERM."""
-    desk = Desk(name, extra_env=extra_env, nodelay_model=nodelay_model)
+    desk = Desk(name, extra_env=extra_env)
     previous = signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     try:
         yield desk.open()
@@ -423,10 +413,6 @@ def one_tool_per_step(tool_steps: int, *, latency_s: float = 0.0) -> Callable[[d
 # --- This bench -------------------------------------------------------------------------------
 
 TOOL_STEPS = 3
-NODELAY_HELP = (
-    "set TCP_NODELAY on the fake model's server: tests/fakes/openai_server.py writes headers "
-    "and body apart, which can cost a non-streamed call ~40 ms (delayed ACK)"
-)
 
 
 def breakdown(events: list[dict], posted_at: float, detected_at: float) -> dict:
@@ -480,10 +466,9 @@ def main() -> None:
     parser.add_argument("--poll-ms", type=float, default=10.0)
     parser.add_argument("--timeout", type=float, default=60.0, help="per run, seconds")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
-    parser.add_argument("--nodelay-model", action="store_true", help=NODELAY_HELP)
     args = parser.parse_args()
 
-    with running_desk("e2e", nodelay_model=args.nodelay_model) as desk:
+    with running_desk("e2e") as desk:
         desk.fake.respond_with(one_tool_per_step(TOOL_STEPS))
         desk.worker(concurrency=args.concurrency)
         client = ApiClient(desk.web().url)
@@ -499,7 +484,6 @@ def main() -> None:
             )
     result = {
         "bench": "e2e_latency",
-        "fake_model_nodelay": args.nodelay_model,
         "detection": f"poll GET /api/runs/<id>/ every {args.poll_ms:g} ms"
         if args.via == "poll"
         else "SSE /api/runs/<id>/events/stream/",

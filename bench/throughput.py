@@ -27,7 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from http.server import ThreadingHTTPServer
 
-from e2e_latency import NODELAY_HELP, ApiClient, Desk, log, one_tool_per_step, running_desk
+from e2e_latency import ApiClient, Desk, log, one_tool_per_step, running_desk
 
 TOOL_STEPS = 3
 MODEL_CALLS_PER_RUN = TOOL_STEPS + 1
@@ -139,11 +139,10 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--concurrency", type=int, default=4, help="-c of each worker")
     parser.add_argument("--timeout", type=float, default=300.0)
-    parser.add_argument("--nodelay-model", action="store_true", help=NODELAY_HELP)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
 
-    with running_desk("throughput", nodelay_model=args.nodelay_model) as desk:
+    with running_desk("throughput") as desk:
         threading_server = isinstance(desk.fake._server, ThreadingHTTPServer)
         if not threading_server:
             log("The fake model's server is not a ThreadingHTTPServer: calls will queue.")

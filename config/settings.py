@@ -316,6 +316,11 @@ TOOL_TIMEOUT_S = env.float("TOOL_TIMEOUT_S", default=8.0)
 # this many characters, for read_tool_result to page through; the rest is dropped, and said so.
 TOOL_RESULT_STORE_MAX_CHARS = env.int("TOOL_RESULT_STORE_MAX_CHARS", default=200_000)
 LLM_TIMEOUT_S = env.float("LLM_TIMEOUT_S", default=60.0)
+# Model answers are streamed: their text reaches the run's events as it arrives, in
+# message.delta events at least LLM_STREAM_FLUSH_S apart. An endpoint that refuses stream
+# requests is asked without from then on; false never asks it to stream.
+LLM_STREAM = env.bool("LLM_STREAM", default=True)
+LLM_STREAM_FLUSH_S = env.float("LLM_STREAM_FLUSH_S", default=0.25)
 # A failed model call (timeout, 429, 5xx) is retried after uniform(0, min(CAP, BASE * 2^n))
 # seconds, or when the endpoint's Retry-After says; a step that would wait more than
 # LLM_RETRY_MAX_WAIT_S in all fails its run instead (agent/runtime.py).

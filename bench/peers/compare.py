@@ -17,11 +17,9 @@ bench/peers/README.md.
 import argparse
 import json
 import os
-import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
@@ -109,50 +107,24 @@ def run_json(command: list[str], env: dict[str, str]) -> object:
 
 
 def postgres_result(parsed: object) -> dict:
-    """The PostgreSQL figures in what agent_overhead printed: a result of its own, one under
-    a "postgresql" key, or one of a list of results naming their database."""
-    if isinstance(parsed, dict) and "median_ms" in parsed:
-        return parsed
-    if isinstance(parsed, str):  # agent_overhead's word for a backend it could not measure
-        raise RuntimeError(f"the desk's PostgreSQL round was not measured: {parsed}")
-    if isinstance(parsed, dict):
-        for key in ("postgresql", "results", "backends"):
-            if key in parsed:
-                return postgres_result(parsed[key])
-    if isinstance(parsed, list):
-        for item in parsed:
-            names = {str(item.get(key)) for key in ("vendor", "database", "label", "backend")}
-            if "postgresql" in names:
-                return item
-    raise RuntimeError(f"no PostgreSQL result in agent_overhead's output: {parsed!r:.300}")
+    """The PostgreSQL figures agent_overhead printed ({"postgresql": {...}}); a string there
+    is its word for a database it could not measure."""
+    result = parsed.get("postgresql") if isinstance(parsed, dict) else None
+    if not isinstance(result, dict):
+        raise RuntimeError(
+            f"the desk's PostgreSQL round was not measured: {result or parsed!r:.300}"
+        )
+    return result
 
 
-# Imported by the desk's bench processes at start-up (Python's sitecustomize hook), before
-# the fake model's server exists. tests/fakes/openai_server.py writes a response's headers and
-# body apart; without TCP_NODELAY the body can wait for the client's delayed ACK (~40 ms),
-# and the peer's fake sets it: both sides get a model that answers at once.
-NODELAY_SITECUSTOMIZE = """import socketserver
-
-socketserver.StreamRequestHandler.disable_nagle_algorithm = True
-"""
-
-
-def desk_round(runs: int, *, nodelay_folder: Path | None) -> dict:
+def desk_round(runs: int) -> dict:
     env = {key: value for key, value in os.environ.items() if key != "DATABASE_URL"}
     env["BENCH_RUNS"] = str(runs)
-    if nodelay_folder is not None:
-        env["PYTHONPATH"] = os.pathsep.join(
-            filter(None, [str(nodelay_folder), os.environ.get("PYTHONPATH", "")])
-        )
     # A database name of its own (test_refund_desk_bench_desk): agent_overhead run by hand
     # meanwhile must not find its throwaway database taken, nor take this one.
     env["BENCH_POSTGRES_URL"] = with_database_suffix(POSTGRES_URL, "desk")
-    if "--raw" in DESK_BENCH.read_text():
-        command = [sys.executable, str(DESK_BENCH), "--json", "--only", "postgresql", "--raw"]
-    else:
-        # Before --only/--raw: the child mode measures the one database it is given.
-        env["DATABASE_URL"] = env["BENCH_POSTGRES_URL"]
-        command = [sys.executable, str(DESK_BENCH), "--child"]
+    command = [sys.executable, str(DESK_BENCH), "--json", "--only", "postgresql", "--raw"]
+    command += ["--stream", "off"]  # the peer does not stream either
     return postgres_result(run_json(command, env))
 
 
@@ -186,22 +158,14 @@ def pooled(rounds: list[dict]) -> dict:
     }
 
 
-def nodelay_folder() -> Path:
-    """A folder whose sitecustomize.py sets TCP_NODELAY on every socketserver handler."""
-    folder = Path(tempfile.mkdtemp(prefix="bench-nodelay-"))
-    (folder / "sitecustomize.py").write_text(NODELAY_SITECUSTOMIZE)
-    return folder
-
-
-def compare(rounds: int, runs: int, *, patch_desk_fake: bool) -> dict:
+def compare(rounds: int, runs: int) -> dict:
     database = PeerDatabase().create()
-    folder = nodelay_folder() if patch_desk_fake else None
     desk: list[dict] = []
     peer: list[dict] = []
     try:
         for index in range(rounds):
             started = time.monotonic()
-            desk.append(desk_round(runs, nodelay_folder=folder))
+            desk.append(desk_round(runs))
             log(
                 f"  round {index + 1}/{rounds} desk: median {desk[-1]['median_ms']:.1f} ms "
                 f"({time.monotonic() - started:.0f} s with its database)"
@@ -210,11 +174,8 @@ def compare(rounds: int, runs: int, *, patch_desk_fake: bool) -> dict:
             log(f"  round {index + 1}/{rounds} peer: median {peer[-1]['median_ms']:.1f} ms")
     finally:
         database.drop()
-        if folder is not None:
-            shutil.rmtree(folder, ignore_errors=True)
     desk_all, peer_all = pooled(desk), pooled(peer)
     return {
-        "desk_fake_nodelay": patch_desk_fake,
         "rounds": rounds,
         "runs_per_round": runs,
         "desk": {**desk_all, "round_medians_ms": [round(r["median_ms"], 2) for r in desk]},
@@ -229,11 +190,6 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5, help="rounds of each (default 5)")
     parser.add_argument("--runs", type=int, default=20, help="runs of 3 steps per round")
     parser.add_argument("--json", action="store_true")
-    parser.add_argument(
-        "--desk-fake-as-is",
-        action="store_true",
-        help="leave the desk's fake model without TCP_NODELAY (see bench/peers/README.md)",
-    )
     args = parser.parse_args()
     if not PEER_PYTHON.exists():
         sys.exit(f"No peer venv at {PEER_PYTHON.parent.parent}: see bench/peers/README.md.")
@@ -241,7 +197,7 @@ def main() -> None:
         f"Desk step vs LangGraph + PostgresSaver (sync), {args.rounds} interleaved rounds "
         f"of {args.runs} runs x 3 steps each"
     )
-    result = compare(args.rounds, args.runs, patch_desk_fake=not args.desk_fake_as_is)
+    result = compare(args.rounds, args.runs)
     if args.json:
         print(json.dumps(result))
         return

@@ -1,7 +1,8 @@
 // The assistant panel: start a run, follow its events live (server-sent events, with polling
 // as a fallback), and replay them after a reload. Everything shown comes from the run's events,
 // except the proposal's status, which is read from the refund request itself: it moves on
-// (approved, refunded) long after the run has finished.
+// (approved, refunded) long after the run has finished. The answer shows as the model writes it
+// (message.delta events) and is replaced by the saved answer when the run completes.
 (function () {
   "use strict";
   const panel = document.getElementById("assistant");
@@ -51,6 +52,8 @@
   let shownProposal = null; // the approval.required data of the proposal in the box
   let proposalTimer = null;
   let escalationNote = "";
+  let liveText = ""; // the text of the latest model call, as its deltas built it
+  let liveStep = null; // the step that model call belongs to
 
   function csrfToken() {
     const field = document.querySelector("input[name=csrfmiddlewaretoken]");
@@ -264,6 +267,45 @@
     });
   }
 
+  // --- the answer as the model writes it ---------------------------------------------------
+
+  // Each delta continues its step's text at its offset: a delta seen again changes nothing, a
+  // model call that is retried (offset 0 again) starts the text over, and so does the next
+  // step's call.
+  function showDelta(data) {
+    if (typeof data.text !== "string") return;
+    const offset = Number(data.offset) || 0;
+    if (data.step !== liveStep) { liveStep = data.step; liveText = ""; }
+    if (offset > liveText.length) return; // a gap: the saved answer will come whole
+    liveText = liveText.slice(0, offset) + data.text;
+    setStreaming(true);
+    answer.hidden = false;
+    answerText.textContent = liveText;
+  }
+
+  // A half-written answer is not one: nothing to copy into a reply yet.
+  function setStreaming(streaming) {
+    const actions = answer.querySelector(".answer-actions");
+    if (actions) actions.hidden = streaming;
+    if (streaming) {
+      answer.dataset.streaming = "true";
+      answer.setAttribute("aria-busy", "true");
+    } else {
+      delete answer.dataset.streaming;
+      answer.removeAttribute("aria-busy");
+    }
+  }
+
+  // A run that ended without an answer: drop the text that was arriving.
+  function dropLiveText() {
+    liveText = "";
+    liveStep = null;
+    if (answer.dataset.streaming !== "true") return;
+    setStreaming(false);
+    answerText.textContent = "";
+    answer.hidden = true;
+  }
+
   // --- the run's events --------------------------------------------------------------------
 
   function render(event) {
@@ -271,6 +313,11 @@
     lastSeq = event.seq;
     lastEventType = event.type;
     const data = event.data || {};
+    if (event.type === "message.delta") {
+      showDelta(data);
+      setBusy(true, "Writing the answer…");
+      return;
+    }
     // A finished tool call replaces the line that announced it.
     const existing = event.type === "tool_call.completed" && data.tool_call_id
       ? progress.querySelector('li[data-call="' + CSS.escape(data.tool_call_id) + '"]') : null;
@@ -290,6 +337,9 @@
   }
 
   function showAnswer(text) {
+    liveText = "";
+    liveStep = null;
+    setStreaming(false);
     answer.hidden = false;
     answerText.textContent = text;
   }
@@ -299,6 +349,7 @@
     const data = event.data || {};
     setBusy(false, event.type === "run.completed" ? "" : describe(event));
     if (data.final_answer || data.answer) showAnswer(data.final_answer || data.answer);
+    else dropLiveText();
     loadRun();
     loadTrail();
     refreshProposalStatus();
@@ -381,7 +432,8 @@
     source = new EventSource(runsUrl + runId + "/events/stream/?after=" + lastSeq);
     source.onmessage = function (message) { render(JSON.parse(message.data)); };
     ["run.started", "model.started", "model.completed", "tool_call.started", "tool_call.completed",
-     "approval.required", "message", "run.completed", "run.failed", "run.cancelled"].forEach(function (type) {
+     "approval.required", "message", "message.delta", "run.completed", "run.failed",
+     "run.cancelled"].forEach(function (type) {
       source.addEventListener(type, function (message) {
         const payload = JSON.parse(message.data);
         // The stream may carry the whole event or only its data.
@@ -390,7 +442,10 @@
       });
     });
     source.onerror = function () {
-      // The stream ended or broke: fall back to polling unless the run is over.
+      // The stream ended or broke. The browser reconnects by itself, sending Last-Event-ID, so
+      // the stream resumes after the last event it delivered; render() skips any seen again.
+      // If it gave up (an error answer, not a stream), poll unless the run is over.
+      if (source && source.readyState === EventSource.CONNECTING && !FINAL.has(lastEventType)) return;
       if (source) { source.close(); source = null; }
       if (!FINAL.has(lastEventType)) poll();
     };
@@ -406,6 +461,7 @@
     shownProposal = null;
     stopProposalPolling();
     answer.hidden = true;
+    dropLiveText();
     trail.hidden = true;
     if (escalateBox) escalateBox.hidden = true;
     lastSeq = 0;

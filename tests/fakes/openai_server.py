@@ -7,12 +7,22 @@ A scripted response is one of
   * `(status, body, headers)` — the same with extra response headers, e.g. Retry-After
     (`error_body(429, "slow down", retry_after="2")`),
   * bytes — a 200 with that raw body (garbage),
-  * `Sleep(seconds, then)` — wait, then send `then`.
+  * `Sleep(seconds, then)` — wait, then send `then`,
+  * `Streamed(reply, delay=..., cut_after=...)` — a reply streamed slowly, or cut off.
 Every request body is recorded in `requests` for assertions.
+
+A request with `"stream": true` gets a completion reply (a dict with choices, `Streamed` too) as
+real server-sent events, as OpenAI sends them: `chat.completion.chunk`s with the text in
+word-sized pieces, each tool call's id and name once and its arguments in fragments, a chunk
+with the finish reason, a usage chunk when `stream_options.include_usage` asks for it, and
+`data: [DONE]`, in a chunked HTTP body. Errors and garbage are sent as they are, whatever the
+request asks. `streaming = False` makes the server one that does not stream: it answers every
+request with the JSON body, as some compatible endpoints do.
 """
 
 import itertools
 import json
+import re
 import threading
 import time
 from collections import deque
@@ -28,6 +38,23 @@ HOST = "127.0.0.1"
 class Sleep:
     seconds: float
     then: object = None
+
+
+@dataclass
+class Streamed:
+    """A completion reply as a stream of chunks: `delay` seconds between chunks, and with
+    `cut_after` the connection is closed after that many chunks, mid-body, with no finish.
+    `piece_chars` sends the text in pieces of that many characters instead of words."""
+
+    reply: dict
+    delay: float = 0.0
+    cut_after: int | None = None
+    piece_chars: int | None = None
+
+
+# Tool-call arguments are streamed in fragments this long: a JSON object never arrives whole.
+ARGUMENT_FRAGMENT_CHARS = 6
+WORDS = re.compile(r"\S+\s*|\s+")
 
 
 def completion(
@@ -77,6 +104,73 @@ def tool_reply(*calls: dict, content: str | None = None, **usage) -> dict:
     )
 
 
+def is_completion(body) -> bool:
+    """Whether `body` is a chat completion the server can stream (not an error or garbage)."""
+    if not isinstance(body, dict) or not isinstance(body.get("choices"), list):
+        return False
+    return bool(body["choices"]) and isinstance(body["choices"][0].get("message"), dict)
+
+
+def _pieces(text: str, size: int | None) -> list[str]:
+    if size:
+        return [text[i : i + size] for i in range(0, len(text), size)]
+    return WORDS.findall(text)
+
+
+def stream_chunks(
+    reply: dict, *, include_usage: bool = True, piece_chars: int | None = None
+) -> list[dict]:
+    """The `chat.completion.chunk`s OpenAI streams for the completion `reply`."""
+    choice = reply["choices"][0]
+    message = choice["message"]
+
+    def chunk(delta: dict | None, finish_reason: str | None = None) -> dict:
+        choices = (
+            []
+            if delta is None
+            else [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish_reason}]
+        )
+        body = {
+            "id": reply.get("id", "chatcmpl-fake"),
+            "object": "chat.completion.chunk",
+            "created": reply.get("created", int(time.time())),
+            "model": reply.get("model", "gpt-4o-mini"),
+            "system_fingerprint": "fp_fake",
+            "choices": choices,
+        }
+        if include_usage:
+            body["usage"] = None
+        return body
+
+    content = message.get("content")
+    chunks = [chunk({"role": "assistant", "content": "" if content else None, "refusal": None})]
+    if isinstance(content, str):
+        chunks += [chunk({"content": piece}) for piece in _pieces(content, piece_chars)]
+    elif content is not None:
+        chunks.append(chunk({"content": content}))
+    for index, call in enumerate(message.get("tool_calls") or []):
+        function = call.get("function") or {}
+        arguments = function.get("arguments")
+        head: dict = {"index": index, "type": call.get("type", "function")}
+        if "id" in call:
+            head["id"] = call["id"]
+        named = {key: function[key] for key in ("name",) if key in function}
+        # Only text can arrive in fragments; anything else comes whole, with the name.
+        head["function"] = {**named, "arguments": "" if isinstance(arguments, str) else arguments}
+        chunks.append(chunk({"tool_calls": [head]}))
+        if isinstance(arguments, str):
+            chunks += [
+                chunk({"tool_calls": [{"index": index, "function": {"arguments": fragment}}]})
+                for fragment in _pieces(arguments, ARGUMENT_FRAGMENT_CHARS)
+            ]
+    chunks.append(chunk({}, choice.get("finish_reason") or "stop"))
+    if include_usage:
+        usage_chunk = chunk(None)
+        usage_chunk["usage"] = reply.get("usage")
+        chunks.append(usage_chunk)
+    return chunks
+
+
 def error_body(
     status: int, message: str, *, code: str | None = None, retry_after: str | None = None
 ) -> tuple:
@@ -101,6 +195,8 @@ def context_length_error() -> tuple:
 class FakeOpenAI:
     def __init__(self):
         self.requests: list[dict] = []
+        # False: a server that does not stream, answering JSON even to a stream request.
+        self.streaming = True
         self._script: deque = deque()
         self._handler: Callable[[dict], object] | None = None
         self._lock = threading.Lock()
@@ -141,6 +237,9 @@ class FakeOpenAI:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # Every write leaves at once, as from a real server: the headers and the body are
+            # written apart, and Nagle would hold the body for the client's delayed ACK.
+            disable_nagle_algorithm = True
 
             def log_message(self, *args):
                 pass
@@ -158,11 +257,50 @@ class FakeOpenAI:
                 while isinstance(response, Sleep):
                     time.sleep(response.seconds)
                     response = response.then if response.then is not None else text_reply("")
+                if request.get("stream") and fake.streaming:
+                    if is_completion(response):
+                        response = Streamed(response)
+                    if isinstance(response, Streamed):
+                        options = request.get("stream_options") or {}
+                        return self._stream(response, bool(options.get("include_usage")))
+                if isinstance(response, Streamed):
+                    response = response.reply
                 if isinstance(response, bytes):
                     return self._send(200, response, content_type="text/plain")
                 if isinstance(response, tuple):
                     return self._send(*response)
                 return self._send(200, response)
+
+            def _stream(self, streamed: Streamed, include_usage: bool) -> None:
+                chunks = stream_chunks(
+                    streamed.reply,
+                    include_usage=include_usage,
+                    piece_chars=streamed.piece_chars,
+                )
+                frames = [f"data: {json.dumps(chunk)}\n\n" for chunk in chunks]
+                frames.append("data: [DONE]\n\n")
+                # The client drops a streamed connection after [DONE] without reading on.
+                self.close_connection = True
+                try:
+                    self.send_response(200)
+                    self.send_header("Content-Type", "text/event-stream; charset=utf-8")
+                    self.send_header("Cache-Control", "no-cache")
+                    self.send_header("Transfer-Encoding", "chunked")
+                    self.end_headers()
+                    for sent, frame in enumerate(frames):
+                        if streamed.cut_after is not None and sent >= streamed.cut_after:
+                            # Gone mid-body: no last chunk, the client reads a truncated stream.
+                            return
+                        if sent and streamed.delay:
+                            time.sleep(streamed.delay)
+                        self._write_chunk(frame.encode())
+                    self._write_chunk(b"")
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up; nothing to tell it
+
+            def _write_chunk(self, data: bytes) -> None:
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+                self.wfile.flush()
 
             def _send(
                 self,
