@@ -1,8 +1,16 @@
 """The assistant API: start a run, follow its events, cancel it, read its tool calls."""
 
+import asyncio
+import contextlib
 import json
+import threading
 import time
+from collections.abc import AsyncIterator, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 
+from django.core.handlers.asgi import ASGIRequest
+from django.db import connection
 from django.http import StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
@@ -12,7 +20,7 @@ from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from agent import run_selectors, services
+from agent import live, run_selectors, services
 from agent.models import AgentRun
 from agent.serializers import (
     RunEventSerializer,
@@ -24,10 +32,16 @@ from config.api_errors import error_responses
 from config.permissions import CanRunAssistant
 from tickets.models import Ticket
 
+# Without announcements (a WSGI server, or no Redis nor PostgreSQL) a stream reads this often.
 STREAM_POLL_S = 0.5
+# With them, it still re-reads this often: an announcement lost on the way costs this much.
+STREAM_RECHECK_S = 5.0
 STREAM_HEARTBEAT_S = 10.0
 # A stream is bounded: the browser's EventSource reconnects with Last-Event-ID.
 STREAM_MAX_S = 600.0
+STREAM_READ_THREADS = 4
+STREAM_PREAMBLE = "retry: 2000\n\n"
+HEARTBEAT = ": keep-alive\n\n"
 
 AFTER_PARAMETER = OpenApiParameter("after", int, description="only events with a larger seq")
 READ_ERRORS = error_responses(401, 403, 404, e404="No such run.")
@@ -121,25 +135,121 @@ def sse_frame(event) -> str:
     return f"id: {event.seq}\nevent: {event.type}\ndata: {data}\n\n"
 
 
-def event_stream(run: AgentRun, after: int):
+@dataclass
+class StreamRead:
+    """What one read of a stream found: frames to send, the seq to resume after, and whether
+    the stream is over (a terminal event was read, or the run ended without one)."""
+
+    frames: list[str]
+    after: int
+    over: bool
+
+
+def _frames_after(run: AgentRun, after: int) -> StreamRead:
+    frames = []
+    for event in run_selectors.run_events(run=run, after=after):
+        after = event.seq
+        frames.append(sse_frame(event))
+        if event.type in run_selectors.TERMINAL_EVENT_TYPES:
+            return StreamRead(frames, after, over=True)
+    return StreamRead(frames, after, over=False)
+
+
+def stream_read(run: AgentRun, after: int) -> StreamRead:
+    """The run's events after `after`, up to and including a terminal one."""
+    read = _frames_after(run, after)
+    if read.frames:
+        return read
+    run.refresh_from_db(fields=["status"])
+    if run.status in run_selectors.ACTIVE_STATUSES:
+        return read
+    # The run ended, perhaps just after the events were read: its end event was committed
+    # with its status, so one more read finds it.
+    last = _frames_after(run, after)
+    return StreamRead(last.frames, last.after, over=True)
+
+
+def event_stream(run: AgentRun, after: int) -> Iterator[str]:
+    """The stream as a WSGI server serves it: its thread polls the database."""
     started = last_sent = time.monotonic()
-    yield "retry: 2000\n\n"
+    yield STREAM_PREAMBLE
     while time.monotonic() - started < STREAM_MAX_S:
-        events = list(run_selectors.run_events(run=run, after=after))
-        for event in events:
-            after = event.seq
-            yield sse_frame(event)
+        read = stream_read(run, after)
+        after = read.after
+        if read.frames:
+            yield "".join(read.frames)
             last_sent = time.monotonic()
-            if event.type in run_selectors.TERMINAL_EVENT_TYPES:
-                return
-        if not events:
-            run.refresh_from_db(fields=["status"])
-            if run.status not in run_selectors.ACTIVE_STATUSES:
-                return
+        if read.over:
+            return
         if time.monotonic() - last_sent >= STREAM_HEARTBEAT_S:
-            yield ": keep-alive\n\n"
+            yield HEARTBEAT
             last_sent = time.monotonic()
         time.sleep(STREAM_POLL_S)
+
+
+# Stream reads under ASGI share these few threads, and so a few database connections, however
+# many streams are open; a stream holds no thread while it waits.
+_stream_readers = ThreadPoolExecutor(max_workers=STREAM_READ_THREADS, thread_name_prefix="stream")
+
+
+def _stream_read_on_shared_thread(run: AgentRun, after: int) -> StreamRead:
+    # No request signal reaches these threads to retire a connection that broke or outlived
+    # CONN_MAX_AGE, as close_old_connections does for a request's thread: do it here.
+    if connection.errors_occurred or (
+        connection.close_at is not None and time.monotonic() >= connection.close_at
+    ):
+        connection.close_if_unusable_or_obsolete()
+    return stream_read(run, after)
+
+
+def close_stream_reader_connections(timeout_s: float = 10.0) -> None:
+    """Close the database connection of every stream thread (before a test database is
+    dropped: PostgreSQL refuses while they are connected). Each call blocks until all of them
+    run at once, so each lands on a thread of its own."""
+    all_running = threading.Barrier(STREAM_READ_THREADS, timeout=timeout_s)
+
+    def close_once_all_are_running() -> None:
+        all_running.wait()
+        connection.close()
+
+    calls = [_stream_readers.submit(close_once_all_are_running) for _ in range(STREAM_READ_THREADS)]
+    for call in calls:
+        call.result(timeout=timeout_s)
+
+
+async def read_stream_async(run: AgentRun, after: int) -> StreamRead:
+    # Not sync_to_async: it lets a call in flight finish and swallows the cancel a client's
+    # disconnect sends, which would keep a closed stream waiting out its timer.
+    loop = asyncio.get_running_loop()
+    return await loop.run_in_executor(_stream_readers, _stream_read_on_shared_thread, run, after)
+
+
+async def event_stream_async(run: AgentRun, after: int) -> AsyncIterator[str]:
+    """The stream as an ASGI server serves it: it waits on the event loop for the run's
+    announcements (agent/live.py), or for its re-read timer, and reads only then."""
+    hub = live.hub()
+    started = last_sent = time.monotonic()
+    yield STREAM_PREAMBLE
+    with hub.watching(run.pk) as woken:
+        while (now := time.monotonic()) - started < STREAM_MAX_S:
+            woken.clear()
+            read = await read_stream_async(run, after)
+            after = read.after
+            if read.frames:
+                yield "".join(read.frames)
+                last_sent = time.monotonic()
+            if read.over:
+                return
+            if time.monotonic() - last_sent >= STREAM_HEARTBEAT_S:
+                yield HEARTBEAT
+                last_sent = time.monotonic()
+            recheck = STREAM_RECHECK_S if hub.connected else STREAM_POLL_S
+            until_heartbeat = STREAM_HEARTBEAT_S - (time.monotonic() - last_sent)
+            until_end = STREAM_MAX_S - (now - started)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(
+                    woken.wait(), max(min(recheck, until_heartbeat, until_end), 0)
+                )
 
 
 class RunEventStreamApi(APIView):
@@ -158,7 +268,15 @@ class RunEventStreamApi(APIView):
             if last_event_id
             else _seq(request.query_params.get("after"))
         )
-        response = StreamingHttpResponse(event_stream(run, after), content_type="text/event-stream")
+        if isinstance(request._request, ASGIRequest):
+            # This thread (Django's for this request) idles until the stream ends: its
+            # connection goes back now rather than staying open per stream.
+            connection.close()
+            content: Iterator[str] | AsyncIterator[str] = event_stream_async(run, after)
+        else:
+            # A WSGI server would buffer an async iterator to the end: it gets the polling one.
+            content = event_stream(run, after)
+        response = StreamingHttpResponse(content, content_type="text/event-stream")
         response["Cache-Control"] = "no-cache"
         response["X-Accel-Buffering"] = "no"
         return response

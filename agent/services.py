@@ -17,6 +17,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from agent.answer_check import AnswerCheck, check_answer
+from agent.live import announce_events
 from agent.models import AgentMessage, AgentRun, RunEvent, ToolCallLog
 from agent.prompts import PROMPT_VERSION
 from agent.tools import TOOLS_VERSION
@@ -118,6 +119,7 @@ def run_step_save(
                 RunEvent(run=run, seq=first + offset, type=type, data=data)
                 for offset, (type, data) in enumerate(write.events)
             )
+            announce_events(run_id=run.pk, seq=seq)
         AgentMessage.objects.bulk_create(write.messages)
         ToolCallLog.objects.bulk_create(write.logs)
 

@@ -14,6 +14,7 @@ from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
+from agent.live import announce_events
 from agent.models import AgentRun, RunEvent
 
 R = AgentRun.Status
@@ -47,6 +48,7 @@ def take_event_seqs(*, run_id: uuid.UUID | str, count: int) -> int:
 def _append_event(*, run_id: uuid.UUID | str, type: str, data: dict | None) -> RunEvent:
     with transaction.atomic():
         seq = take_event_seqs(run_id=run_id, count=1)
+        announce_events(run_id=run_id, seq=seq)
         # django-stubs accepts only the pk's own type (UUID) in an FK lookup; Django also
         # takes the str form that run_transition accepts (a task's run id).
         return RunEvent.objects.create(run_id=run_id, seq=seq, type=type, data=data or {})  # type: ignore[misc]
