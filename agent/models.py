@@ -70,7 +70,12 @@ class AgentRun(models.Model):
     class Meta:
         ordering = ["-created_at"]
         indexes = [
-            models.Index(fields=["status", "lease_expires_at"], name="agent_run_lease_idx"),
+            # The stalled-run sweep's work queue: only runs still going, oldest change first.
+            models.Index(
+                fields=["updated_at"],
+                condition=Q(status__in=["queued", "running"]),
+                name="agent_run_active_idx",
+            ),
         ]
 
     def __str__(self) -> str:

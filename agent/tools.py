@@ -33,6 +33,7 @@ from orders.selectors import (
     customer_orders,
     order_summary,
     orders_after,
+    refundable_after,
     refundable_balance,
     refunded_total,
 )
@@ -258,12 +259,13 @@ def get_refund_status(ctx: ToolContext, args: dict) -> dict:
                 "updated_at": _iso(refund.updated_at),
             }
         )
+    refunded = refunded_total(order)
     return {
         "order_id": order.order_id,
         "currency": order.currency,
         "amount_paid": money_str(order.amount_paid),
-        "refunded": money_str(refunded_total(order)),
-        "refundable_balance": money_str(refundable_balance(order)),
+        "refunded": money_str(refunded),
+        "refundable_balance": money_str(refundable_after(order, refunded)),
         "refund_requests": refunds,
     }
 

@@ -61,11 +61,12 @@ class OrderSummary:
 
 
 def order_summary(order: Order) -> OrderSummary:
+    refunded = refunded_total(order)
     return OrderSummary(
         order=order,
         lines=list(order.lines.all()),
-        refunded=refunded_total(order),
-        refundable=refundable_balance(order),
+        refunded=refunded,
+        refundable=refundable_after(order, refunded),
         days_since_delivery=days_since(order.delivered_at),
     )
 

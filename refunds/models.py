@@ -84,7 +84,20 @@ class RefundRequest(models.Model):
                 name="refund_one_open_intent_per_ticket_order",
             ),
         ]
-        indexes = [models.Index(fields=["status", "updated_at"], name="refund_status_idx")]
+        indexes = [
+            # The reviewer queue and the API, oldest first in any one status, and the counts
+            # per status: read off the index, however many requests are settled.
+            models.Index(fields=["status", "created_at", "id"], name="refund_status_created_idx"),
+            models.Index(fields=["created_at", "id"], name="refund_created_idx"),
+            # The reconcile sweep's work queue: only requests whose money is in flight.
+            models.Index(
+                fields=["status", "updated_at"],
+                condition=Q(
+                    status__in=["approved", "executing", "provider_pending", "outcome_unknown"]
+                ),
+                name="refund_in_flight_idx",
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.request_id} {self.amount} {self.currency} ({self.status})"
@@ -131,6 +144,10 @@ class RefundConfirmation(models.Model):
                 name="refund_confirmation_one_pending",
             ),
         ]
+        # No index of its own for the expiry sweep: refund_confirmation_one_pending's partial
+        # index already holds exactly the pending versions it reads. (One on expires_at is
+        # never chosen: the column's statistics say most versions lapsed long ago, and they
+        # are the decided ones.)
 
     def __str__(self) -> str:
         return f"{self.refund_request.request_id} v{self.version} ({self.status})"

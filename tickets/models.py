@@ -38,6 +38,19 @@ class Ticket(models.Model):
                 condition=Q(reference__regex=r"^TCK-[0-9]+$"), name="ticket_reference_format"
             ),
         ]
+        indexes = [
+            # The desk list's two sorts: a page is read off the index, whatever the count.
+            models.Index(fields=["-updated_at", "-id"], name="ticket_updated_idx"),
+            models.Index(fields=["-created_at", "-id"], name="ticket_created_idx"),
+            # The supervisors' Escalated tab and its count: a handful among all tickets.
+            # (The search's trigram and full-text indexes are PostgreSQL's own kinds of index:
+            # tickets/migrations/0005 makes them there, not here.)
+            models.Index(
+                fields=["-updated_at", "-id"],
+                condition=Q(escalated=True),
+                name="ticket_escalated_idx",
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.reference} {self.subject}"
@@ -91,6 +104,14 @@ class TicketMessage(models.Model):
             models.CheckConstraint(
                 condition=Q(visibility="public") | Q(delivery="not_applicable"),
                 name="ticket_message_internal_never_delivered",
+            ),
+        ]
+        indexes = [
+            # The work queue of resend_stalled_replies: only replies still waiting to be sent.
+            models.Index(
+                fields=["created_at", "id"],
+                condition=Q(delivery="queued"),
+                name="ticket_message_queued_idx",
             ),
         ]
 
