@@ -18,9 +18,13 @@ import hashlib
 import logging
 import math
 import time
+from collections.abc import Iterator
 
 from django.conf import settings
 from django.core.cache import caches
+from prometheus_client.core import GaugeMetricFamily, Metric
+
+from agent.providers import get_provider
 
 logger = logging.getLogger(__name__)
 
@@ -122,3 +126,31 @@ class ModelBreaker:
             reason,
             cooldown,
         )
+
+
+def breaker_metrics() -> Iterator[Metric]:
+    """The breaker of the endpoint runs call now, for /metrics (config/metrics.py): failed calls
+    in a row, and whether new steps are waiting out a cool-down. Nothing when the ops cache
+    cannot be read (an absent series, not a made-up number)."""
+    breaker = ModelBreaker.for_provider(get_provider())
+    try:
+        failures = int(_cache().get(breaker.failures_key) or 0)
+        open_until = _cache().get(breaker.open_key) or 0
+    except Exception:
+        return
+    labels = [breaker.endpoint]
+    counted = GaugeMetricFamily(
+        "desk_model_breaker_failures",
+        "Failed calls in a row to the model endpoint (the breaker opens at LLM_BREAKER_THRESHOLD).",
+        labels=["endpoint"],
+    )
+    counted.add_metric(labels, failures)
+    yield counted
+    waiting = GaugeMetricFamily(
+        "desk_model_breaker_open",
+        "1 while new steps wait out the breaker's cool-down instead of calling the endpoint.",
+        labels=["endpoint"],
+    )
+    is_open = failures >= settings.LLM_BREAKER_THRESHOLD and float(open_until) > time.time()
+    waiting.add_metric(labels, 1 if is_open else 0)
+    yield waiting

@@ -22,7 +22,7 @@ Staying cheap on the step path is the point of that split: recording costs the s
 import hmac
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
@@ -238,6 +238,16 @@ def _background() -> Iterator[Metric]:
     )
 
 
+# Metrics only an app above config can read (the agent's model breaker), added from that
+# app's AppConfig.ready(): config imports no app.
+_app_sources: list[Callable[[], Iterator[Metric]]] = []
+
+
+def add_source(source: Callable[[], Iterator[Metric]]) -> None:
+    if source not in _app_sources:
+        _app_sources.append(source)
+
+
 class DeskCollector(Collector):
     def collect(self) -> Iterator[Metric]:
         yield _refunds_by_status()
@@ -245,6 +255,8 @@ class DeskCollector(Collector):
         yield _runs_by_stop_reason()
         yield _tool_calls()
         yield from _background()
+        for source in _app_sources:
+            yield from source()
 
     def describe(self) -> list[Metric]:
         return []  # nothing to check for clashes: the registry is made per scrape

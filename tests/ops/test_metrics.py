@@ -11,6 +11,7 @@ from django.utils import timezone
 from prometheus_client.parser import text_string_to_metric_families
 from rest_framework.test import APIClient
 
+from agent.breaker import ModelBreaker
 from agent.llm import ModelError
 from agent.llm_openai import OpenAIProvider
 from agent.models import AgentRun, RunEvent
@@ -32,6 +33,8 @@ FAMILIES = {
     "desk_review_oldest_pending_seconds": "gauge",
     "desk_sweep_lag_seconds": "gauge",
     "desk_worker_heartbeat_age_seconds": "gauge",
+    "desk_model_breaker_failures": "gauge",
+    "desk_model_breaker_open": "gauge",
 }
 
 
@@ -171,6 +174,35 @@ def test_a_failed_model_call_is_counted_by_its_kind(fake_openai):
             provider.complete(messages=[{"role": "user", "content": "Hello"}], tools=[])
 
     assert {kind: own_count(kind) - before[kind] for kind in kinds} == dict.fromkeys(kinds, 1)
+
+
+def test_the_model_breaker_is_seen_opening_and_closing(reviewer, fake_openai, settings):
+    # Given the breaker of the endpoint runs call, closed
+    settings.LLM_BREAKER_THRESHOLD = 2
+    breaker = ModelBreaker.for_provider(OpenAIProvider())
+    breaker.record_success()
+    labels = (("endpoint", breaker.endpoint),)
+    client = staff_client(reviewer)
+
+    def state() -> tuple[float, float]:
+        samples = scrape(client)
+        return (
+            samples[("desk_model_breaker_failures", labels)],
+            samples[("desk_model_breaker_open", labels)],
+        )
+
+    try:
+        assert state() == (0, 0)
+        # When calls fail, up to the threshold, then the model answers again
+        breaker.record_failure("HTTP 503")
+        assert state() == (1, 0)
+        breaker.record_failure("HTTP 503")
+        assert state() == (2, 1)
+        breaker.record_success()
+        # Then the scrape saw it count, open, and close
+        assert state() == (0, 0)
+    finally:
+        breaker.record_success()
 
 
 def samples_named(samples: dict, name: str) -> dict[tuple, float]:
