@@ -1,13 +1,18 @@
 """Helpers for driving assistant runs step by step in the test process."""
 
+import json
 import threading
+import uuid
 from contextlib import contextmanager
 
 from django.contrib.auth import get_user_model
 
 from agent import runtime, services
+from agent.context import RunContext
+from agent.executor import execute_tool_call
 from agent.models import AgentRun
 from agent.tools import SUPPORT_ROLES, Tool, ToolKind, registered_tool
+from config.roles import support_role
 from tickets.models import Ticket
 
 
@@ -20,6 +25,33 @@ def start_run(
     ticket = Ticket.objects.get(reference=reference)
     user = get_user_model().objects.get(username=username)
     return services.run_start(ticket=ticket, user=user, message=message)
+
+
+def run_context(username: str = "agent", reference: str = "TCK-1001") -> RunContext:
+    """The scope a run by `username` on ticket `reference` binds (the run row is made, no step
+    runs), for calling tools directly."""
+    user = get_user_model().objects.get(username=username)
+    role = support_role(user)
+    assert role is not None, f"{username} has no support role"
+    run = AgentRun.objects.create(
+        ticket=Ticket.objects.get(reference=reference), started_by=user, actor_role=role
+    )
+    return RunContext.for_run(run)
+
+
+def call_tool(
+    ctx, name: str, arguments, *, call_id: str | None = None, position_in_reply: int = 0
+) -> dict:
+    """One tool call through the executor, as the model would send it (`arguments` as a dict,
+    or as the raw text)."""
+    raw = arguments if isinstance(arguments, str) else json.dumps(arguments)
+    return execute_tool_call(
+        ctx,
+        tool_call_id=call_id or f"call_{uuid.uuid4().hex[:12]}",
+        name=name,
+        arguments_raw=raw,
+        position_in_reply=position_in_reply,
+    )
 
 
 def drive(run: AgentRun, *, max_deliveries: int = 30) -> list[runtime.StepOutcome]:

@@ -8,44 +8,23 @@ import json
 import logging
 import threading
 import time
-import uuid
 from decimal import Decimal
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.db import connections, transaction
 
-from agent.context import RunContext
 from agent.errors import ErrorCode, ToolError
 from agent.executor import MAX_RESULT_CHARS, execute_tool_call
 from agent.models import AgentRun, ToolCallLog
 from agent.tools import SUPPORT_ROLES, Tool, ToolKind, registered_tool
-from config.roles import support_role
 from refunds.models import RefundRequest
-from tickets.models import Ticket
+from tests.agent.runs import call_tool, run_context
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 MUG = "202610110087"  # Li Wei, TCK-1001
 LAMP = "202610250777"  # Maria Garcia
 EMPTY_SCHEMA = {"type": "object", "properties": {}, "required": [], "additionalProperties": False}
-
-
-def context_for(username: str, reference: str = "TCK-1001") -> RunContext:
-    user = get_user_model().objects.get(username=username)
-    run = AgentRun.objects.create(
-        ticket=Ticket.objects.get(reference=reference),
-        started_by=user,
-        actor_role=support_role(user),
-    )
-    return RunContext.for_run(run)
-
-
-def call(ctx: RunContext, name: str, arguments, *, call_id: str | None = None) -> dict:
-    raw = arguments if isinstance(arguments, str) else json.dumps(arguments)
-    return execute_tool_call(
-        ctx, tool_call_id=call_id or f"call_{uuid.uuid4().hex[:12]}", name=name, arguments_raw=raw
-    )
 
 
 def compact(result: dict) -> str:
@@ -64,9 +43,9 @@ def extra_tool(name: str, handler, *, kind: ToolKind = ToolKind.READ) -> Tool:
 
 
 def test_it_returns_the_tool_result_and_logs_exactly_one_row(demo):
-    ctx = context_for("agent")
+    ctx = run_context("agent")
 
-    result = call(ctx, "get_order", {"order_id": MUG}, call_id="call_1")
+    result = call_tool(ctx, "get_order", {"order_id": MUG}, call_id="call_1")
 
     assert result["ok"] is True
     assert result["order_id"] == MUG
@@ -89,11 +68,11 @@ def test_it_returns_the_tool_result_and_logs_exactly_one_row(demo):
 
 
 def test_it_answers_another_customers_order_exactly_like_a_missing_one(demo):
-    ctx = context_for("agent")
+    ctx = run_context("agent")
 
-    foreign = call(ctx, "get_order", {"order_id": LAMP})
-    missing = call(ctx, "get_order", {"order_id": "209999999999"})
-    foreign_status = call(ctx, "get_refund_status", {"order_id": "202610180099"})
+    foreign = call_tool(ctx, "get_order", {"order_id": LAMP})
+    missing = call_tool(ctx, "get_order", {"order_id": "209999999999"})
+    foreign_status = call_tool(ctx, "get_refund_status", {"order_id": "202610180099"})
 
     assert compact(foreign) == compact(missing) == compact(foreign_status)
     assert foreign["error"]["code"] == "NOT_FOUND"
@@ -104,10 +83,10 @@ def test_it_answers_another_customers_order_exactly_like_a_missing_one(demo):
 
 
 def test_it_rechecks_the_role_when_an_intern_calls_create_refund(demo):
-    ctx = context_for("intern")
+    ctx = run_context("intern")
     arguments = {"order_id": MUG, "amount": 129, "reason": "damaged", "explanation": "Broken"}
 
-    result = call(ctx, "create_refund", arguments)
+    result = call_tool(ctx, "create_refund", arguments)
 
     assert result["ok"] is False
     assert result["error"]["code"] == "PERMISSION_DENIED"
@@ -123,9 +102,9 @@ def test_it_rechecks_the_role_when_an_intern_calls_create_refund(demo):
 
 
 def test_it_passes_validated_arguments_with_the_amount_in_cents(demo):
-    ctx = context_for("agent")
+    ctx = run_context("agent")
 
-    result = call(
+    result = call_tool(
         ctx,
         "create_refund",
         '{"order_id": "202610110087", "amount": 99.5, '
@@ -144,9 +123,9 @@ def test_it_passes_validated_arguments_with_the_amount_in_cents(demo):
 
 
 def test_it_names_similar_tools_for_an_unknown_one(demo):
-    ctx = context_for("agent")
+    ctx = run_context("agent")
 
-    result = call(ctx, "get_orders", {"order_id": MUG})
+    result = call_tool(ctx, "get_orders", {"order_id": MUG})
 
     assert result["error"]["code"] == "UNKNOWN_TOOL"
     assert result["error"]["similar"] == ["get_order"]
@@ -179,9 +158,9 @@ def test_it_names_similar_tools_for_an_unknown_one(demo):
     ],
 )
 def test_it_refuses_arguments_that_are_not_one_json_object(demo, raw):
-    ctx = context_for("agent")
+    ctx = run_context("agent")
 
-    result = call(ctx, "get_order", raw)
+    result = call_tool(ctx, "get_order", raw)
 
     assert result["ok"] is False
     assert result["error"]["code"] == "BAD_JSON"
@@ -191,10 +170,10 @@ def test_it_refuses_arguments_that_are_not_one_json_object(demo, raw):
 
 
 def test_it_refuses_arguments_over_the_size_cap_before_parsing_them(demo):
-    ctx = context_for("agent")
+    ctx = run_context("agent")
     raw = "[" * 100_000 + "]" * 100_000
 
-    result = call(ctx, "create_refund", raw)
+    result = call_tool(ctx, "create_refund", raw)
 
     assert result["error"]["code"] == "ARGUMENTS_TOO_LARGE"
     assert result["error"]["next_actions"] == ["create_refund"]
@@ -210,7 +189,7 @@ def test_it_refuses_arguments_over_the_size_cap_before_parsing_them(demo):
 
 def test_it_answers_a_call_past_the_replys_limit_too_many_calls_without_running_it(demo, settings):
     settings.AGENT_MAX_TOOL_CALLS_PER_STEP = 2
-    ctx = context_for("agent")
+    ctx = run_context("agent")
     arguments = json.dumps(
         {"order_id": MUG, "amount": 10, "reason": "damaged", "explanation": "Broken."}
     )
@@ -243,10 +222,10 @@ def test_it_answers_a_call_past_the_replys_limit_too_many_calls_without_running_
 
 
 def test_it_reads_empty_arguments_as_an_empty_object(demo):
-    ctx = context_for("agent")
+    ctx = run_context("agent")
 
-    listed = call(ctx, "list_customer_orders", "")
-    fetched = call(ctx, "get_order", "")
+    listed = call_tool(ctx, "list_customer_orders", "")
+    fetched = call_tool(ctx, "get_order", "")
 
     assert listed["ok"] is True
     assert listed["total"] == 3
@@ -272,13 +251,13 @@ def test_it_reads_empty_arguments_as_an_empty_object(demo):
     ],
 )
 def test_it_refuses_amounts_that_are_not_money(demo, amount, message):
-    ctx = context_for("agent")
+    ctx = run_context("agent")
     raw = (
         '{"order_id": "202610110087", "reason": "damaged", "explanation": "x", '
         f'"amount": {amount}}}'
     )
 
-    result = call(ctx, "create_refund", raw)
+    result = call_tool(ctx, "create_refund", raw)
 
     assert result["error"]["code"] == "INVALID_ARGUMENTS"
     assert result["error"]["field_errors"] == {"amount": message}
@@ -290,7 +269,7 @@ def test_it_refuses_amounts_that_are_not_money(demo, amount, message):
     "name", ["customer_id", "approved", "request_id", "role", "confirmed", "user_id"]
 )
 def test_it_rejects_identity_and_approval_arguments_by_name(demo, name):
-    ctx = context_for("supervisor")
+    ctx = run_context("supervisor")
     arguments = {
         "order_id": MUG,
         "amount": 129,
@@ -299,7 +278,7 @@ def test_it_rejects_identity_and_approval_arguments_by_name(demo, name):
         name: True,
     }
 
-    result = call(ctx, "create_refund", arguments)
+    result = call_tool(ctx, "create_refund", arguments)
 
     assert result["error"]["code"] == "INVALID_ARGUMENTS"
     assert result["error"]["field_errors"] == {
@@ -324,9 +303,9 @@ def test_it_rejects_identity_and_approval_arguments_by_name(demo, name):
     ],
 )
 def test_it_refuses_order_ids_outside_the_pattern(demo, order_id, message):
-    ctx = context_for("agent")
+    ctx = run_context("agent")
 
-    result = call(ctx, "get_order", {"order_id": order_id})
+    result = call_tool(ctx, "get_order", {"order_id": order_id})
 
     assert result["error"]["code"] == "INVALID_ARGUMENTS"
     assert result["error"]["field_errors"] == {"order_id": message}
@@ -353,23 +332,23 @@ def test_it_refuses_order_ids_outside_the_pattern(demo, order_id, message):
     ],
 )
 def test_it_refuses_arguments_outside_the_schema(demo, tool, arguments, errors):
-    ctx = context_for("agent")
+    ctx = run_context("agent")
 
-    result = call(ctx, tool, arguments)
+    result = call_tool(ctx, tool, arguments)
 
     assert result["error"]["code"] == "INVALID_ARGUMENTS"
     assert result["error"]["field_errors"] == errors
 
 
 def test_it_answers_repeated_call_on_the_third_identical_call(demo):
-    ctx = context_for("agent")
+    ctx = run_context("agent")
     runs = []
     tool = extra_tool("count_calls", lambda ctx, args: runs.append(1) or {"n": len(runs)})
 
     with registered_tool(tool):
-        first = call(ctx, "count_calls", "{}")
-        second = call(ctx, "count_calls", "{ }")
-        third = call(ctx, "count_calls", "")
+        first = call_tool(ctx, "count_calls", "{}")
+        second = call_tool(ctx, "count_calls", "{ }")
+        third = call_tool(ctx, "count_calls", "")
 
     assert (first, second) == ({"ok": True, "n": 1}, {"ok": True, "n": 2})
     assert third["error"]["code"] == "REPEATED_CALL"
@@ -382,23 +361,23 @@ def test_it_answers_repeated_call_on_the_third_identical_call(demo):
 
 
 def test_it_counts_repeats_per_run_and_per_arguments(demo):
-    ctx = context_for("agent")
+    ctx = run_context("agent")
 
-    results = [call(ctx, "get_order", {"order_id": MUG}) for _ in range(2)]
-    other_order = call(ctx, "get_order", {"order_id": "202610150012"})
-    other_run = call(context_for("agent"), "get_order", {"order_id": MUG})
+    results = [call_tool(ctx, "get_order", {"order_id": MUG}) for _ in range(2)]
+    other_order = call_tool(ctx, "get_order", {"order_id": "202610150012"})
+    other_run = call_tool(run_context("agent"), "get_order", {"order_id": MUG})
 
     assert [r["ok"] for r in [*results, other_order, other_run]] == [True] * 4
 
 
 def test_it_returns_the_logged_result_when_a_tool_call_is_executed_again(demo):
-    ctx = context_for("agent")
+    ctx = run_context("agent")
     runs = []
     tool = extra_tool("count_calls", lambda ctx, args: runs.append(1) or {"n": len(runs)})
 
     with registered_tool(tool):
-        first = call(ctx, "count_calls", "{}", call_id="call_same")
-        again = call(ctx, "count_calls", "{}", call_id="call_same")
+        first = call_tool(ctx, "count_calls", "{}", call_id="call_same")
+        again = call_tool(ctx, "count_calls", "{}", call_id="call_same")
 
     assert first == again == {"ok": True, "n": 1}
     assert len(runs) == 1
@@ -406,7 +385,7 @@ def test_it_returns_the_logged_result_when_a_tool_call_is_executed_again(demo):
 
 
 def test_it_lets_the_unique_constraint_decide_a_race_on_one_tool_call(demo):
-    ctx = context_for("agent")
+    ctx = run_context("agent")
     both_running = threading.Barrier(2, timeout=10)
     bodies = []
 
@@ -420,7 +399,7 @@ def test_it_lets_the_unique_constraint_decide_a_race_on_one_tool_call(demo):
 
     def execute():
         try:
-            results.append(call(ctx, "racy", "{}", call_id="call_race"))
+            results.append(call_tool(ctx, "racy", "{}", call_id="call_race"))
         finally:
             connections.close_all()
 
@@ -441,12 +420,12 @@ def test_it_lets_the_unique_constraint_decide_a_race_on_one_tool_call(demo):
     "cancel", [{"cancel_requested": True}, {"status": AgentRun.Status.CANCELLED}]
 )
 def test_it_executes_nothing_for_a_cancelled_run(demo, cancel):
-    ctx = context_for("agent")
+    ctx = run_context("agent")
     runs = []
     AgentRun.objects.filter(pk=ctx.run.pk).update(**cancel)
 
     with registered_tool(extra_tool("count_calls", lambda ctx, args: runs.append(1) or {})):
-        result = call(ctx, "count_calls", "{}")
+        result = call_tool(ctx, "count_calls", "{}")
 
     assert result["error"]["code"] == "CANCELLED"
     assert runs == []
@@ -463,12 +442,12 @@ def release():
 
 def test_it_stops_waiting_for_a_slow_read(demo, settings, release):
     settings.TOOL_TIMEOUT_S = 1
-    ctx = context_for("agent")
+    ctx = run_context("agent")
     slow = extra_tool("slow_read", lambda ctx, args: release.wait(30) and {})
 
     with registered_tool(slow):
         started = time.monotonic()
-        result = call(ctx, "slow_read", "{}")
+        result = call_tool(ctx, "slow_read", "{}")
         elapsed = time.monotonic() - started
 
     assert 0.9 <= elapsed < 3
@@ -482,14 +461,14 @@ def test_it_stops_waiting_for_a_slow_read(demo, settings, release):
 
 def test_it_reports_a_slow_create_refund_as_outcome_unknown(demo, settings, release, monkeypatch):
     settings.TOOL_TIMEOUT_S = 1
-    ctx = context_for("agent")
+    ctx = run_context("agent")
     monkeypatch.setattr(
         "refunds.services.refund_propose", lambda **proposal: release.wait(30) and {}
     )
     arguments = {"order_id": MUG, "amount": 129, "reason": "damaged", "explanation": "Broken"}
 
     started = time.monotonic()
-    result = call(ctx, "create_refund", arguments)
+    result = call_tool(ctx, "create_refund", arguments)
 
     assert time.monotonic() - started < 3
     assert result["ok"] is False
@@ -501,13 +480,13 @@ def test_it_reports_a_slow_create_refund_as_outcome_unknown(demo, settings, rele
 
 
 def test_it_hides_the_details_of_an_unexpected_failure(demo, caplog):
-    ctx = context_for("agent")
+    ctx = run_context("agent")
 
     def broken(ctx, args):
         raise RuntimeError("SELECT * FROM orders_order; see /srv/app/settings.py SECRET_KEY")
 
     with caplog.at_level(logging.ERROR), registered_tool(extra_tool("broken", broken)):
-        result = call(ctx, "broken", "{}")
+        result = call_tool(ctx, "broken", "{}")
 
     assert result["error"]["code"] == "INTERNAL_ERROR"
     assert result["error"]["retryable"] is False
@@ -518,7 +497,7 @@ def test_it_hides_the_details_of_an_unexpected_failure(demo, caplog):
 
 
 def test_it_passes_a_handler_refusal_through_as_data(demo):
-    ctx = context_for("agent")
+    ctx = run_context("agent")
 
     def refuse(ctx, args):
         raise ToolError(
@@ -528,7 +507,7 @@ def test_it_passes_a_handler_refusal_through_as_data(demo):
         )
 
     with registered_tool(extra_tool("refuse", refuse, kind=ToolKind.WRITE)):
-        result = call(ctx, "refuse", "{}")
+        result = call_tool(ctx, "refuse", "{}")
 
     assert result == {
         "ok": False,
@@ -551,22 +530,22 @@ def _sized_result(size: int) -> dict:
 
 
 def test_it_keeps_a_result_of_exactly_the_cap(demo):
-    ctx = context_for("agent")
+    ctx = run_context("agent")
 
     with registered_tool(extra_tool("big", lambda ctx, args: _sized_result(MAX_RESULT_CHARS))):
-        result = call(ctx, "big", "{}")
+        result = call_tool(ctx, "big", "{}")
 
     assert "truncated" not in result
     assert len(compact(result)) == MAX_RESULT_CHARS
 
 
 def test_it_cuts_a_result_over_the_cap(demo):
-    ctx = context_for("agent")
+    ctx = run_context("agent")
     data = {"lines": [{"name": f'line "{n}" ü', "n": n} for n in range(600)]}
     full = compact({"ok": True, **data})
 
     with registered_tool(extra_tool("big", lambda ctx, args: data)):
-        result = call(ctx, "big", "{}")
+        result = call_tool(ctx, "big", "{}")
 
     assert result["ok"] is True
     assert result["truncated"] is True
@@ -577,29 +556,29 @@ def test_it_cuts_a_result_over_the_cap(demo):
 
 
 def test_it_cuts_a_result_one_character_over_the_cap(demo):
-    ctx = context_for("agent")
+    ctx = run_context("agent")
 
     with registered_tool(extra_tool("big", lambda ctx, args: _sized_result(MAX_RESULT_CHARS + 1))):
-        result = call(ctx, "big", "{}")
+        result = call_tool(ctx, "big", "{}")
 
     assert result["truncated"] is True
     assert result["total"] == MAX_RESULT_CHARS + 1
 
 
 def test_it_refuses_to_run_inside_a_transaction(demo):
-    ctx = context_for("agent")
+    ctx = run_context("agent")
 
     with pytest.raises(RuntimeError, match="outside a transaction"), transaction.atomic():
-        call(ctx, "get_order", {"order_id": MUG})
+        call_tool(ctx, "get_order", {"order_id": MUG})
 
     assert ToolCallLog.objects.count() == 0
 
 
 def test_it_stores_text_postgres_cannot_take_after_cleaning_it(demo):
-    ctx = context_for("agent")
+    ctx = run_context("agent")
 
-    unknown = call(ctx, "get\x00order", "{\x00}", call_id="c" * 150)
-    invalid = call(ctx, "get_order", '{"order_id": "\\u0000", "x\\u0000": "\\ud800"}')
+    unknown = call_tool(ctx, "get\x00order", "{\x00}", call_id="c" * 150)
+    invalid = call_tool(ctx, "get_order", '{"order_id": "\\u0000", "x\\u0000": "\\ud800"}')
 
     assert unknown["error"]["code"] == "UNKNOWN_TOOL"
     assert invalid["error"]["code"] == "INVALID_ARGUMENTS"
@@ -616,7 +595,7 @@ def test_it_stores_text_postgres_cannot_take_after_cleaning_it(demo):
 
 
 def test_it_links_a_new_refund_request_to_the_call_that_proposed_it(demo):
-    ctx = context_for("agent")
+    ctx = run_context("agent")
     proposal = {
         "order_id": MUG,
         "amount": 129.00,
@@ -624,9 +603,9 @@ def test_it_links_a_new_refund_request_to_the_call_that_proposed_it(demo):
         "explanation": "Arrived broken.",
     }
 
-    first = call(ctx, "create_refund", proposal, call_id="call_propose")
+    first = call_tool(ctx, "create_refund", proposal, call_id="call_propose")
     assert first["ok"] is True, first
-    call(ctx, "create_refund", {**proposal, "amount": 100}, call_id="call_correct")
+    call_tool(ctx, "create_refund", {**proposal, "amount": 100}, call_id="call_correct")
 
     refund = RefundRequest.objects.get(ticket__reference="TCK-1001")
     assert refund.tool_call == ToolCallLog.objects.get(run=ctx.run, tool_call_id="call_propose")

@@ -8,7 +8,6 @@ paths must cover every ErrorCode, so a new code cannot ship without its actions.
 import json
 import re
 import threading
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,17 +17,15 @@ from django.conf import settings as django_settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 
-from agent.context import RunContext
 from agent.errors import DEFAULT_NEXT_ACTIONS, ErrorCode, NextAction, ToolError
-from agent.executor import MAX_ARGUMENTS_CHARS, execute_tool_call
+from agent.executor import MAX_ARGUMENTS_CHARS
 from agent.mcp.auth import session_scope
 from agent.mcp.sessions import mcp_context, mcp_session_start
 from agent.models import AgentRun
 from agent.tools import SUPPORT_ROLES, TOOLS, Tool, ToolKind, registered_tool, tool_names
-from config.roles import support_role
 from refunds.models import RefundRequest
 from refunds.services import refund_approve
-from tickets.models import Ticket
+from tests.agent.runs import call_tool, run_context
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -38,27 +35,6 @@ LAMP = "202610250777"  # another customer's order
 MUG_REFUND = {"order_id": MUG, "amount": 129, "reason": "damaged", "explanation": "Broken."}
 EMPTY_SCHEMA = {"type": "object", "properties": {}, "required": [], "additionalProperties": False}
 DOCS = Path(django_settings.BASE_DIR) / "docs" / "tools.md"
-
-
-def context_for(username: str, reference: str = "TCK-1001") -> RunContext:
-    user = get_user_model().objects.get(username=username)
-    run = AgentRun.objects.create(
-        ticket=Ticket.objects.get(reference=reference),
-        started_by=user,
-        actor_role=support_role(user),
-    )
-    return RunContext.for_run(run)
-
-
-def call(ctx, name: str, arguments, *, position_in_reply: int = 0) -> dict:
-    raw = arguments if isinstance(arguments, str) else json.dumps(arguments)
-    return execute_tool_call(
-        ctx,
-        tool_call_id=f"call_{uuid.uuid4().hex[:12]}",
-        name=name,
-        arguments_raw=raw,
-        position_in_reply=position_in_reply,
-    )
 
 
 def extra_tool(name: str, handler, kind: ToolKind) -> Tool:
@@ -76,9 +52,9 @@ def extra_tool(name: str, handler, kind: ToolKind) -> Tool:
 
 
 def cancelled_run(settings) -> dict:
-    ctx = context_for("agent")
+    ctx = run_context("agent")
     AgentRun.objects.filter(pk=ctx.run.pk).update(cancel_requested=True)
-    return call(ctx, "get_order", {"order_id": MUG})
+    return call_tool(ctx, "get_order", {"order_id": MUG})
 
 
 def session_role_lost(settings) -> dict:
@@ -86,64 +62,66 @@ def session_role_lost(settings) -> dict:
     scope = session_scope(user=agent, ticket_reference="TCK-1001", source="the test")
     session = mcp_session_start(scope=scope, transport="http", transport_session_id="sid-1")
     agent.groups.set([Group.objects.get(name="support_intern")])
-    return call(mcp_context(session.pk), "get_order", {"order_id": MUG})
+    return call_tool(mcp_context(session.pk), "get_order", {"order_id": MUG})
 
 
 def past_the_call_limit(name: str) -> Callable:
     def trigger(settings) -> dict:
         settings.AGENT_MAX_TOOL_CALLS_PER_STEP = 1
-        return call(context_for("agent"), name, {"order_id": MUG}, position_in_reply=1)
+        return call_tool(run_context("agent"), name, {"order_id": MUG}, position_in_reply=1)
 
     return trigger
 
 
 def unknown_tool(name: str, username: str = "agent") -> Callable:
-    return lambda settings: call(context_for(username), name, {})
+    return lambda settings: call_tool(run_context(username), name, {})
 
 
 def intern_proposes(settings) -> dict:
-    return call(context_for("intern"), "create_refund", MUG_REFUND)
+    return call_tool(run_context("intern"), "create_refund", MUG_REFUND)
 
 
 def arguments_too_large(settings) -> dict:
-    return call(context_for("agent"), "search_policies", "x" * (MAX_ARGUMENTS_CHARS + 1))
+    return call_tool(run_context("agent"), "search_policies", "x" * (MAX_ARGUMENTS_CHARS + 1))
 
 
 def not_json(settings) -> dict:
-    return call(context_for("agent"), "get_order", "{oops")
+    return call_tool(run_context("agent"), "get_order", "{oops")
 
 
 def outside_the_schema(settings) -> dict:
-    return call(context_for("agent"), "create_refund", {**MUG_REFUND, "approved": True})
+    return call_tool(run_context("agent"), "create_refund", {**MUG_REFUND, "approved": True})
 
 
 def foreign_cursor(settings) -> dict:
-    return call(context_for("agent"), "list_customer_orders", {"cursor": "not-ours"})
+    return call_tool(run_context("agent"), "list_customer_orders", {"cursor": "not-ours"})
 
 
 def the_same_call_a_third_time(settings) -> dict:
-    ctx = context_for("agent")
+    ctx = run_context("agent")
     for _ in range(2):
-        call(ctx, "get_order", {"order_id": MUG})
-    return call(ctx, "get_order", {"order_id": MUG})
+        call_tool(ctx, "get_order", {"order_id": MUG})
+    return call_tool(ctx, "get_order", {"order_id": MUG})
 
 
 def another_customers_order(settings) -> dict:
-    return call(context_for("agent"), "get_order", {"order_id": LAMP})
+    return call_tool(run_context("agent"), "get_order", {"order_id": LAMP})
 
 
 def a_reason_the_policy_denies(settings) -> dict:
-    return call(context_for("agent"), "create_refund", {**MUG_REFUND, "reason": "not_received"})
+    return call_tool(
+        run_context("agent"), "create_refund", {**MUG_REFUND, "reason": "not_received"}
+    )
 
 
 def over_the_agents_limit(settings) -> dict:
     arguments = {**MUG_REFUND, "order_id": HEADPHONES, "amount": 899}
-    return call(context_for("agent", "TCK-1004"), "create_refund", arguments)
+    return call_tool(run_context("agent", "TCK-1004"), "create_refund", arguments)
 
 
 def changing_an_approved_refund(settings) -> dict:
-    ctx = context_for("agent")
-    call(ctx, "create_refund", MUG_REFUND)
+    ctx = run_context("agent")
+    call_tool(ctx, "create_refund", MUG_REFUND)
     refund = RefundRequest.objects.get(order__order_id=MUG, ticket=ctx.ticket)
     pending = refund.confirmations.get()
     refund_approve(
@@ -152,7 +130,7 @@ def changing_an_approved_refund(settings) -> dict:
         version=pending.version,
         fingerprint=pending.fingerprint,
     )
-    return call(ctx, "create_refund", {**MUG_REFUND, "amount": 100})
+    return call_tool(ctx, "create_refund", {**MUG_REFUND, "amount": 100})
 
 
 def too_slow(kind: ToolKind) -> Callable:
@@ -162,7 +140,7 @@ def too_slow(kind: ToolKind) -> Callable:
         slow = extra_tool("slow", lambda ctx, args: release.wait(10) and {}, kind)
         try:
             with registered_tool(slow):
-                return call(context_for("agent"), "slow", {})
+                return call_tool(run_context("agent"), "slow", {})
         finally:
             release.set()
 
@@ -175,7 +153,7 @@ def broken(kind: ToolKind) -> Callable:
 
     def trigger(settings) -> dict:
         with registered_tool(extra_tool("broken", fail, kind)):
-            return call(context_for("agent"), "broken", {})
+            return call_tool(run_context("agent"), "broken", {})
 
     return trigger
 
@@ -185,7 +163,7 @@ def refusal_naming_no_action(settings) -> dict:
         raise ToolError(ErrorCode.POLICY_DENIED, "Outside the refund window.")
 
     with registered_tool(extra_tool("refuse", refuse, ToolKind.WRITE)):
-        return call(context_for("agent"), "refuse", {})
+        return call_tool(run_context("agent"), "refuse", {})
 
 
 @dataclass(frozen=True)

@@ -3,18 +3,16 @@ row, and read_tool_result pages through it under the same scope, audit and wrapp
 tool (DESIGN §6)."""
 
 import json
-import uuid
 
 import pytest
 from django.contrib.auth import get_user_model
 
-from agent.context import McpContext, RunContext
-from agent.executor import MAX_RESULT_CHARS, execute_tool_call
-from agent.models import AgentRun, McpSession, ToolCallLog
+from agent.context import McpContext
+from agent.executor import MAX_RESULT_CHARS
+from agent.models import McpSession, ToolCallLog
 from agent.tools import SUPPORT_ROLES, Tool, ToolKind, registered_tool
 from agent.untrusted import untrusted_blocks
-from config.roles import support_role
-from tests.agent.runs import drive, start_run
+from tests.agent.runs import call_tool, drive, run_context, start_run
 from tests.fakes.openai_server import text_reply, tool_call, tool_reply
 from tickets.models import Ticket
 
@@ -29,23 +27,6 @@ WHOLE = json.dumps({"ok": True, "text": PAYLOAD}, ensure_ascii=False, separators
 
 def compact(result: dict) -> str:
     return json.dumps(result, ensure_ascii=False, separators=(",", ":"))
-
-
-def context_for(username: str, reference: str = "TCK-1001") -> RunContext:
-    user = get_user_model().objects.get(username=username)
-    run = AgentRun.objects.create(
-        ticket=Ticket.objects.get(reference=reference),
-        started_by=user,
-        actor_role=support_role(user),
-    )
-    return RunContext.for_run(run)
-
-
-def call(ctx, name: str, arguments) -> dict:
-    raw = arguments if isinstance(arguments, str) else json.dumps(arguments)
-    return execute_tool_call(
-        ctx, tool_call_id=f"call_{uuid.uuid4().hex[:12]}", name=name, arguments_raw=raw
-    )
 
 
 @pytest.fixture
@@ -68,7 +49,9 @@ def read_all(ctx, first: dict) -> tuple[str, list[dict]]:
     text, parts = first["content"], []
     offset = first["next_offset"]
     while offset is not None:
-        part = call(ctx, "read_tool_result", {"result_ref": first["result_ref"], "offset": offset})
+        part = call_tool(
+            ctx, "read_tool_result", {"result_ref": first["result_ref"], "offset": offset}
+        )
         assert part["ok"] is True, part
         assert part["offset"] == offset
         parts.append(part)
@@ -81,9 +64,9 @@ def read_all(ctx, first: dict) -> tuple[str, list[dict]]:
 def test_the_model_gets_the_first_part_with_a_ref_and_the_log_keeps_the_whole_result(
     demo, big_probe
 ):
-    ctx = context_for("agent")
+    ctx = run_context("agent")
 
-    first = call(ctx, "big_probe", {})
+    first = call_tool(ctx, "big_probe", {})
 
     assert first["ok"] is True
     assert first["truncated"] is True
@@ -101,8 +84,8 @@ def test_the_model_gets_the_first_part_with_a_ref_and_the_log_keeps_the_whole_re
 
 
 def test_read_tool_result_pages_to_the_end_and_the_parts_join_to_the_original(demo, big_probe):
-    ctx = context_for("agent")
-    first = call(ctx, "big_probe", {})
+    ctx = run_context("agent")
+    first = call_tool(ctx, "big_probe", {})
 
     text, parts = read_all(ctx, first)
 
@@ -118,8 +101,8 @@ def test_read_tool_result_pages_to_the_end_and_the_parts_join_to_the_original(de
 
 
 def test_each_read_leaves_its_own_log_row(demo, big_probe):
-    ctx = context_for("agent")
-    first = call(ctx, "big_probe", {})
+    ctx = run_context("agent")
+    first = call_tool(ctx, "big_probe", {})
 
     _, parts = read_all(ctx, first)
 
@@ -131,8 +114,8 @@ def test_each_read_leaves_its_own_log_row(demo, big_probe):
 
 
 def test_an_intern_may_read_a_cut_result(demo, big_probe):
-    ctx = context_for("intern")
-    first = call(ctx, "big_probe", {})
+    ctx = run_context("intern")
+    first = call_tool(ctx, "big_probe", {})
 
     text, _ = read_all(ctx, first)
 
@@ -144,18 +127,18 @@ def test_an_intern_may_read_a_cut_result(demo, big_probe):
 
 def test_a_result_ref_from_anywhere_else_is_not_found_exactly_like_a_missing_one(demo, big_probe):
     # Given a cut result in one run on Li Wei's ticket
-    owner = context_for("agent")
-    ref = call(owner, "big_probe", {})["result_ref"]
-    small = call(owner, "get_order", {"order_id": "202610110087"})
+    owner = run_context("agent")
+    ref = call_tool(owner, "big_probe", {})["result_ref"]
+    small = call_tool(owner, "get_order", {"order_id": "202610110087"})
     assert "result_ref" not in small
     small_ref = f"tc_{ToolCallLog.objects.get(run=owner.run, tool_name='get_order').pk}"
-    missing = call(owner, "read_tool_result", {"result_ref": "tc_999999999", "offset": 0})
+    missing = call_tool(owner, "read_tool_result", {"result_ref": "tc_999999999", "offset": 0})
     assert missing["error"]["code"] == "NOT_FOUND"
 
     # When another run on the same ticket, a run on another customer's ticket, an MCP session
     # on the same ticket, and the owner itself for a result that was never cut ask for it
-    same_ticket = context_for("agent")
-    other_customer = context_for("agent", reference="TCK-1002")
+    same_ticket = run_context("agent")
+    other_customer = run_context("agent", reference="TCK-1002")
     assert other_customer.customer != owner.customer
     user = get_user_model().objects.get(username="agent")
     session = McpSession.objects.create(
@@ -167,10 +150,10 @@ def test_a_result_ref_from_anywhere_else_is_not_found_exactly_like_a_missing_one
     )
     mcp = McpContext.for_session(session)
     answers = [
-        call(same_ticket, "read_tool_result", {"result_ref": ref, "offset": 0}),
-        call(other_customer, "read_tool_result", {"result_ref": ref, "offset": 0}),
-        call(mcp, "read_tool_result", {"result_ref": ref, "offset": 0}),
-        call(owner, "read_tool_result", {"result_ref": small_ref, "offset": 0}),
+        call_tool(same_ticket, "read_tool_result", {"result_ref": ref, "offset": 0}),
+        call_tool(other_customer, "read_tool_result", {"result_ref": ref, "offset": 0}),
+        call_tool(mcp, "read_tool_result", {"result_ref": ref, "offset": 0}),
+        call_tool(owner, "read_tool_result", {"result_ref": small_ref, "offset": 0}),
     ]
 
     # Then each answer is byte for byte the answer for a ref that never existed
@@ -193,7 +176,7 @@ def test_an_mcp_session_reads_its_own_cut_result(demo, big_probe):
         transport=McpSession.Transport.STDIO,
     )
     ctx = McpContext.for_session(session)
-    first = call(ctx, "big_probe", {})
+    first = call_tool(ctx, "big_probe", {})
 
     text, parts = read_all(ctx, first)
 
@@ -217,10 +200,10 @@ def test_an_mcp_session_reads_its_own_cut_result(demo, big_probe):
     ids=["negative", "bool", "string", "fraction", "null", "bad-ref", "ref-not-string", "extra"],
 )
 def test_a_bad_argument_is_refused_as_invalid(demo, big_probe, arguments, field):
-    ctx = context_for("agent")
-    ref = call(ctx, "big_probe", {})["result_ref"]
+    ctx = run_context("agent")
+    ref = call_tool(ctx, "big_probe", {})["result_ref"]
 
-    answer = call(ctx, "read_tool_result", {"result_ref": ref, "offset": 0, **arguments})
+    answer = call_tool(ctx, "read_tool_result", {"result_ref": ref, "offset": 0, **arguments})
 
     assert answer["ok"] is False
     assert answer["error"]["code"] == "INVALID_ARGUMENTS"
@@ -229,11 +212,11 @@ def test_a_bad_argument_is_refused_as_invalid(demo, big_probe, arguments, field)
 
 
 def test_an_offset_past_the_end_is_refused_and_the_end_itself_reads_empty(demo, big_probe):
-    ctx = context_for("agent")
-    ref = call(ctx, "big_probe", {})["result_ref"]
+    ctx = run_context("agent")
+    ref = call_tool(ctx, "big_probe", {})["result_ref"]
 
-    at_end = call(ctx, "read_tool_result", {"result_ref": ref, "offset": len(WHOLE)})
-    past = call(ctx, "read_tool_result", {"result_ref": ref, "offset": len(WHOLE) + 1})
+    at_end = call_tool(ctx, "read_tool_result", {"result_ref": ref, "offset": len(WHOLE)})
+    past = call_tool(ctx, "read_tool_result", {"result_ref": ref, "offset": len(WHOLE) + 1})
 
     assert at_end == {
         "ok": True,
@@ -251,9 +234,9 @@ def test_a_result_over_the_store_limit_is_kept_cut_and_reading_stops_there(
     demo, big_probe, settings
 ):
     settings.TOOL_RESULT_STORE_MAX_CHARS = 12_000
-    ctx = context_for("agent")
+    ctx = run_context("agent")
 
-    first = call(ctx, "big_probe", {})
+    first = call_tool(ctx, "big_probe", {})
     text, parts = read_all(ctx, first)
 
     row = ToolCallLog.objects.get(run=ctx.run, tool_name="big_probe")

@@ -7,28 +7,15 @@ executor.
 from datetime import UTC, timedelta
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.utils import timezone
 
 from agent import tools
 from agent.context import RunContext
 from agent.errors import ToolError
-from agent.models import AgentRun
-from config.roles import support_role
 from orders.models import Order
+from tests.agent.runs import run_context
 from tests.factories import OrderFactory, OrderLineFactory
 from tickets.demo import ORDER_NOTE_INJECTION
-from tickets.models import Ticket
-
-
-def context_for(reference: str, username: str = "agent") -> RunContext:
-    user = get_user_model().objects.get(username=username)
-    run = AgentRun.objects.create(
-        ticket=Ticket.objects.get(reference=reference),
-        started_by=user,
-        actor_role=support_role(user),
-    )
-    return RunContext.for_run(run)
 
 
 def iso(moment) -> str | None:
@@ -42,7 +29,7 @@ def list_orders(ctx: RunContext, **arguments) -> dict:
 
 
 def test_it_describes_an_order_of_the_ticket_customer(demo):
-    ctx = context_for("TCK-1001")
+    ctx = run_context(reference="TCK-1001")
     order = Order.objects.get(order_id="202610110087")
 
     result = tools.get_order(ctx, {"order_id": "202610110087"})
@@ -74,7 +61,7 @@ def test_it_describes_an_order_of_the_ticket_customer(demo):
 
 
 def test_it_counts_refunds_already_made_against_the_balance(demo):
-    ctx = context_for("TCK-1002")
+    ctx = run_context(reference="TCK-1002")
 
     result = tools.get_order(ctx, {"order_id": "202610180099"})
 
@@ -86,7 +73,7 @@ def test_it_counts_refunds_already_made_against_the_balance(demo):
 
 
 def test_it_marks_the_order_note_as_untrusted_customer_text(demo):
-    ctx = context_for("TCK-1003")
+    ctx = run_context(reference="TCK-1003")
 
     result = tools.get_order(ctx, {"order_id": "202610220314"})
 
@@ -95,7 +82,7 @@ def test_it_marks_the_order_note_as_untrusted_customer_text(demo):
 
 @pytest.mark.parametrize("handler", [tools.get_order, tools.get_refund_status])
 def test_it_does_not_find_orders_of_other_customers(demo, handler):
-    ctx = context_for("TCK-1001")
+    ctx = run_context(reference="TCK-1001")
 
     with pytest.raises(ToolError) as foreign:
         handler(ctx, {"order_id": "202610250777"})
@@ -107,7 +94,7 @@ def test_it_does_not_find_orders_of_other_customers(demo, handler):
 
 
 def test_it_lists_the_customers_orders_newest_first(demo):
-    ctx = context_for("TCK-1001")
+    ctx = run_context(reference="TCK-1001")
 
     result = list_orders(ctx)
 
@@ -131,7 +118,7 @@ def test_it_lists_the_customers_orders_newest_first(demo):
 
 
 def test_it_pages_through_orders_with_an_opaque_cursor(demo):
-    ctx = context_for("TCK-1001")
+    ctx = run_context(reference="TCK-1001")
     same_moment = timezone.now() - timedelta(days=1)
     # Two orders placed at the same instant: the id keeps their order stable across pages.
     for _ in range(2):
@@ -155,7 +142,7 @@ def test_it_pages_through_orders_with_an_opaque_cursor(demo):
 
 
 def test_it_filters_orders_by_status(demo):
-    ctx = context_for("TCK-1002")
+    ctx = run_context(reference="TCK-1002")
 
     result = list_orders(ctx, status="shipped")
 
@@ -165,7 +152,7 @@ def test_it_filters_orders_by_status(demo):
 
 @pytest.mark.parametrize("cursor", ["not-a-cursor", "MjAyNi0wMS0wMXwx", "=="])
 def test_it_refuses_a_cursor_it_did_not_give_out(demo, cursor):
-    ctx = context_for("TCK-1001")
+    ctx = run_context(reference="TCK-1001")
 
     with pytest.raises(ToolError) as refusal:
         list_orders(ctx, cursor=cursor)
@@ -175,7 +162,7 @@ def test_it_refuses_a_cursor_it_did_not_give_out(demo, cursor):
 
 
 def test_it_searches_published_policy_clauses(demo):
-    ctx = context_for("TCK-1001")
+    ctx = run_context(reference="TCK-1001")
 
     result = tools.search_policies(ctx, {"query": "R-2", "limit": 3})
 
@@ -196,7 +183,7 @@ def test_it_searches_published_policy_clauses(demo):
 
 
 def test_it_limits_policy_search_results(demo):
-    ctx = context_for("TCK-1001")
+    ctx = run_context(reference="TCK-1001")
 
     result = tools.search_policies(ctx, {"query": "refund", "limit": 1})
 
@@ -204,7 +191,7 @@ def test_it_limits_policy_search_results(demo):
 
 
 def test_it_shows_the_refund_requests_of_an_order(demo):
-    ctx = context_for("TCK-1002")
+    ctx = run_context(reference="TCK-1002")
 
     result = tools.get_refund_status(ctx, {"order_id": "202610180099"})
 
@@ -221,7 +208,7 @@ def test_it_shows_the_refund_requests_of_an_order(demo):
 
 
 def test_it_shows_no_refund_requests_for_an_order_without_any(demo):
-    ctx = context_for("TCK-1001")
+    ctx = run_context(reference="TCK-1001")
 
     result = tools.get_refund_status(ctx, {"order_id": "202610110087"})
 
