@@ -109,18 +109,15 @@ def execute_tool_call(
     logged = _logged_result(ctx, tool_call_id)
     if logged is not None:
         return logged
-    started = time.monotonic()
-    outcome = _decide(
+    row, outcome = _decided(
         ctx,
-        name=name or "",
-        arguments_raw=arguments_raw or "",
+        tool_call_id=tool_call_id,
+        name=name,
+        arguments_raw=arguments_raw,
         position_in_reply=position_in_reply,
         checks=LogChecks(ctx),
     )
-    row = _log_row(
-        ctx, tool_call_id=tool_call_id, name=name, arguments_raw=arguments_raw, outcome=outcome
-    )
-    return _record(ctx, row=row, outcome=outcome, started=started)
+    return _record(ctx, row=row, outcome=outcome)
 
 
 class PriorCalls:
@@ -220,6 +217,35 @@ def run_tool_call(
     logged = checks.prior.result(tool_call_id)
     if logged is not None:
         return ToolRun(logged)
+    row, outcome = _decided(
+        ctx,
+        tool_call_id=tool_call_id,
+        name=name,
+        arguments_raw=arguments_raw,
+        position_in_reply=position_in_reply,
+        checks=checks,
+        wait=wait,
+    )
+    tool = get_tool(row.tool_name)
+    if outcome.full_text or (row.ok and tool is not None and tool.after_logged is not None):
+        result = _record(ctx, row=row, outcome=outcome)
+        checks.prior.add(row)
+        return ToolRun(result)
+    checks.prior.add(row)
+    return ToolRun(outcome.result, row)
+
+
+def _decided(
+    ctx: ToolContext,
+    *,
+    tool_call_id: str,
+    name: str,
+    arguments_raw: str,
+    position_in_reply: int,
+    checks: "LogChecks | StepChecks",
+    wait: "Wait | None" = None,
+) -> tuple[ToolCallLog, Outcome]:
+    """The call decided (and run, when it may run) and its log row, not yet saved."""
     started = time.monotonic()
     outcome = _decide(
         ctx,
@@ -230,16 +256,14 @@ def run_tool_call(
         wait=wait,
     )
     row = _log_row(
-        ctx, tool_call_id=tool_call_id, name=name, arguments_raw=arguments_raw, outcome=outcome
+        ctx,
+        tool_call_id=tool_call_id,
+        name=name,
+        arguments_raw=arguments_raw,
+        outcome=outcome,
+        started=started,
     )
-    row.elapsed_ms = round((time.monotonic() - started) * 1000)
-    tool = get_tool(row.tool_name)
-    if outcome.full_text or (row.ok and tool is not None and tool.after_logged is not None):
-        result = _record(ctx, row=row, outcome=outcome, started=started)
-        checks.prior.add(row)
-        return ToolRun(result)
-    checks.prior.add(row)
-    return ToolRun(outcome.result, row)
+    return row, outcome
 
 
 def _decide(
@@ -585,7 +609,13 @@ def truncated(text: str, *, ref: str = "", stored: int = 0) -> dict:
 
 
 def _log_row(
-    ctx: ToolContext, *, tool_call_id: str, name: str, arguments_raw: str, outcome: Outcome
+    ctx: ToolContext,
+    *,
+    tool_call_id: str,
+    name: str,
+    arguments_raw: str,
+    outcome: Outcome,
+    started: float,
 ) -> ToolCallLog:
     """The call's log row, not yet saved."""
     row = ToolCallLog(
@@ -603,15 +633,15 @@ def _log_row(
         retryable=outcome.retryable,
         actor=ctx.actor,
         actor_role=ctx.role,
+        elapsed_ms=round((time.monotonic() - started) * 1000),
     )
     if outcome.full_text:
         row.full_result = outcome.full_text[: settings.TOOL_RESULT_STORE_MAX_CHARS]
     return row
 
 
-def _record(ctx: ToolContext, *, row: ToolCallLog, outcome: Outcome, started: float) -> dict:
+def _record(ctx: ToolContext, *, row: ToolCallLog, outcome: Outcome) -> dict:
     """Save `row` on its own and return the result the model gets."""
-    row.elapsed_ms = round((time.monotonic() - started) * 1000)
     tool = get_tool(row.tool_name)
     try:
         with transaction.atomic():
