@@ -173,14 +173,15 @@ def test_call_threads_keep_their_database_connection_between_calls(demo):
 
     threads = CallThreads(idle_threads=2)
 
-    def backend_pid():
+    def read() -> None:
         with connection.cursor() as cursor:
             cursor.execute("SELECT 1")
-        return id(connection.connection)
 
-    first = threads.submit(backend_pid).result(timeout=5)
-    again = threads.submit(backend_pid).result(timeout=5)
-    assert first == again
+    threads.submit(read).result(timeout=5)  # the thread's first call connects
+    with DatabaseCost() as cost:
+        threads.submit(read).result(timeout=5)
+        threads.submit(read).result(timeout=5)
+    assert (cost.queries, cost.connections) == (2, 0)
     threads.close_idle()
 
 
@@ -197,6 +198,11 @@ def test_a_step_handed_a_run_the_sweep_gave_to_another_does_nothing(demo, fake_o
     # The hand-over's lease ran out before its task arrived, and the sweep resumed the run
     AgentRun.objects.filter(pk=run.pk).update(lease_expires_at=timezone.now())
     assert services.run_acquire_lease(run_id=run.pk, owner="sweep-step") is not None
+    events = RunEvent.objects.filter(run=run).count()
 
     assert next_step(run, first).kind == runtime.StepKind.SKIPPED
+    # Nothing was asked, run, written or taken
     assert len(fake_openai.requests) == 1
+    assert RunEvent.objects.filter(run=run).count() == events
+    assert ToolCallLog.objects.filter(run=run).count() == 2
+    assert AgentRun.objects.get(pk=run.pk).lease_owner == "sweep-step"
