@@ -1,4 +1,6 @@
 import importlib
+import io
+import logging
 import os
 import uuid
 
@@ -227,3 +229,30 @@ def stripe_server(settings):
     settings.STRIPE_API_BASE = fake.url
     yield fake
     fake.stop()
+
+
+@pytest.fixture
+def printed():
+    """Everything the configured log handlers print during the test, formatted as in
+    production, in one stream."""
+    loggers = [
+        logging.getLogger(),
+        *(
+            logger
+            for logger in logging.Logger.manager.loggerDict.values()
+            if isinstance(logger, logging.Logger)
+        ),
+    ]
+    # Exactly StreamHandler: pytest's capturing handlers are subclasses.
+    handlers = {
+        handler
+        for logger in loggers
+        for handler in logger.handlers
+        if type(handler) is logging.StreamHandler
+    }
+    assert handlers, "no configured log handler to read"
+    stream = io.StringIO()
+    previous = {handler: handler.setStream(stream) for handler in handlers}
+    yield stream
+    for handler, old in previous.items():
+        handler.setStream(old)

@@ -1,7 +1,6 @@
 """What a refused or crashing request leaves in the log: a 403 is one line without a
 traceback, a crash is one record with its traceback, printed once, with DEBUG on or off."""
 
-import io
 import logging
 
 import pytest
@@ -13,31 +12,6 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture(params=[False, True], ids=["debug-off", "debug-on"])
 def debug(request, settings):
     settings.DEBUG = request.param
-
-
-@pytest.fixture
-def printed():
-    """Everything the configured log handlers print during the test, in one stream."""
-    loggers = [
-        logging.getLogger(),
-        *(
-            logger
-            for logger in logging.Logger.manager.loggerDict.values()
-            if isinstance(logger, logging.Logger)
-        ),
-    ]
-    # Exactly StreamHandler: pytest's capturing handlers are subclasses.
-    handlers = {
-        handler
-        for logger in loggers
-        for handler in logger.handlers
-        if type(handler) is logging.StreamHandler
-    }
-    stream = io.StringIO()
-    previous = {handler: handler.setStream(stream) for handler in handlers}
-    yield stream
-    for handler, old in previous.items():
-        handler.setStream(old)
 
 
 @pytest.fixture

@@ -1,6 +1,4 @@
-import io
 import json
-import logging
 import os
 import subprocess
 import sys
@@ -17,33 +15,6 @@ def ops_store():
     forget_recorded_times()
     yield
     forget_recorded_times()
-
-
-@pytest.fixture
-def printed():
-    """Everything the configured log handlers print during the test, formatted as in
-    production, in one stream."""
-    loggers = [
-        logging.getLogger(),
-        *(
-            logger
-            for logger in logging.Logger.manager.loggerDict.values()
-            if isinstance(logger, logging.Logger)
-        ),
-    ]
-    # Exactly StreamHandler: pytest's capturing handlers are subclasses.
-    handlers = {
-        handler
-        for logger in loggers
-        for handler in logger.handlers
-        if type(handler) is logging.StreamHandler
-    }
-    assert handlers, "no configured log handler to read"
-    stream = io.StringIO()
-    previous = {handler: handler.setStream(stream) for handler in handlers}
-    yield stream
-    for handler, old in previous.items():
-        handler.setStream(old)
 
 
 # A process of its own, so that its settings (DATABASE_URL, REDIS_URL, ...) can point at a
