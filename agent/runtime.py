@@ -623,12 +623,11 @@ class Step:
         it is set, the remaining calls are logged as cancelled without running."""
         write = write if write is not None else StepWrite()
         for position, call in calls:
-            if not self.checks.is_cancelled and (write or self.is_write_tool(call)):
+            writes = self.is_write_tool(call)
+            if not self.checks.is_cancelled and (write or writes):
                 # A write tool gets a durable check right before it; results of read tools
                 # only need to outlive the worker until the step's last write.
-                self.save_before_tool(write, durable=self.is_write_tool(call))
-                if not self.checks.is_cancelled:
-                    write = StepWrite()
+                write = self.save_before_tool(write, durable=writes)
             if not announced and not self.checks.is_cancelled:
                 write.event("tool_call.started", self.started_event(call))
             with log_context(tool_call_id=call["id"]):
@@ -656,11 +655,16 @@ class Step:
         tool = get_tool(call["function"]["name"])
         return tool is not None and tool.kind == ToolKind.WRITE
 
-    def save_before_tool(self, write: StepWrite, *, durable: bool) -> None:
+    def save_before_tool(self, write: StepWrite, *, durable: bool) -> StepWrite:
+        """Save what the step has before the next tool starts. Returns what it carries on
+        with: a new write, or `write` itself when a cancel stopped the save (stop_cancelled
+        saves it with the calls logged as cancelled)."""
         try:
             self.save(write, durable=durable)
         except StepInterrupted:
             self.checks.is_cancelled = True
+            return write
+        return StepWrite()
 
     def add_result(self, write: StepWrite, call: dict, ran: ToolRun) -> None:
         """The call's result, log row and events, for the step's next write."""
