@@ -31,7 +31,6 @@ from enum import StrEnum
 
 from django.conf import settings
 from django.db import InterfaceError, OperationalError, close_old_connections, transaction
-from django.db.models import F
 from django.utils import timezone
 
 from agent import loops, run_selectors, services
@@ -483,11 +482,11 @@ class Step:
             write.event("message", {"role": "assistant", "content": reply.content})
         for call in tool_calls:
             write.event("tool_call.started", self.started_event(call))
-        self.flags.update(
-            step_count=F("step_count") + 1,
-            tokens_in=F("tokens_in") + reply.tokens_in,
-            tokens_out=F("tokens_out") + reply.tokens_out,
-        )
+        write.counts = {
+            "step_count": 1,
+            "tokens_in": reply.tokens_in,
+            "tokens_out": reply.tokens_out,
+        }
         return write
 
     def count_reply(self, reply: ModelReply) -> None:

@@ -4,7 +4,8 @@ waiting for it (PostgreSQL's synchronous_commit off), and connections opened.
 
     with DatabaseCost() as cost:
         ...
-    cost.queries, cost.statements, cost.commits, cost.async_commits, cost.connections
+    cost.queries, cost.round_trips, cost.statements, cost.commits, cost.async_commits,
+    cost.connections
 
 It patches Django's cursor wrapper and the backend's commit for the duration, so the calls of
 threads that connected before it started count too.
@@ -25,6 +26,8 @@ CursorWrapper: Any = _CursorWrapper
 class DatabaseCost:
     def __init__(self):
         self.queries = 0
+        # Calls to the database: a batch (config.db.Batch) is one, whatever it holds.
+        self.round_trips = 0
         self.commits = 0
         self.async_commits = 0
         self.connections = 0
@@ -63,6 +66,13 @@ class DatabaseCost:
             self.connections += 1
 
     def _statement(self, db, sql: str) -> None:
+        # A batch (config.db.Batch) sends several statements in one call: each counts.
+        with self._lock:
+            self.round_trips += 1
+        for statement in sql.split(";\n"):
+            self._count(db, statement)
+
+    def _count(self, db, sql: str) -> None:
         statement = sql.lstrip().upper()
         with self._lock:
             self.queries += 1
