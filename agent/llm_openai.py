@@ -146,13 +146,20 @@ class OpenAIProvider:
                     _detail(exc),
                 )
                 self.streams = False
-        # The transcript is provider-neutral JSON in Chat Completions shape (agent/llm.py); the
-        # SDK types `messages` as a union of per-role TypedDicts that a plain dict cannot match
-        # without rebuilding every message.
-        return self.client.chat.completions.create(
-            model=self.model,
-            messages=messages,  # type: ignore[arg-type]
-            **options,
+        return self.post({"messages": messages, **options}, stream=False)
+
+    def post(self, body: dict, *, stream: bool):
+        """POST /chat/completions as `client.chat.completions.create` does, with the body as
+        it is: the transcript is already plain JSON in Chat Completions shape (agent/llm.py),
+        and `create` would walk all of it, and every tool's schema, to transform it against
+        its TypedDicts, changing nothing at a cost of milliseconds a step."""
+        return self.client.post(
+            "/chat/completions",
+            body={"model": self.model, **body, **({"stream": True} if stream else {})},
+            cast_to=ChatCompletion,
+            options={"security": {"bearer_auth": True}},
+            stream=stream,
+            stream_cls=openai.Stream[ChatCompletionChunk],
         )
 
     def streamed_completion(
@@ -162,13 +169,9 @@ class OpenAIProvider:
         the non-streaming call would have read) of one streamed call. Errors of the call
         itself (status, connection) propagate as the client raises them."""
         started = time.monotonic()
-        # (`messages`: as in complete(); `options` hides which overload applies from mypy.)
-        stream: openai.Stream[ChatCompletionChunk] = self.client.chat.completions.create(  # type: ignore[call-overload]
-            model=self.model,
-            messages=messages,
+        stream: openai.Stream[ChatCompletionChunk] = self.post(
+            {"messages": messages, "stream_options": {"include_usage": True}, **options},
             stream=True,
-            stream_options={"include_usage": True},
-            **options,
         )
         with stream:
             content_type = stream.response.headers.get("content-type", "").lower()

@@ -83,6 +83,61 @@ def text_from(delta_events: list[dict]) -> str:
 # --- the provider ----------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("streamed", [False, True])
+def test_the_endpoint_gets_the_conversation_and_tools_as_given_with_the_api_key(
+    fake_openai, settings, streamed
+):
+    # Given a conversation and tools as a step sends them, streamed or not
+    settings.LLM_STREAM = streamed
+    settings.AGENT_MODEL = "desk-model"
+    fake_openai.enqueue(text_reply("Noted."))
+    messages = [
+        {"role": "system", "content": "You help support agents."},
+        {"role": "user", "content": "The mug arrived broken. ünïcode ✓"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "call_a",
+                    "type": "function",
+                    "function": {"name": "get_order", "arguments": json.dumps({"order_id": MUG})},
+                }
+            ],
+        },
+        {"role": "tool", "tool_call_id": "call_a", "content": '{"ok": true}'},
+    ]
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": "get_order",
+                "description": "One order.",
+                "parameters": {"type": "object", "properties": {"order_id": {"type": "string"}}},
+            },
+        }
+    ]
+
+    # When the provider asks the model
+    reply = OpenAIProvider().complete(messages=messages, tools=tools, tool_choice="none")
+
+    # Then the endpoint read the Chat Completions request with exactly those, and the key
+    assert reply.content == "Noted."
+    request = fake_openai.requests[0]
+    stream_fields = {"stream": True, "stream_options": {"include_usage": True}}
+    assert request == {
+        "model": "desk-model",
+        "messages": messages,
+        "tools": tools,
+        "tool_choice": "none",
+        "parallel_tool_calls": True,
+        **(stream_fields if streamed else {}),
+    }
+    assert fake_openai.headers[0]["authorization"] == "Bearer test-key"
+    assert fake_openai.headers[0]["content-type"] == "application/json"
+
+
+
 def test_split_tool_call_arguments_add_up_to_the_reply_the_unstreamed_call_gives(
     fake_openai, settings
 ):

@@ -195,6 +195,8 @@ def context_length_error() -> tuple:
 class FakeOpenAI:
     def __init__(self):
         self.requests: list[dict] = []
+        # The HTTP headers of each request, lower-cased names, in the order of `requests`.
+        self.headers: list[dict[str, str]] = []
         # False: a server that does not stream, answering JSON even to a stream request.
         self.streaming = True
         self._script: deque = deque()
@@ -212,9 +214,10 @@ class FakeOpenAI:
         self._handler = handler
         return self
 
-    def _next_response(self, request: dict):
+    def _next_response(self, request: dict, headers: dict[str, str]):
         with self._lock:
             self.requests.append(request)
+            self.headers.append(headers)
             if self._script:
                 return self._script.popleft()
         if self._handler is not None:
@@ -253,7 +256,8 @@ class FakeOpenAI:
                     request = json.loads(raw)
                 except ValueError:
                     return self._send(*error_body(400, "request body is not JSON"))
-                response = fake._next_response(request)
+                headers = {name.lower(): value for name, value in self.headers.items()}
+                response = fake._next_response(request, headers)
                 while isinstance(response, Sleep):
                     time.sleep(response.seconds)
                     response = response.then if response.then is not None else text_reply("")
