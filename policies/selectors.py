@@ -2,9 +2,7 @@ import re
 from datetime import datetime
 from decimal import Decimal
 
-from django.contrib.postgres.search import SearchQuery, SearchRank, SearchVector
 from django.db import connection
-from django.db.models import Case, FloatField, Q, Value, When
 from django.utils import timezone
 
 from orders.models import Order
@@ -194,44 +192,69 @@ def _published_clauses():
     ).select_related("policy_version__policy")
 
 
-def _search_postgres(query: str, refs: list[str], limit: int) -> list[Clause]:
-    vector = SearchVector("title", weight="A", config=SEARCH_CONFIG) + SearchVector(
-        "text", weight="B", config=SEARCH_CONFIG
-    )
-    every_word = SearchQuery(query, search_type="websearch", config=SEARCH_CONFIG)
+# PostgreSQL's ranking: weighted title (A) and text (B), matching any query word, with bonuses
+# when every word matches and for a clause named in the query. Each clause's document is
+# built once per query. {any_word}: the words' tsqueries OR-ed (placeholders only).
+SEARCH_SQL = """
+WITH q AS (
+    SELECT {any_word} AS any_word,
+           websearch_to_tsquery(%(config)s::regconfig, %(query)s) AS every_word
+), docs AS (
+    SELECT c.ref, c.title, c.text, p.slug, p.title AS policy_title, v.version, v.effective_from,
+           setweight(to_tsvector(%(config)s::regconfig, COALESCE(c.title, '')), 'A')
+           || setweight(to_tsvector(%(config)s::regconfig, COALESCE(c.text, '')), 'B') AS document
+    FROM policies_clause c
+    JOIN policies_policyversion v ON v.id = c.policy_version_id
+    JOIN policies_policy p ON p.id = v.policy_id
+    WHERE v.status = %(published)s
+)
+SELECT ref, title, text, slug, policy_title, version, effective_from,
+       ts_rank(document, q.any_word)
+       + CASE WHEN document @@ q.every_word THEN %(all_terms_bonus)s ELSE 0.0 END
+       + CASE WHEN ref = ANY(%(refs)s) THEN %(ref_match_bonus)s ELSE 0.0 END AS score
+FROM docs, q
+WHERE document @@ q.any_word OR ref = ANY(%(refs)s)
+ORDER BY score DESC, slug, ref
+LIMIT %(limit)s
+"""
+
+
+def _search_postgres(query: str, refs: list[str], limit: int) -> list[dict]:
     # websearch ANDs its words; OR-ing them as well keeps recall for chatty questions
     # ("how many days after delivery") whose every word no clause contains.
-    any_word = None
-    for word in WORD.findall(query.lower()):
-        if word in STOP_WORDS:
-            continue
-        term = SearchQuery(word, search_type="websearch", config=SEARCH_CONFIG)
-        any_word = term if any_word is None else any_word | term
-    ref_match = Q(ref__in=refs)
-    if any_word is None:
-        if not refs:
-            return []
-        clauses = _published_clauses().filter(ref_match).annotate(score=Value(0.0))
-    else:
-        clauses = (
-            _published_clauses()
-            .annotate(document=vector)
-            .filter(Q(document=any_word) | ref_match)
-            .annotate(
-                score=SearchRank(vector, any_word)
-                + Case(
-                    When(document=every_word, then=Value(float(ALL_TERMS_BONUS))),
-                    default=Value(0.0),
-                    output_field=FloatField(),
-                )
-                + Case(
-                    When(ref_match, then=Value(float(REF_MATCH_BONUS))),
-                    default=Value(0.0),
-                    output_field=FloatField(),
-                )
-            )
-        )
-    return list(clauses.order_by("-score", "policy_version__policy__slug", "ref")[:limit])
+    words = [word for word in WORD.findall(query.lower()) if word not in STOP_WORDS]
+    if not words and not refs:
+        return []
+    params: dict = {
+        "config": SEARCH_CONFIG,
+        "query": query,
+        "published": PolicyVersion.Status.PUBLISHED.value,
+        "all_terms_bonus": float(ALL_TERMS_BONUS),
+        "ref_match_bonus": float(REF_MATCH_BONUS),
+        "refs": refs,
+        "limit": limit,
+    }
+    terms = []
+    for index, word in enumerate(words):
+        params[f"word{index}"] = word
+        terms.append(f"websearch_to_tsquery(%(config)s::regconfig, %(word{index})s)")
+    # No word left: an empty query, which matches nothing (the clauses named still do).
+    any_word = " || ".join(terms) or "''::tsquery"
+    with connection.cursor() as cursor:
+        cursor.execute(SEARCH_SQL.format(any_word=any_word), params)  # placeholders only
+        rows = cursor.fetchall()
+    return [
+        {
+            "ref": ref,
+            "title": title,
+            "text": text,
+            "policy": slug,
+            "policy_title": policy_title,
+            "version": version,
+            "effective_from": effective_from.isoformat(),
+        }
+        for ref, title, text, slug, policy_title, version, effective_from, _ in rows
+    ]
 
 
 def _search_portable(query: str, refs: list[str], limit: int) -> list[Clause]:
@@ -262,7 +285,5 @@ def search_clauses(query: str, limit: int = 5) -> list[dict]:
         return []
     refs = [ref.upper() for ref in CLAUSE_REF.findall(query)]
     if connection.vendor == "postgresql":
-        clauses = _search_postgres(query, refs, limit)
-    else:
-        clauses = _search_portable(query, refs, limit)
-    return [_as_result(clause) for clause in clauses]
+        return _search_postgres(query, refs, limit)
+    return [_as_result(clause) for clause in _search_portable(query, refs, limit)]
