@@ -161,10 +161,10 @@ def run_held(*, run_id: uuid.UUID | str, owner: str, version: int) -> AgentRun |
 
 
 def _run_for_step():
-    # Everything a step's context reads about the run, in one query.
-    return AgentRun.objects.select_related(
-        "ticket__customer", "ticket__order", "started_by", "customer"
-    )
+    # Everything a step's context reads about the run, in one query. The ticket's customer is
+    # left out: the run's own is the scope, and only a run from before customers were bound
+    # to runs reads the ticket's (agent.context.RunContext.for_run), with one more query.
+    return AgentRun.objects.select_related("ticket__order", "started_by", "customer")
 
 
 def run_message_append(
