@@ -137,7 +137,6 @@ def test_the_endpoint_gets_the_conversation_and_tools_as_given_with_the_api_key(
     assert fake_openai.headers[0]["content-type"] == "application/json"
 
 
-
 def test_split_tool_call_arguments_add_up_to_the_reply_the_unstreamed_call_gives(
     fake_openai, settings
 ):
