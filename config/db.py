@@ -11,6 +11,9 @@ from functools import cache
 
 from django.db import connection, models
 
+# Between the statements of a batch sent in one call.
+STATEMENT_SEPARATOR = ";\n"
+
 
 class Batch:
     """Statements sent together: in one round trip on PostgreSQL, whose client-side binding
@@ -50,7 +53,7 @@ class Batch:
         with connection.cursor() as cursor:
             if connection.vendor == "postgresql":
                 cursor.execute(
-                    ";\n".join(sql for sql, _ in self.statements),
+                    STATEMENT_SEPARATOR.join(sql for sql, _ in self.statements),
                     [param for _, params in self.statements for param in params],
                 )
             else:

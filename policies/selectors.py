@@ -173,17 +173,30 @@ def _terms(text: str) -> set[str]:
     return {_stem(word) for word in WORD.findall(text.lower()) if word not in STOP_WORDS}
 
 
-def _as_result(clause: Clause) -> dict:
-    version = clause.policy_version
+def _as_result(ref, title, text, policy, policy_title, version, effective_from) -> dict:
+    """A matching clause as search_clauses answers it, from its fields in SEARCH_SQL's order."""
     return {
-        "ref": clause.ref,
-        "title": clause.title,
-        "text": clause.text,
-        "policy": version.policy.slug,
-        "policy_title": version.policy.title,
-        "version": version.version,
-        "effective_from": version.effective_from.isoformat(),
+        "ref": ref,
+        "title": title,
+        "text": text,
+        "policy": policy,
+        "policy_title": policy_title,
+        "version": version,
+        "effective_from": effective_from.isoformat(),
     }
+
+
+def _clause_fields(clause: Clause) -> tuple:
+    version = clause.policy_version
+    return (
+        clause.ref,
+        clause.title,
+        clause.text,
+        version.policy.slug,
+        version.policy.title,
+        version.version,
+        version.effective_from,
+    )
 
 
 def _published_clauses():
@@ -243,18 +256,7 @@ def _search_postgres(query: str, refs: list[str], limit: int) -> list[dict]:
     with connection.cursor() as cursor:
         cursor.execute(SEARCH_SQL.format(any_word=any_word), params)  # placeholders only
         rows = cursor.fetchall()
-    return [
-        {
-            "ref": ref,
-            "title": title,
-            "text": text,
-            "policy": slug,
-            "policy_title": policy_title,
-            "version": version,
-            "effective_from": effective_from.isoformat(),
-        }
-        for ref, title, text, slug, policy_title, version, effective_from, _ in rows
-    ]
+    return [_as_result(*fields) for *fields, _score in rows]
 
 
 def _search_portable(query: str, refs: list[str], limit: int) -> list[Clause]:
@@ -286,4 +288,4 @@ def search_clauses(query: str, limit: int = 5) -> list[dict]:
     refs = [ref.upper() for ref in CLAUSE_REF.findall(query)]
     if connection.vendor == "postgresql":
         return _search_postgres(query, refs, limit)
-    return [_as_result(clause) for clause in _search_portable(query, refs, limit)]
+    return [_as_result(*_clause_fields(clause)) for clause in _search_portable(query, refs, limit)]

@@ -18,6 +18,8 @@ from django.db import connections
 from django.db.backends.signals import connection_created
 from django.db.backends.utils import CursorWrapper as _CursorWrapper
 
+from config.db import STATEMENT_SEPARATOR
+
 WRITES = ("INSERT", "UPDATE", "DELETE")
 # Patched by name: their private hooks are not in the type stubs.
 CursorWrapper: Any = _CursorWrapper
@@ -69,7 +71,7 @@ class DatabaseCost:
         # A batch (config.db.Batch) sends several statements in one call: each counts.
         with self._lock:
             self.round_trips += 1
-        for statement in sql.split(";\n"):
+        for statement in sql.split(STATEMENT_SEPARATOR):
             self._count(db, statement)
 
     def _count(self, db, sql: str) -> None:
