@@ -26,8 +26,6 @@ import redis.asyncio
 from django.conf import settings
 from django.db import connection, transaction
 
-from config.db import Batch
-
 logger = logging.getLogger(__name__)
 
 # PostgreSQL scopes LISTEN/NOTIFY to one database already.
@@ -55,21 +53,28 @@ def wake_up_kind() -> str:
     return "polling"
 
 
-def announce_events(*, run_id: uuid.UUID | str, seq: int, batch: Batch | None = None) -> None:
+def announce_events(*, run_id: uuid.UUID | str, seq: int) -> None:
     """Inside the transaction that wrote events of run `run_id` up to `seq`: tell the web
     processes once it commits (nothing is announced if it rolls back). Costs the transaction
-    at most one statement (`pg_notify`, added to `batch` when given); the Redis publish
-    happens after the commit."""
+    at most one statement (`pg_notify`); the Redis publish happens after the commit."""
     message = f"{run_id} {seq}"
     kind = wake_up_kind()
     if kind == "redis":
         channel = redis_channel()
         transaction.on_commit(lambda: _publish(channel, message))
     elif kind == "postgres":
-        notify = batch or Batch()
-        notify.add("SELECT pg_notify(%s, %s)", [POSTGRES_CHANNEL, message])
-        if batch is None:
-            notify.run()
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_notify(%s, %s)", [POSTGRES_CHANNEL, message])
+
+
+def pg_notify_sql(*, run_id: uuid.UUID | str, seq_sql: str) -> tuple[str, list] | None:
+    """`announce_events` for a statement that numbers the events itself: the `pg_notify` to
+    select in it, `seq_sql` being its SQL for the last seq, when streams are woken that way;
+    else None, and the caller announces the seq the statement returns."""
+    if wake_up_kind() != "postgres":
+        return None
+    # Names the same "<run> <seq>" message as announce_events.
+    return f"pg_notify(%s, %s || {seq_sql})", [POSTGRES_CHANNEL, f"{run_id} "]
 
 
 @cache

@@ -10,6 +10,7 @@ from datetime import datetime
 from agent.context import RunContext
 from agent.models import AgentMessage
 from agent.untrusted import looks_like_instructions, wrap_untrusted
+from config.db import select_values
 from tickets.models import TicketMessage
 
 PROMPT_VERSION = "desk-2026.12-5"
@@ -97,13 +98,21 @@ def ticket_thread(ctx: RunContext) -> tuple[str, bool]:
     """The ticket's messages, customer text wrapped as untrusted; and whether any of it reads
     like instructions."""
     parts, suspicious = [TICKET_THREAD_HEADER], False
-    for message in ctx.ticket.messages.order_by("created_at", "id"):
-        stamp = message.created_at.strftime("%Y-%m-%d %H:%M")
-        if message.author_kind in UNTRUSTED_AUTHORS:
-            suspicious = suspicious or looks_like_instructions(message.body)
-            parts.append(wrap_untrusted(f"{message.author_kind} message, {stamp}", message.body))
+    # Every step reads the thread again (a customer may write mid-run): config.db skips the
+    # ORM's compiler.
+    messages = select_values(
+        TicketMessage,
+        ("author_kind", "created_at", "body"),
+        where={"ticket_id": ctx.ticket.pk},
+        order_by=("created_at", "id"),
+    )
+    for author_kind, created_at, body in messages:
+        stamp = created_at.strftime("%Y-%m-%d %H:%M")
+        if author_kind in UNTRUSTED_AUTHORS:
+            suspicious = suspicious or looks_like_instructions(body)
+            parts.append(wrap_untrusted(f"{author_kind} message, {stamp}", body))
         else:
-            parts.append(f"[{message.author_kind}, {stamp}]\n{message.body}")
+            parts.append(f"[{author_kind}, {stamp}]\n{body}")
     return "\n\n".join(parts), suspicious
 
 

@@ -33,7 +33,7 @@ from django.conf import settings
 from django.db import InterfaceError, OperationalError, close_old_connections, transaction
 from django.utils import timezone
 
-from agent import loops, run_selectors, services
+from agent import handover, loops, run_selectors, services
 from agent.breaker import ModelBreaker
 from agent.context import RunContext
 from agent.executor import MAX_ARGUMENTS_CHARS, PriorCalls, StepChecks, ToolRun, run_tool_call
@@ -123,8 +123,10 @@ def advance(
     """Run one step of `run_id`: as `owner` when the step before handed the run over (with
     the version it left), else taking the lease. Precondition: not inside a transaction (tools
     run here)."""
+    carried = None
     if owner and expected_version is not None:
         run = services.run_held(run_id=run_id, owner=owner, version=expected_version)
+        carried = handover.take(run_id=run_id, owner=owner, version=expected_version)
     else:
         owner = new_lease_owner()
         run = services.run_acquire_lease(
@@ -133,7 +135,7 @@ def advance(
     if run is None:
         return StepOutcome(StepKind.SKIPPED)
     try:
-        return Step(run=run, owner=owner).perform(attempt=attempt)
+        return Step(run=run, owner=owner, carried=carried).perform(attempt=attempt)
     except LeaseLost:
         logger.warning("Run %s: lease lost mid-step; the newer step carries on", run_id)
         return StepOutcome(StepKind.SKIPPED)
@@ -294,14 +296,21 @@ def logged_calls(prior: PriorCalls, transcript: list[AgentMessage]) -> list[loop
 
 
 class Step:
-    def __init__(self, *, run: AgentRun, owner: str):
+    def __init__(self, *, run: AgentRun, owner: str, carried: handover.Carried | None = None):
+        """`carried`: what the step before left in this process (agent/handover.py), else
+        the transcript and tool-call log are read."""
         self.run = run
         self.owner = owner
         self.ctx = RunContext.for_run(run)
-        self.transcript = run_selectors.run_transcript(run=run)
+        if carried is None:
+            carried = handover.Carried(
+                transcript=run_selectors.run_transcript(run=run), prior=PriorCalls.load(run)
+            )
+        # What the step saves is added to it, for the next step to carry on with.
+        self.transcript = carried.transcript
         # The step is the only writer of its run's transcript: it numbers what it adds.
         self.next_seq = (self.transcript[-1].seq if self.transcript else 0) + 1
-        self.checks = StepChecks(prior=PriorCalls.load(run))
+        self.checks = StepChecks(prior=carried.prior)
         # Run fields to set with the step's next write (the untrusted-instructions flag).
         self.flags: dict = {}
 
@@ -375,6 +384,7 @@ class Step:
             if not stop.cancelled:
                 raise LeaseLost from stop
             raise
+        self.transcript.extend(write.messages)
         self.flags.clear()
 
     def message(self, role: str, **fields) -> AgentMessage:
@@ -647,6 +657,12 @@ class Step:
             self.save(write, hand_over_to=next_owner)
         except StepInterrupted:
             return self.stop_cancelled(write)
+        handover.keep(
+            run_id=self.run.pk,
+            owner=next_owner,
+            version=self.run.version,
+            carried=handover.Carried(transcript=self.transcript, prior=self.checks.prior),
+        )
         return StepOutcome(StepKind.CONTINUE, version=self.run.version, owner=next_owner)
 
     @staticmethod

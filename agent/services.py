@@ -17,13 +17,13 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from agent.answer_check import AnswerCheck, check_answer
-from agent.live import announce_events
+from agent.live import announce_events, pg_notify_sql
 from agent.models import AgentMessage, AgentRun, RunEvent, ToolCallLog
 from agent.prompts import PROMPT_VERSION
 from agent.tools import TOOLS_VERSION
 from agent.transitions import ACTIVE_STATUSES, run_event_append, run_transition
 from config.celery import enqueue_on_commit
-from config.db import Batch, update_returning
+from config.db import Batch, select, update_returning, update_then_insert
 from config.errors import ApplicationError, Conflict, Forbidden, RateLimited, wait_in_words
 from config.roles import is_supervisor, support_role
 from tickets.models import Ticket, TicketMessage
@@ -88,14 +88,14 @@ def run_step_save(
     statement is the check that the step still holds the run: a conditional UPDATE on the
     lease and the version the step last wrote (bumped here: `run.version` follows), that the
     run is active and, unless `cancelled_ok`, not asked to cancel. It also renews the lease,
-    or hands it to `hand_over_to`, the step the caller enqueues next, and reads back the run's
-    event counter, which numbers the events.
+    or hands it to `hand_over_to`, the step the caller enqueues next, and moves the run's
+    event counter on, which numbers the events.
 
     Not `durable`: on PostgreSQL the commit does not wait for the disk (it survives the
     worker dying, not the database server crashing; the step's next durable write makes it
     durable). Raises StepInterrupted when the check fails. The statements are built by
-    config.db, without the ORM's compiler (a step makes three of these writes), and all but
-    the check go in one round trip.
+    config.db, without the ORM's compiler (a step makes three of these writes): on PostgreSQL
+    the whole write is one statement, sent with its commit in one round trip.
     """
     now = timezone.now()
     held = {"pk": run.pk, "lease_owner": owner, "version": run.version}
@@ -111,19 +111,49 @@ def run_step_save(
     added = {"version": 1, **write.counts}
     if write.events:
         added["last_event_seq"] = len(write.events)
+    update = {
+        "where": held,
+        "where_in": {"status": ACTIVE_STATUSES},
+        "values": values,
+        "add": added,
+        "returning": "last_event_seq",
+    }
+    if connection.vendor == "postgresql":
+        saved = _step_save_in_one_statement(run, write, update, durable=durable)
+    else:
+        saved = _step_save_portably(run, write, update)
+    if not saved:
+        raise StepInterrupted(cancelled=run_cancel_stops(run=run, owner=owner))
+    run.version += 1
+
+
+def _step_save_in_one_statement(
+    run: AgentRun, write: StepWrite, update: dict, *, durable: bool
+) -> bool:
+    # Events hold their offset from the run's event counter as it will be once moved on.
+    events = [
+        RunEvent(run=run, seq=offset - len(write.events) + 1, type=type, data=data)
+        for offset, (type, data) in enumerate(write.events)
+    ]
+    notify = pg_notify_sql(run_id=run.pk, seq_sql="held.last_event_seq") if events else None
+    seq = update_then_insert(
+        AgentRun,
+        **update,
+        inserts=[events, write.messages, write.logs],
+        relative={RunEvent: "seq"},
+        also=[notify] if notify else [],
+        durable=durable,
+    )
+    if seq is not None and events and notify is None:
+        announce_events(run_id=run.pk, seq=seq)
+    return seq is not None
+
+
+def _step_save_portably(run: AgentRun, write: StepWrite, update: dict) -> bool:
     with transaction.atomic():
-        seq = update_returning(
-            AgentRun,
-            where=held,
-            where_in={"status": ACTIVE_STATUSES},
-            values=values,
-            add=added,
-            returning="last_event_seq",
-        )
+        seq = update_returning(AgentRun, **update)
         if seq is None:
-            raise StepInterrupted(cancelled=run_cancel_stops(run=run, owner=owner))
-        run.version += 1
-        # The rest in one round trip: nothing of it is read back.
+            return False
         batch = Batch()
         if write.events:
             first = seq - len(write.events) + 1
@@ -133,12 +163,11 @@ def run_step_save(
                     for offset, (type, data) in enumerate(write.events)
                 ]
             )
-            announce_events(run_id=run.pk, seq=seq, batch=batch)
+            announce_events(run_id=run.pk, seq=seq)
         batch.insert(write.messages)
         batch.insert(write.logs)
-        if not durable and connection.vendor == "postgresql":
-            batch.add("SET LOCAL synchronous_commit TO OFF")
         batch.run()
+    return True
 
 
 def run_cancel_stops(*, run: AgentRun, owner: str) -> bool:
@@ -153,18 +182,19 @@ def run_cancel_stops(*, run: AgentRun, owner: str) -> bool:
 def run_held(*, run_id: uuid.UUID | str, owner: str, version: int) -> AgentRun | None:
     """The run as the step it was handed to finds it (None: the hand-over is stale — an
     earlier delivery of the same step took it, or the sweep gave it to another)."""
-    return (
-        _run_for_step()
-        .filter(pk=run_id, lease_owner=owner, version=version, status__in=ACTIVE_STATUSES)
-        .first()
+    return _run_for_step(
+        where={"pk": run_id, "lease_owner": owner, "version": version},
+        where_in={"status": ACTIVE_STATUSES},
     )
 
 
-def _run_for_step():
-    # Everything a step's context reads about the run, in one query. The ticket's customer is
-    # left out: the run's own is the scope, and only a run from before customers were bound
-    # to runs reads the ticket's (agent.context.RunContext.for_run), with one more query.
-    return AgentRun.objects.select_related("ticket__order", "started_by", "customer")
+def _run_for_step(**conditions) -> AgentRun | None:
+    # Everything a step's context reads about the run, in one query (config.db.select: the
+    # ORM's compiler costs more than this query). The ticket's customer is left out: the
+    # run's own is the scope, and only a run from before customers were bound to runs reads
+    # the ticket's (agent.context.RunContext.for_run), with one more query.
+    runs = select(AgentRun, related=("ticket__order", "started_by", "customer"), **conditions)
+    return runs[0] if runs else None
 
 
 def run_message_append(
@@ -342,7 +372,7 @@ def run_acquire_lease(
     )
     if not taken:
         return None
-    return _run_for_step().get(pk=run_id)
+    return _run_for_step(where={"pk": run_id})
 
 
 def run_renew_lease(*, run: AgentRun, owner: str) -> bool:

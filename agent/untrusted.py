@@ -8,6 +8,7 @@ the agent and the reviewer; no decision depends on it, because nothing in untrus
 grant authority in the first place.
 """
 
+import functools
 import html
 import re
 
@@ -291,6 +292,8 @@ def instruction_score(text: str) -> int:
     return _score(instruction_signals(text))
 
 
+# Each step of a run asks again about the same ticket messages and tool results.
+@functools.lru_cache(maxsize=1024)
 def looks_like_instructions(text: str) -> bool:
     """True when `text` reads like instructions to an AI assistant or tool-using agent."""
     return instruction_score(text) >= FLAG_THRESHOLD

@@ -1,15 +1,20 @@
-"""SQL for the few writes on a hot path, without the ORM's query compiler.
+"""SQL for the few reads and writes on a hot path, without the ORM's query compiler.
 
-An assistant step writes a handful of rows a few times over: compiling each statement
-(`bulk_create`, `update` with expressions) costs the step more than the database does. These
-helpers build the same statements from the models' metadata, with the values prepared by the
-fields themselves (`get_db_prep_save`: JSON adapters, time zones, UUIDs), on every backend.
+An assistant step reads its run and writes a handful of rows a few times over: compiling each
+statement (a `select_related` query, `bulk_create`, `update` with expressions) costs the step
+more than the database does. These helpers build the same statements from the models'
+metadata, once per shape, with the values prepared by the fields themselves
+(`get_db_prep_save`: JSON adapters, time zones, UUIDs) and the rows read back through the
+fields' converters, on every backend.
 """
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from functools import cache
 
 from django.db import connection, models
+from django.db.models.fields.related import ForeignKey
+from psycopg.pq import TransactionStatus
 
 # Between the statements of a batch sent in one call.
 STATEMENT_SEPARATOR = ";\n"
@@ -79,6 +84,36 @@ def _insert_sql(model: type[models.Model]) -> str:
     return f"INSERT INTO {quote(model._meta.db_table)} ({columns}) VALUES "  # noqa: S608
 
 
+def _column(model: type[models.Model], name: str) -> tuple[models.Field, str]:
+    """The field `name` of `model` ("pk", a field's name or attname) and its quoted column."""
+    field = model._meta.pk if name == "pk" else model._meta.get_field(name)
+    assert isinstance(field, models.Field) and field.column
+    return field, connection.ops.quote_name(field.column)
+
+
+def _conditions(
+    model: type[models.Model],
+    where: Mapping[str, object],
+    where_in: Mapping[str, Iterable] | None,
+    *,
+    alias: str = "",
+) -> tuple[list[str], list]:
+    """`where` (field = value) and `where_in` (field IN values) as SQL conditions on `model`'s
+    table (`alias`, when it is named), with their prepared parameters."""
+    prefix = f"{alias}." if alias else ""
+    conditions, params = [], []
+    for name, value in where.items():
+        field, col = _column(model, name)
+        conditions.append(f"{prefix}{col} = %s")
+        params.append(field.get_db_prep_value(value, connection))
+    for name, allowed in (where_in or {}).items():
+        field, col = _column(model, name)
+        prepared = [field.get_db_prep_value(value, connection) for value in allowed]
+        conditions.append(f"{prefix}{col} IN ({', '.join(['%s'] * len(prepared))})")
+        params.extend(prepared)
+    return conditions, params
+
+
 def update_returning(
     model: type[models.Model],
     *,
@@ -91,39 +126,337 @@ def update_returning(
     """UPDATE the row of `model` matching `where` (field = value, the primary key among them)
     and `where_in` (field IN values): fields in `values` get those values, fields in `add` grow
     by those amounts. Returns its `returning` field as changed, None when no row matched."""
-    meta = model._meta
-    quote = connection.ops.quote_name
-
-    def column(name: str) -> tuple[models.Field, str]:
-        field = meta.pk if name == "pk" else meta.get_field(name)
-        assert isinstance(field, models.Field) and field.column
-        return field, quote(field.column)
-
-    assignments, params = [], []
-    for name, value in (values or {}).items():
-        field, col = column(name)
-        assignments.append(f"{col} = %s")
-        params.append(field.get_db_prep_save(value, connection))
-    for name, amount in (add or {}).items():
-        _, col = column(name)
-        assignments.append(f"{col} = {col} + %s")
-        params.append(amount)
-    conditions = []
-    for name, value in where.items():
-        field, col = column(name)
-        conditions.append(f"{col} = %s")
-        params.append(field.get_db_prep_value(value, connection))
-    for name, allowed in (where_in or {}).items():
-        field, col = column(name)
-        prepared = [field.get_db_prep_value(value, connection) for value in allowed]
-        conditions.append(f"{col} IN ({', '.join(['%s'] * len(prepared))})")
-        params.extend(prepared)
-    # Names from the model's metadata, quoted; every value is a parameter.
-    sql = (
-        f"UPDATE {quote(meta.db_table)} SET {', '.join(assignments)}"  # noqa: S608
-        f" WHERE {' AND '.join(conditions)} RETURNING {column(returning)[1]}"
-    )
+    sql, params = _update_sql(model, where, where_in, values, add, returning)
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
     return rows[0][0] if rows else None
+
+
+def _update_sql(model, where, where_in, values, add, returning) -> tuple[str, list]:
+    assignments, params = [], []
+    for name, value in (values or {}).items():
+        field, col = _column(model, name)
+        assignments.append(f"{col} = %s")
+        params.append(field.get_db_prep_save(value, connection))
+    for name, amount in (add or {}).items():
+        _, col = _column(model, name)
+        assignments.append(f"{col} = {col} + %s")
+        params.append(amount)
+    conditions, where_params = _conditions(model, where, where_in)
+    params.extend(where_params)
+    # Names from the model's metadata, quoted; every value is a parameter.
+    sql = (
+        f"UPDATE {connection.ops.quote_name(model._meta.db_table)}"  # noqa: S608
+        f" SET {', '.join(assignments)} WHERE {' AND '.join(conditions)}"
+        f" RETURNING {_column(model, returning)[1]}"
+    )
+    return sql, params
+
+
+def update_then_insert(
+    model: type[models.Model],
+    *,
+    where: Mapping[str, object],
+    where_in: Mapping[str, Iterable] | None = None,
+    values: Mapping[str, object] | None = None,
+    add: Mapping[str, int] | None = None,
+    returning: str,
+    inserts: Sequence[Sequence[models.Model]] = (),
+    relative: Mapping[type[models.Model], str] | None = None,
+    also: Sequence[tuple[str, Sequence]] = (),
+    durable: bool = True,
+):
+    """PostgreSQL: `update_returning`, and only if its row matched, the INSERT of every group
+    of unsaved instances (of one model each) in `inserts`, as one statement: one round trip,
+    its commit included when no transaction is open. `relative` names, per model, a field
+    that holds an offset from the returned value, which it becomes (rows numbered from a
+    counter the UPDATE moved on). `also`: SQL expressions (with their parameters) to select
+    with the returned value, which they may name as `held.<column>` (a `pg_notify` sent only
+    if the row matched). Not `durable`: the commit does not wait for the disk.
+
+    Returns the `returning` field as changed, None when no row matched (nothing was written).
+    """
+    update, params = _update_sql(model, where, where_in, values, add, returning)
+    returned = f"held.{_column(model, returning)[1]}"
+    statement = f"WITH held AS ({update})"
+    for index, objs in enumerate(group for group in inserts if group):
+        numbered = (relative or {}).get(type(objs[0]), "")
+        insert, insert_params = _insert_select(objs, relative=numbered, base=returned)
+        statement += f", inserted_{index} AS ({insert})"
+        params.extend(insert_params)
+    # Names from the models' metadata, quoted, and the caller's expressions; every value is a
+    # parameter.
+    statement += f" SELECT {', '.join([returned, *(sql for sql, _ in also)])} FROM held"  # noqa: S608
+    params.extend(param for _, expression_params in also for param in expression_params)
+    with connection.cursor() as cursor:
+        if durable:
+            cursor.execute(statement, params)
+        elif connection.in_atomic_block:
+            cursor.execute(STATEMENT_SEPARATOR.join([NO_WAIT, statement]), params)
+        else:
+            _in_own_transaction(
+                cursor, STATEMENT_SEPARATOR.join(["BEGIN", NO_WAIT, statement, "COMMIT"]), params
+            )
+        # The statement's rows, after those of the commands before it.
+        while cursor.description is None and cursor.nextset():
+            pass
+        rows = cursor.fetchall()
+    for group in inserts:
+        for obj in group:
+            obj._state.adding = False
+            obj._state.db = connection.alias
+    return rows[0][0] if rows else None
+
+
+# The commit of the transaction this is sent in does not wait for the disk: it survives the
+# process dying, not the database server crashing.
+NO_WAIT = "SET LOCAL synchronous_commit TO OFF"
+
+
+def _in_own_transaction(cursor, sql: str, params: list) -> None:
+    """Send `sql`, which opens and commits its own transaction: if a statement in it fails,
+    the server skips the rest and leaves the transaction open and failed, so roll it back."""
+    try:
+        cursor.execute(sql, params)
+    except Exception:
+        if connection.connection.info.transaction_status != TransactionStatus.IDLE:
+            cursor.execute("ROLLBACK")
+        raise
+
+
+def _insert_select(objs: Sequence[models.Model], *, relative: str, base: str) -> tuple[str, list]:
+    """INSERT `objs` from a VALUES list selected with `held`, so nothing is inserted when the
+    UPDATE matched no row. Each value is cast to its column's type: a VALUES list, unlike an
+    INSERT's own, does not take its types from the table."""
+    model = type(objs[0])
+    fields = _insert_fields(model)
+    before, row, after = _insert_select_sql(model, relative, base)
+    sql = before + ", ".join([row] * len(objs)) + after
+    params = [
+        field.get_db_prep_save(field.pre_save(obj, add=True), connection)
+        for obj in objs
+        for field in fields
+    ]
+    return sql, params
+
+
+@cache
+def _insert_select_sql(model: type[models.Model], relative: str, base: str) -> tuple[str, str, str]:
+    """`_insert_select`'s statement before its VALUES rows, one such row, and what follows."""
+    fields = _insert_fields(model)
+    row = "(" + ", ".join(f"CAST(%s AS {field.db_type(connection)})" for field in fields) + ")"
+    names = [f"c{index}" for index in range(len(fields))]
+    selected = [
+        f"{base} + v.{name}" if field.attname == relative else f"v.{name}"
+        for field, name in zip(fields, names, strict=True)
+    ]
+    # Names from the model's metadata, quoted; every value is a parameter.
+    before = _insert_sql(model).removesuffix(" VALUES ")
+    before += f" SELECT {', '.join(selected)} FROM held, (VALUES "  # noqa: S608
+    return before, row, f") AS v ({', '.join(names)})"
+
+
+# --- Reads ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Table:
+    """One model in a `select`: the base model (`link` None) or one joined through `link`, a
+    foreign key of the table at `parent`."""
+
+    model: type[models.Model]
+    alias: str
+    parent: int | None = None
+    link: ForeignKey | None = None
+    optional: bool = False  # LEFT OUTER JOIN: the key is nullable, here or above
+    # Only these fields (`select_values`), not every one an instance needs.
+    only: tuple[str, ...] = ()
+
+    @property
+    def fields(self) -> list[models.Field]:
+        if self.only:
+            return [_column(self.model, name)[0] for name in self.only]
+        return list(self.model._meta.concrete_fields)  # in the order `from_db` takes them
+
+
+@cache
+def _tables(
+    model: type[models.Model], related: tuple[str, ...], only: tuple[str, ...] = ()
+) -> tuple[_Table, ...]:
+    """The base model and the models its `related` paths ("ticket__order") reach, as
+    `select_related` would join them."""
+    tables = [_Table(model, "t0", only=only)]
+    positions: dict[str, int] = {"": 0}
+    for path in related:
+        prefix = ""
+        for name in path.split("__"):
+            at = positions[prefix]
+            prefix = f"{prefix}__{name}" if prefix else name
+            if prefix in positions:
+                continue
+            parent = tables[at]
+            link = parent.model._meta.get_field(name)
+            assert isinstance(link, ForeignKey), f"{prefix} is not a foreign key"
+            positions[prefix] = len(tables)
+            tables.append(
+                _Table(
+                    link.related_model,  # type: ignore[arg-type]
+                    f"t{len(tables)}",
+                    parent=at,
+                    link=link,
+                    optional=parent.optional or link.null,
+                )
+            )
+    return tuple(tables)
+
+
+@cache
+def _select_sql(
+    model: type[models.Model],
+    related: tuple[str, ...],
+    where: tuple[str, ...],
+    where_in: tuple[tuple[str, int], ...],
+    order_by: tuple[str, ...],
+    limit: int | None,
+    only: tuple[str, ...],
+) -> str:
+    quote = connection.ops.quote_name
+    tables = _tables(model, related, only)
+    columns = ", ".join(
+        f"{table.alias}.{quote(field.column or '')}" for table in tables for field in table.fields
+    )
+    joins = []
+    for table in tables[1:]:
+        assert table.link is not None and table.parent is not None
+        parent = tables[table.parent]
+        kind = "LEFT OUTER JOIN" if table.optional else "INNER JOIN"
+        target = table.link.target_field.column
+        assert table.link.column and target
+        joins.append(
+            f" {kind} {quote(table.model._meta.db_table)} {table.alias} ON "
+            f"{parent.alias}.{quote(table.link.column)} = {table.alias}.{quote(target)}"
+        )
+    conditions, _ = _conditions(
+        model,
+        dict.fromkeys(where),
+        {name: [None] * count for name, count in where_in},
+        alias="t0",
+    )
+    order = [
+        f"t0.{_column(model, name.lstrip('-'))[1]}{' DESC' if name.startswith('-') else ''}"
+        for name in order_by
+    ]
+    # Names from the models' metadata, quoted; every value is a parameter.
+    sql = f"SELECT {columns} FROM {quote(model._meta.db_table)} t0{''.join(joins)}"  # noqa: S608
+    sql += f" WHERE {' AND '.join(conditions)}"
+    if order:
+        sql += f" ORDER BY {', '.join(order)}"
+    if limit is not None:
+        sql += f" LIMIT {int(limit)}"
+    return sql
+
+
+@dataclass(frozen=True)
+class _Reader:
+    """How a row's slice becomes an instance of a table's model: the fields' attnames, the
+    primary key's position, and per field its column with what the ORM applies to the
+    database's value (JSON, decimals, booleans and datetimes on SQLite...)."""
+
+    attnames: tuple[str, ...]
+    pk_index: int | None
+    converters: tuple[tuple[object, tuple], ...]
+
+
+@cache
+def _reader(table: _Table) -> _Reader:
+    fields = table.fields
+    converters = []
+    for field in fields:
+        col = field.get_col(table.alias)
+        found = connection.ops.get_db_converters(col) + col.get_db_converters(connection)
+        converters.append((col, tuple(found)))
+    return _Reader(
+        attnames=tuple(field.attname for field in fields),
+        pk_index=None if table.only else fields.index(table.model._meta.pk),
+        converters=tuple(converters),
+    )
+
+
+def select(
+    model: type[models.Model],
+    *,
+    where: Mapping[str, object],
+    where_in: Mapping[str, Sequence] | None = None,
+    related: Sequence[str] = (),
+    order_by: Sequence[str] = (),
+    limit: int | None = None,
+) -> list:
+    """Instances of `model` matching `where` and `where_in` (as in `update_returning`), in
+    `order_by` order ("-field" descending), with the foreign keys along `related` paths
+    joined and cached on them, like `select_related` (None where a nullable key is empty)."""
+    related = tuple(related)
+    rows = _rows(model, related, (), where, where_in or {}, order_by, limit)
+    tables = _tables(model, related)
+    return [_instances(tables, row)[0] for row in rows]
+
+
+def select_values(
+    model: type[models.Model],
+    fields: Sequence[str],
+    *,
+    where: Mapping[str, object],
+    where_in: Mapping[str, Sequence] | None = None,
+    order_by: Sequence[str] = (),
+    limit: int | None = None,
+) -> list[tuple]:
+    """The values of `fields` in the rows `select` would find, as `values_list` gives them."""
+    only = tuple(fields)
+    rows = _rows(model, (), only, where, where_in or {}, order_by, limit)
+    reader = _reader(_tables(model, (), only)[0])
+    return [tuple(_converted(reader, row)) for row in rows]
+
+
+def _rows(model, related, only, where, where_in, order_by, limit) -> list[tuple]:
+    sql = _select_sql(
+        model,
+        related,
+        tuple(where),
+        tuple((name, len(values)) for name, values in where_in.items()),
+        tuple(order_by),
+        limit,
+        only,
+    )
+    _, params = _conditions(model, where, where_in)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall()
+
+
+def _converted(reader: _Reader, values: Sequence) -> list:
+    converted = list(values)
+    for index, (col, converters) in enumerate(reader.converters):
+        for converter in converters:
+            converted[index] = converter(converted[index], col, connection)
+    return converted
+
+
+def _instances(tables: tuple[_Table, ...], row: Sequence) -> list[models.Model | None]:
+    """The row's instance of each table, the joined ones cached on those they hang from."""
+    instances: list[models.Model | None] = []
+    start = 0
+    for table in tables:
+        reader = _reader(table)
+        values = _converted(reader, row[start : start + len(reader.attnames)])
+        start += len(reader.attnames)
+        assert reader.pk_index is not None  # every field is read for an instance
+        instance = None
+        # A LEFT OUTER JOIN that found nothing: the key is empty.
+        if table.parent is None or values[reader.pk_index] is not None:
+            instance = table.model.from_db(connection.alias, reader.attnames, values)
+        instances.append(instance)
+        if table.link is not None and table.parent is not None:
+            parent = instances[table.parent]
+            if parent is not None:
+                table.link.set_cached_value(parent, instance)
+    return instances

@@ -5,6 +5,7 @@ from decimal import Decimal
 from django.db.models import Q, QuerySet, Sum
 from django.utils import timezone
 
+from config.db import select
 from config.money import to_cents
 from orders.models import Customer, Order, OrderLine
 
@@ -60,11 +61,19 @@ class OrderSummary:
     days_since_delivery: int | None
 
 
+def order_lines(order: Order) -> list[OrderLine]:
+    """The order's lines: those prefetched with it (a page of tickets), else read without the
+    ORM's compiler (every get_order reads them)."""
+    if "lines" in getattr(order, "_prefetched_objects_cache", {}):
+        return list(order.lines.all())
+    return select(OrderLine, where={"order_id": order.pk}, order_by=("id",))
+
+
 def order_summary(order: Order) -> OrderSummary:
     refunded = refunded_total(order)
     return OrderSummary(
         order=order,
-        lines=list(order.lines.all()),
+        lines=order_lines(order),
         refunded=refunded,
         refundable=refundable_after(order, refunded),
         days_since_delivery=days_since(order.delivered_at),
@@ -77,7 +86,9 @@ def order_summary(order: Order) -> OrderSummary:
 
 
 def customer_order(*, customer: Customer, order_id: str) -> Order | None:
-    return Order.objects.filter(customer=customer, order_id=order_id).first()
+    # Every get_order and create_refund asks this: config.db.select skips the ORM's compiler.
+    orders = select(Order, where={"customer_id": customer.pk, "order_id": order_id})
+    return orders[0] if orders else None
 
 
 def customer_orders(*, customer: Customer, status: str | None = None) -> QuerySet[Order]:

@@ -11,6 +11,7 @@ It patches Django's cursor wrapper and the backend's commit for the duration, so
 threads that connected before it started count too.
 """
 
+import re
 import threading
 from typing import Any
 
@@ -37,6 +38,7 @@ class DatabaseCost:
         self._lock = threading.Lock()
         self._dirty: set[int] = set()
         self._no_wait: set[int] = set()
+        self._explicit: set[int] = set()
         self._backend: Any = None
 
     def __enter__(self) -> "DatabaseCost":
@@ -75,24 +77,43 @@ class DatabaseCost:
             self._count(db, statement)
 
     def _count(self, db, sql: str) -> None:
-        statement = sql.lstrip().upper()
+        statement = sql.strip().upper()
         with self._lock:
             self.queries += 1
             self.statements.append(sql)
             if statement.startswith("SET LOCAL SYNCHRONOUS_COMMIT TO OFF"):
                 self._no_wait.add(id(db))
-            if statement.startswith(WRITES):
-                if db.in_atomic_block:
+            # A call that opens and commits its own transaction (config.db.update_then_insert).
+            if statement == "BEGIN":
+                self._explicit.add(id(db))
+            elif statement in ("COMMIT", "ROLLBACK"):
+                self._explicit.discard(id(db))
+                self._ended(db, committed=statement == "COMMIT")
+            if _writes(statement):
+                if db.in_atomic_block or id(db) in self._explicit:
                     self._dirty.add(id(db))
                 else:
                     self.commits += 1  # autocommit: the statement is its own transaction
 
     def _committing(self, db) -> None:
         with self._lock:
-            if id(db) in self._dirty:
-                if id(db) in self._no_wait:
-                    self.async_commits += 1
-                else:
-                    self.commits += 1
-            self._dirty.discard(id(db))
-            self._no_wait.discard(id(db))
+            self._ended(db, committed=True)
+
+    def _ended(self, db, *, committed: bool) -> None:
+        if committed and id(db) in self._dirty:
+            if id(db) in self._no_wait:
+                self.async_commits += 1
+            else:
+                self.commits += 1
+        self._dirty.discard(id(db))
+        self._no_wait.discard(id(db))
+
+
+def _writes(statement: str) -> bool:
+    """Whether an upper-cased statement writes: a write, or a WITH whose parts write."""
+    if statement.startswith(WRITES):
+        return True
+    return (
+        statement.startswith("WITH")
+        and re.search(r"\((INSERT|UPDATE|DELETE) ", statement) is not None
+    )

@@ -1,17 +1,21 @@
 """config.db: the statements a step writes without the ORM's compiler store what the ORM
 stores (defaults, auto_now_add times, JSON, UUID keys, NULLs), change only the row they are
-aimed at, and go to PostgreSQL in one round trip."""
+aimed at, and go to PostgreSQL in one round trip; what it reads comes back as the ORM reads
+it, related rows included."""
 
 from datetime import timedelta
 
 import pytest
-from django.db import transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
+from psycopg.pq import TransactionStatus
 
 from agent.models import AgentMessage, AgentRun, RunEvent, ToolCallLog
-from config.db import Batch, update_returning
+from config.db import Batch, select, select_values, update_returning, update_then_insert
+from orders.models import Order, OrderLine
 from tests.agent.runs import run_context
 from tests.dbcost import DatabaseCost
+from tickets.models import TicketMessage
 
 pytestmark = pytest.mark.django_db
 
@@ -149,3 +153,179 @@ def test_a_batch_reaches_postgresql_in_one_round_trip(postgres, demo):
     assert (cost.round_trips, cost.queries) == (1, 3)
     assert RunEvent.objects.filter(run=ctx.run).count() == 1
     assert AgentMessage.objects.filter(run=ctx.run).count() == 1
+
+
+def fields_of(instance) -> dict:
+    return {field.attname: getattr(instance, field.attname) for field in instance._meta.fields}
+
+
+def test_select_reads_a_row_and_its_related_rows_as_select_related_does(demo):
+    # Given a run with JSON, decimals-free counters, datetimes, a UUID key and a ticket with
+    # an order (a nullable key), and its customer (another nullable key)
+    ctx = run_context()
+    AgentRun.objects.filter(pk=ctx.run.pk).update(
+        lease_owner="me",
+        answer_check={"claims": [{"amount": "12.50"}]},
+        untrusted_instructions=True,
+    )
+    related = ("ticket__order", "started_by", "customer")
+
+    (run,) = select(
+        AgentRun,
+        where={"pk": ctx.run.pk, "lease_owner": "me"},
+        where_in={"status": ["queued", "running"]},
+        related=related,
+    )
+
+    orm = AgentRun.objects.select_related(*related).get(pk=ctx.run.pk)
+    assert fields_of(run) == fields_of(orm)
+    assert run.answer_check == {"claims": [{"amount": "12.50"}]}
+    assert fields_of(run.ticket) == fields_of(orm.ticket)
+    assert fields_of(run.started_by) == fields_of(orm.started_by)
+    assert run.ticket.order is not None and fields_of(run.ticket.order) == fields_of(
+        orm.ticket.order
+    )
+    # The related rows came with the run: reading them asks nothing more.
+    with DatabaseCost() as cost:
+        _ = (run.ticket.order.amount_paid, run.started_by.username, run.customer)
+    assert cost.queries == 0
+    assert not run._state.adding and run._state.db == "default"
+
+
+def test_select_leaves_an_empty_nullable_key_as_none_and_finds_nothing_unmatched(demo):
+    ctx = run_context()
+    ticket = ctx.ticket
+    ticket.order = None
+    ticket.save(update_fields=["order"])
+
+    (run,) = select(AgentRun, where={"pk": ctx.run.pk}, related=("ticket__order",))
+
+    with DatabaseCost() as cost:
+        assert run.ticket.order is None
+    assert cost.queries == 0
+    assert select(AgentRun, where={"pk": ctx.run.pk, "lease_owner": "nobody"}) == []
+
+
+def test_select_orders_and_limits(demo):
+    order = Order.objects.filter(lines__isnull=False).distinct().first()
+    lines = list(OrderLine.objects.filter(order=order).order_by("-id"))
+
+    assert select(OrderLine, where={"order_id": order.pk}, order_by=["-id"]) == lines
+    assert select(OrderLine, where={"order_id": order.pk}, order_by=["-id"], limit=1) == lines[:1]
+    assert [
+        line.unit_price for line in select(OrderLine, where={"order": order.pk}, order_by=["id"])
+    ] == [line.unit_price for line in reversed(lines)]
+
+
+def test_select_values_gives_what_values_list_gives(demo):
+    ticket = TicketMessage.objects.first().ticket
+    fields = ("author_kind", "created_at", "body")
+
+    values = select_values(
+        TicketMessage, fields, where={"ticket_id": ticket.pk}, order_by=("created_at", "id")
+    )
+
+    assert values == list(
+        TicketMessage.objects.filter(ticket=ticket)
+        .order_by("created_at", "id")
+        .values_list(*fields)
+    )
+    assert values and all(value[1].tzinfo is not None for value in values)
+
+
+# --- update_then_insert (PostgreSQL): the step's whole write in one statement --------------
+
+
+def held_run(ctx) -> dict:
+    AgentRun.objects.filter(pk=ctx.run.pk).update(lease_owner="me", last_event_seq=5)
+    return {"pk": ctx.run.pk, "lease_owner": "me"}
+
+
+def step_rows(ctx, call: str) -> list[list]:
+    # Events hold their offsets from the counter as the UPDATE leaves it: -1, 0.
+    return [
+        [
+            RunEvent(run=ctx.run, seq=-1, type="tool_call.started", data={"n": 1}),
+            RunEvent(run=ctx.run, seq=0, type="tool_call.completed", data={"n": 2}),
+        ],
+        [AgentMessage(run=ctx.run, seq=7, role="tool", tool_call_id=call, content="{}")],
+        [log_row(ctx, call)],
+    ]
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("durable", [True, False])
+def test_update_then_insert_writes_everything_in_one_round_trip_and_commit(postgres, demo, durable):
+    ctx = run_context()
+    where = held_run(ctx)
+
+    with DatabaseCost() as cost:
+        seq = update_then_insert(
+            AgentRun,
+            where=where,
+            add={"version": 1, "last_event_seq": 2},
+            returning="last_event_seq",
+            inserts=step_rows(ctx, "call_one"),
+            relative={RunEvent: "seq"},
+            also=[("pg_notify(%s, %s || held.last_event_seq)", ["desk_test", "run "])],
+            durable=durable,
+        )
+
+    assert seq == 7
+    assert cost.round_trips == 1
+    assert (cost.commits, cost.async_commits) == ((1, 0) if durable else (0, 1))
+    events = RunEvent.objects.filter(run=ctx.run).order_by("seq")
+    assert [(e.seq, e.type, e.data) for e in events] == [
+        (6, "tool_call.started", {"n": 1}),
+        (7, "tool_call.completed", {"n": 2}),
+    ]
+    message = AgentMessage.objects.get(run=ctx.run)
+    assert (message.seq, message.tool_call_id) == (7, "call_one")
+    assert stored(ToolCallLog, tool_call_id="call_one")["arguments"]["note"] == "ünïcode ✓"
+    assert AgentRun.objects.get(pk=ctx.run.pk).version == ctx.run.version + 1
+    assert connection.connection.info.transaction_status == TransactionStatus.IDLE
+
+
+@pytest.mark.django_db(transaction=True)
+def test_update_then_insert_inserts_nothing_when_the_row_did_not_match(postgres, demo):
+    ctx = run_context()
+    held_run(ctx)
+
+    seq = update_then_insert(
+        AgentRun,
+        where={"pk": ctx.run.pk, "lease_owner": "someone else"},
+        add={"version": 1, "last_event_seq": 2},
+        returning="last_event_seq",
+        inserts=step_rows(ctx, "call_one"),
+        relative={RunEvent: "seq"},
+    )
+
+    assert seq is None
+    assert not RunEvent.objects.filter(run=ctx.run).exists()
+    assert not AgentMessage.objects.filter(run=ctx.run).exists()
+    assert not ToolCallLog.objects.filter(run=ctx.run).exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_failed_write_in_its_own_transaction_is_rolled_back_whole(postgres, demo):
+    # Given a tool call logged already, so that logging it again breaks a unique constraint
+    ctx = run_context()
+    where = held_run(ctx)
+    ToolCallLog.objects.bulk_create([log_row(ctx, "call_one")])
+
+    with pytest.raises(IntegrityError):
+        update_then_insert(
+            AgentRun,
+            where=where,
+            add={"version": 1, "last_event_seq": 2},
+            returning="last_event_seq",
+            inserts=step_rows(ctx, "call_one"),
+            relative={RunEvent: "seq"},
+            durable=False,
+        )
+
+    # Then nothing of the write stayed, and the connection is ready for the next one
+    assert connection.connection.info.transaction_status == TransactionStatus.IDLE
+    run = AgentRun.objects.get(pk=ctx.run.pk)
+    assert (run.version, run.last_event_seq) == (ctx.run.version, 5)
+    assert not RunEvent.objects.filter(run=ctx.run).exists()
