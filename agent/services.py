@@ -23,7 +23,7 @@ from agent.prompts import PROMPT_VERSION
 from agent.tools import TOOLS_VERSION
 from agent.transitions import ACTIVE_STATUSES, run_event_append, run_transition
 from config.celery import enqueue_on_commit
-from config.db import Batch, select, update_returning, update_then_insert
+from config.db import Batch, Update, select, update_returning, update_then_insert
 from config.errors import ApplicationError, Conflict, Forbidden, RateLimited, wait_in_words
 from config.roles import is_supervisor, support_role
 from tickets.models import Ticket, TicketMessage
@@ -111,13 +111,14 @@ def run_step_save(
     added = {"version": 1, **write.counts}
     if write.events:
         added["last_event_seq"] = len(write.events)
-    update = {
-        "where": held,
-        "where_in": {"status": ACTIVE_STATUSES},
-        "values": values,
-        "add": added,
-        "returning": "last_event_seq",
-    }
+    update = Update(
+        AgentRun,
+        where=held,
+        where_in={"status": ACTIVE_STATUSES},
+        values=values,
+        add=added,
+        returning="last_event_seq",
+    )
     if connection.vendor == "postgresql":
         saved = _step_save_in_one_statement(run, write, update, durable=durable)
     else:
@@ -128,7 +129,7 @@ def run_step_save(
 
 
 def _step_save_in_one_statement(
-    run: AgentRun, write: StepWrite, update: dict, *, durable: bool
+    run: AgentRun, write: StepWrite, update: Update, *, durable: bool
 ) -> bool:
     # Events hold their offset from the run's event counter as it will be once moved on.
     events = [
@@ -137,8 +138,7 @@ def _step_save_in_one_statement(
     ]
     notify = pg_notify_sql(run_id=run.pk, seq_sql="held.last_event_seq") if events else None
     seq = update_then_insert(
-        AgentRun,
-        **update,
+        update,
         inserts=[events, write.messages, write.logs],
         relative={RunEvent: "seq"},
         also=[notify] if notify else [],
@@ -149,9 +149,9 @@ def _step_save_in_one_statement(
     return seq is not None
 
 
-def _step_save_portably(run: AgentRun, write: StepWrite, update: dict) -> bool:
+def _step_save_portably(run: AgentRun, write: StepWrite, update: Update) -> bool:
     with transaction.atomic():
-        seq = update_returning(AgentRun, **update)
+        seq = update_returning(update)
         if seq is None:
             return False
         batch = Batch()

@@ -114,60 +114,62 @@ def _conditions(
     return conditions, params
 
 
-def update_returning(
-    model: type[models.Model],
-    *,
-    where: Mapping[str, object],
-    where_in: Mapping[str, Iterable] | None = None,
-    values: Mapping[str, object] | None = None,
-    add: Mapping[str, int] | None = None,
-    returning: str,
-):
-    """UPDATE the row of `model` matching `where` (field = value, the primary key among them)
-    and `where_in` (field IN values): fields in `values` get those values, fields in `add` grow
-    by those amounts. Returns its `returning` field as changed, None when no row matched."""
-    sql, params = _update_sql(model, where, where_in, values, add, returning)
+@dataclass(frozen=True)
+class Update:
+    """An UPDATE of the row of `model` matching `where` (field = value, the primary key among
+    them) and `where_in` (field IN values): fields in `values` get those values, fields in
+    `add` grow by those amounts; it returns its `returning` field as changed."""
+
+    model: type[models.Model]
+    where: Mapping[str, object]
+    returning: str
+    where_in: Mapping[str, Iterable] | None = None
+    values: Mapping[str, object] | None = None
+    add: Mapping[str, int] | None = None
+
+    def sql(self) -> tuple[str, list]:
+        assignments, params = [], []
+        for name, value in (self.values or {}).items():
+            field, col = _column(self.model, name)
+            assignments.append(f"{col} = %s")
+            params.append(field.get_db_prep_save(value, connection))
+        for name, amount in (self.add or {}).items():
+            _, col = _column(self.model, name)
+            assignments.append(f"{col} = {col} + %s")
+            params.append(amount)
+        conditions, where_params = _conditions(self.model, self.where, self.where_in)
+        params.extend(where_params)
+        # Names from the model's metadata, quoted; every value is a parameter.
+        sql = (
+            f"UPDATE {connection.ops.quote_name(self.model._meta.db_table)}"  # noqa: S608
+            f" SET {', '.join(assignments)} WHERE {' AND '.join(conditions)}"
+            f" RETURNING {self.returned_column}"
+        )
+        return sql, params
+
+    @property
+    def returned_column(self) -> str:
+        return _column(self.model, self.returning)[1]
+
+
+def update_returning(update: Update):
+    """Run `update`: its `returning` field as changed, None when no row matched."""
+    sql, params = update.sql()
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
     return rows[0][0] if rows else None
 
 
-def _update_sql(model, where, where_in, values, add, returning) -> tuple[str, list]:
-    assignments, params = [], []
-    for name, value in (values or {}).items():
-        field, col = _column(model, name)
-        assignments.append(f"{col} = %s")
-        params.append(field.get_db_prep_save(value, connection))
-    for name, amount in (add or {}).items():
-        _, col = _column(model, name)
-        assignments.append(f"{col} = {col} + %s")
-        params.append(amount)
-    conditions, where_params = _conditions(model, where, where_in)
-    params.extend(where_params)
-    # Names from the model's metadata, quoted; every value is a parameter.
-    sql = (
-        f"UPDATE {connection.ops.quote_name(model._meta.db_table)}"  # noqa: S608
-        f" SET {', '.join(assignments)} WHERE {' AND '.join(conditions)}"
-        f" RETURNING {_column(model, returning)[1]}"
-    )
-    return sql, params
-
-
 def update_then_insert(
-    model: type[models.Model],
+    update: Update,
     *,
-    where: Mapping[str, object],
-    where_in: Mapping[str, Iterable] | None = None,
-    values: Mapping[str, object] | None = None,
-    add: Mapping[str, int] | None = None,
-    returning: str,
     inserts: Sequence[Sequence[models.Model]] = (),
     relative: Mapping[type[models.Model], str] | None = None,
     also: Sequence[tuple[str, Sequence]] = (),
     durable: bool = True,
 ):
-    """PostgreSQL: `update_returning`, and only if its row matched, the INSERT of every group
+    """PostgreSQL: `update`, and only if its row matched, the INSERT of every group
     of unsaved instances (of one model each) in `inserts`, as one statement: one round trip,
     its commit included when no transaction is open. `relative` names, per model, a field
     that holds an offset from the returned value, which it becomes (rows numbered from a
@@ -177,9 +179,9 @@ def update_then_insert(
 
     Returns the `returning` field as changed, None when no row matched (nothing was written).
     """
-    update, params = _update_sql(model, where, where_in, values, add, returning)
-    returned = f"held.{_column(model, returning)[1]}"
-    statement = f"WITH held AS ({update})"
+    sql, params = update.sql()
+    returned = f"held.{update.returned_column}"
+    statement = f"WITH held AS ({sql})"
     for index, objs in enumerate(group for group in inserts if group):
         numbered = (relative or {}).get(type(objs[0]), "")
         insert, insert_params = _insert_select(objs, relative=numbered, base=returned)

@@ -11,7 +11,14 @@ from django.utils import timezone
 from psycopg.pq import TransactionStatus
 
 from agent.models import AgentMessage, AgentRun, RunEvent, ToolCallLog
-from config.db import Batch, select, select_values, update_returning, update_then_insert
+from config.db import (
+    Batch,
+    Update,
+    select,
+    select_values,
+    update_returning,
+    update_then_insert,
+)
 from orders.models import Order, OrderLine
 from tests.agent.runs import run_context
 from tests.dbcost import DatabaseCost
@@ -99,12 +106,14 @@ def test_update_returning_changes_the_matching_row_and_returns_the_field(demo):
 
     # When one is updated where it is held by "me" and active
     seq = update_returning(
-        AgentRun,
-        where={"pk": ctx.run.pk, "lease_owner": "me", "cancel_requested": False},
-        where_in={"status": ["queued", "running"]},
-        values={"lease_expires_at": expires, "untrusted_instructions": True},
-        add={"last_event_seq": 3, "tokens_in": 120},
-        returning="last_event_seq",
+        Update(
+            AgentRun,
+            where={"pk": ctx.run.pk, "lease_owner": "me", "cancel_requested": False},
+            where_in={"status": ["queued", "running"]},
+            values={"lease_expires_at": expires, "untrusted_instructions": True},
+            add={"last_event_seq": 3, "tokens_in": 120},
+            returning="last_event_seq",
+        )
     )
 
     # Then it returns the new counter, and only that row changed
@@ -132,10 +141,12 @@ def test_update_returning_returns_none_and_changes_nothing_when_no_row_matches(d
     AgentRun.objects.filter(pk=ctx.run.pk).update(lease_owner="me")
     assert (
         update_returning(
-            AgentRun,
-            where={"pk": ctx.run.pk, "lease_owner": "me", **where},
-            add={"version": 1},
-            returning="version",
+            Update(
+                AgentRun,
+                where={"pk": ctx.run.pk, "lease_owner": "me", **where},
+                add={"version": 1},
+                returning="version",
+            )
         )
         is None
     )
@@ -241,6 +252,12 @@ def held_run(ctx) -> dict:
     return {"pk": ctx.run.pk, "lease_owner": "me"}
 
 
+def step_update(where: dict) -> Update:
+    return Update(
+        AgentRun, where=where, add={"version": 1, "last_event_seq": 2}, returning="last_event_seq"
+    )
+
+
 def step_rows(ctx, call: str) -> list[list]:
     # Events hold their offsets from the counter as the UPDATE leaves it: -1, 0.
     return [
@@ -261,10 +278,7 @@ def test_update_then_insert_writes_everything_in_one_round_trip_and_commit(postg
 
     with DatabaseCost() as cost:
         seq = update_then_insert(
-            AgentRun,
-            where=where,
-            add={"version": 1, "last_event_seq": 2},
-            returning="last_event_seq",
+            step_update(where),
             inserts=step_rows(ctx, "call_one"),
             relative={RunEvent: "seq"},
             also=[("pg_notify(%s, %s || held.last_event_seq)", ["desk_test", "run "])],
@@ -292,10 +306,7 @@ def test_update_then_insert_inserts_nothing_when_the_row_did_not_match(postgres,
     held_run(ctx)
 
     seq = update_then_insert(
-        AgentRun,
-        where={"pk": ctx.run.pk, "lease_owner": "someone else"},
-        add={"version": 1, "last_event_seq": 2},
-        returning="last_event_seq",
+        step_update({"pk": ctx.run.pk, "lease_owner": "someone else"}),
         inserts=step_rows(ctx, "call_one"),
         relative={RunEvent: "seq"},
     )
@@ -315,10 +326,7 @@ def test_a_failed_write_in_its_own_transaction_is_rolled_back_whole(postgres, de
 
     with pytest.raises(IntegrityError):
         update_then_insert(
-            AgentRun,
-            where=where,
-            add={"version": 1, "last_event_seq": 2},
-            returning="last_event_seq",
+            step_update(where),
             inserts=step_rows(ctx, "call_one"),
             relative={RunEvent: "seq"},
             durable=False,
