@@ -45,6 +45,7 @@ from agent.tools import (
     validate_arguments,
 )
 from config.canonical import canonical_json
+from config.db import select_values
 
 logger = logging.getLogger(__name__)
 
@@ -141,7 +142,8 @@ class PriorCalls:
 
     @classmethod
     def load(cls, run: AgentRun) -> "PriorCalls":
-        return cls(list(ToolCallLog.objects.filter(run=run).order_by("id").values(*cls.FIELDS)))
+        rows = select_values(ToolCallLog, cls.FIELDS, where={"run_id": run.pk}, order_by=("id",))
+        return cls([dict(zip(cls.FIELDS, row, strict=True)) for row in rows])
 
     def result(self, tool_call_id: str) -> dict | None:
         row = self.rows.get(tool_call_id)

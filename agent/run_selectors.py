@@ -6,6 +6,7 @@ from django.db.models import Q, QuerySet
 
 from agent.models import AgentMessage, AgentRun, RunEvent, ToolCallLog
 from agent.transitions import ACTIVE_STATUSES, END_EVENTS
+from config.db import select
 
 TERMINAL_EVENT_TYPES = tuple(END_EVENTS.values())
 # A run that sits unleased for this long has lost its next step (a message the broker dropped,
@@ -14,7 +15,9 @@ UNLEASED_GRACE = timedelta(seconds=30)
 
 
 def run_transcript(*, run: AgentRun) -> list[AgentMessage]:
-    return list(AgentMessage.objects.filter(run=run).order_by("seq"))
+    # A step that was not handed its run in this process reads it (agent/handover.py):
+    # config.db skips the ORM's compiler.
+    return select(AgentMessage, where={"run_id": run.pk}, order_by=("seq",))
 
 
 def run_events(*, run: AgentRun, after: int = 0) -> QuerySet[RunEvent]:

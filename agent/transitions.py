@@ -9,6 +9,7 @@ run first, or the run is in a status the table does not let it leave that way.
 """
 
 import uuid
+from contextlib import nullcontext
 
 from django.db import transaction
 from django.db.models import F, Q
@@ -79,7 +80,8 @@ def run_transition(
     changes = {"updated_at": timezone.now(), **fields}
     if ending:
         changes.update(lease_owner="", lease_expires_at=None)
-    with transaction.atomic():
+    # One UPDATE commits on its own; an ending adds its event in the same transaction.
+    with transaction.atomic() if ending else nullcontext():
         moved = (
             AgentRun.objects.filter(pk=run_id, status__in=sources)
             .filter(when or Q())
