@@ -11,9 +11,11 @@ fields' converters, on every backend.
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
+from typing import Any
 
 from django.db import connection, models
 from django.db.models.fields.related import ForeignKey
+from psycopg import ClientCursor
 from psycopg.pq import TransactionStatus
 
 # Between the statements of a batch sent in one call.
@@ -55,7 +57,7 @@ class Batch:
     def run(self) -> None:
         if not self.statements:
             return
-        with connection.cursor() as cursor:
+        with several_statements_cursor() as cursor:
             if connection.vendor == "postgresql":
                 cursor.execute(
                     STATEMENT_SEPARATOR.join(sql for sql, _ in self.statements),
@@ -65,6 +67,18 @@ class Batch:
                 for sql, params in self.statements:
                     cursor.execute(sql, params)
         self.statements.clear()
+
+
+def several_statements_cursor():
+    """A cursor that takes several statements, with their parameters, in one call: Django's
+    own, unless it binds parameters on the server (for prepared statements, config/settings.py),
+    which takes one statement a call; then a client-side binding one on the same connection."""
+    if connection.settings_dict["OPTIONS"].get("server_side_binding") is not True:
+        return connection.cursor()
+    connection.ensure_connection()
+    connection.validate_thread_sharing()
+    client_side: Any = ClientCursor(connection.connection)
+    return connection.make_cursor(client_side)
 
 
 @cache
@@ -191,7 +205,7 @@ def update_then_insert(
     # parameter.
     statement += f" SELECT {', '.join([returned, *(sql for sql, _ in also)])} FROM held"  # noqa: S608
     params.extend(param for _, expression_params in also for param in expression_params)
-    with connection.cursor() as cursor:
+    with connection.cursor() if durable else several_statements_cursor() as cursor:
         if durable:
             cursor.execute(statement, params)
         elif connection.in_atomic_block:

@@ -75,6 +75,17 @@ DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'd
 # costs more than a whole step. Checked before reuse, so a dropped one is replaced.
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("DATABASE_CONN_MAX_AGE", default=300)
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and env.bool(
+    "DATABASE_PREPARED_STATEMENTS", default=True
+):
+    # A statement a connection sends again and again (a step's reads, a page's queries) is
+    # parsed and planned once: psycopg prepares it on the server after its 5th run. That
+    # needs the parameters bound on the server. Django leaves both off for poolers that
+    # share a server connection between clients (PgBouncer in transaction mode): set
+    # DATABASE_PREPARED_STATEMENTS=false behind one.
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        {"server_side_binding": True, "prepare_threshold": 5}
+    )
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # Django's, making the file's folder (var/) on first connection (config/sqlite/base.py).
     DATABASES["default"]["ENGINE"] = "config.sqlite"

@@ -3,6 +3,9 @@ stores (defaults, auto_now_add times, JSON, UUID keys, NULLs), change only the r
 aimed at, and go to PostgreSQL in one round trip; what it reads comes back as the ORM reads
 it, related rows included."""
 
+import json
+import subprocess
+import sys
 from datetime import timedelta
 
 import pytest
@@ -21,6 +24,7 @@ from config.db import (
 )
 from orders.models import Order, OrderLine
 from tests.agent.runs import run_context
+from tests.api.test_debug_setting import BASE_DIR, clean_environment
 from tests.dbcost import DatabaseCost
 from tickets.models import TicketMessage
 
@@ -337,3 +341,45 @@ def test_a_failed_write_in_its_own_transaction_is_rolled_back_whole(postgres, de
     run = AgentRun.objects.get(pk=ctx.run.pk)
     assert (run.version, run.last_event_seq) == (ctx.run.version, 5)
     assert not RunEvent.objects.filter(run=ctx.run).exists()
+
+
+# --- Prepared statements (PostgreSQL) ---------------------------------------------------------
+
+SHOW_DATABASE_OPTIONS = (
+    "import json; from django.conf import settings; "
+    "print(json.dumps(settings.DATABASES['default'].get('OPTIONS', {})))"
+)
+
+
+def database_options(tmp_path, **env: str) -> dict:
+    done = subprocess.run(
+        [sys.executable, "-c", SHOW_DATABASE_OPTIONS],
+        cwd=BASE_DIR,
+        env=clean_environment(tmp_path, DATABASE_URL="postgres://desk@db.invalid/desk", **env),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    return json.loads(done.stdout)
+
+
+def test_postgresql_prepares_repeated_statements_unless_told_not_to(tmp_path):
+    assert database_options(tmp_path) == {"server_side_binding": True, "prepare_threshold": 5}
+    assert database_options(tmp_path, DATABASE_PREPARED_STATEMENTS="false") == {}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_step_read_repeated_on_a_connection_is_prepared_once_on_the_server(postgres, demo):
+    if not connection.settings_dict["OPTIONS"].get("server_side_binding"):
+        pytest.skip("DATABASE_PREPARED_STATEMENTS=false")
+    ctx = run_context()
+
+    for _ in range(6):
+        (run,) = select(AgentRun, where={"pk": ctx.run.pk}, related=("ticket__order",))
+
+    assert run.ticket.order is not None
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement FROM pg_prepared_statements")
+        prepared = [statement for (statement,) in cursor.fetchall()]
+    assert any('FROM "agent_agentrun" t0' in statement for statement in prepared)
