@@ -16,7 +16,6 @@ from typing import Any
 from django.db import connection, models
 from django.db.models.fields.related import ForeignKey
 from psycopg import ClientCursor
-from psycopg.pq import TransactionStatus
 
 # Between the statements of a batch sent in one call.
 STATEMENT_SEPARATOR = ";\n"
@@ -201,22 +200,17 @@ def update_then_insert(
         insert, insert_params = _insert_select(objs, relative=numbered, base=returned)
         statement += f", inserted_{index} AS ({insert})"
         params.extend(insert_params)
+    selected = [returned, *(sql for sql, _ in also)]
+    if not durable:
+        selected.append(NO_WAIT)
     # Names from the models' metadata, quoted, and the caller's expressions; every value is a
     # parameter.
-    statement += f" SELECT {', '.join([returned, *(sql for sql, _ in also)])} FROM held"  # noqa: S608
+    statement += f" SELECT {', '.join(selected)} FROM held"  # noqa: S608
     params.extend(param for _, expression_params in also for param in expression_params)
-    with connection.cursor() if durable else several_statements_cursor() as cursor:
-        if durable:
-            cursor.execute(statement, params)
-        elif connection.in_atomic_block:
-            cursor.execute(STATEMENT_SEPARATOR.join([NO_WAIT, statement]), params)
-        else:
-            _in_own_transaction(
-                cursor, STATEMENT_SEPARATOR.join(["BEGIN", NO_WAIT, statement, "COMMIT"]), params
-            )
-        # The statement's rows, after those of the commands before it.
-        while cursor.description is None and cursor.nextset():
-            pass
+    # One statement: its own transaction when none is open (rolled back whole if any part of
+    # it fails), and prepared once a connection has sent it a few times.
+    with connection.cursor() as cursor:
+        cursor.execute(statement, params)
         rows = cursor.fetchall()
     for group in inserts:
         for obj in group:
@@ -225,20 +219,10 @@ def update_then_insert(
     return rows[0][0] if rows else None
 
 
-# The commit of the transaction this is sent in does not wait for the disk: it survives the
-# process dying, not the database server crashing.
-NO_WAIT = "SET LOCAL synchronous_commit TO OFF"
-
-
-def _in_own_transaction(cursor, sql: str, params: list) -> None:
-    """Send `sql`, which opens and commits its own transaction: if a statement in it fails,
-    the server skips the rest and leaves the transaction open and failed, so roll it back."""
-    try:
-        cursor.execute(sql, params)
-    except Exception:
-        if connection.connection.info.transaction_status != TransactionStatus.IDLE:
-            cursor.execute("ROLLBACK")
-        raise
+# Selected with the row the UPDATE matched: the transaction the statement runs in (its own, or
+# the caller's) commits without waiting for the disk, as after SET LOCAL synchronous_commit TO
+# OFF. It survives the process dying, not the database server crashing.
+NO_WAIT = "set_config('synchronous_commit', 'off', true)"
 
 
 def _insert_select(objs: Sequence[models.Model], *, relative: str, base: str) -> tuple[str, list]:

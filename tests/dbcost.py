@@ -19,7 +19,7 @@ from django.db import connections
 from django.db.backends.signals import connection_created
 from django.db.backends.utils import CursorWrapper as _CursorWrapper
 
-from config.db import STATEMENT_SEPARATOR
+from config.db import NO_WAIT, STATEMENT_SEPARATOR
 
 WRITES = ("INSERT", "UPDATE", "DELETE")
 # Patched by name: their private hooks are not in the type stubs.
@@ -81,19 +81,23 @@ class DatabaseCost:
         with self._lock:
             self.queries += 1
             self.statements.append(sql)
-            if statement.startswith("SET LOCAL SYNCHRONOUS_COMMIT TO OFF"):
+            # A write that sets its transaction's commit not to wait (config.db.NO_WAIT).
+            no_wait = statement.startswith("SET LOCAL SYNCHRONOUS_COMMIT TO OFF") or (
+                NO_WAIT.upper() in statement
+            )
+            if no_wait:
                 self._no_wait.add(id(db))
-            # A call that opens and commits its own transaction (config.db.update_then_insert).
+            # A call that opens and commits its own transaction.
             if statement == "BEGIN":
                 self._explicit.add(id(db))
             elif statement in ("COMMIT", "ROLLBACK"):
                 self._explicit.discard(id(db))
                 self._ended(db, committed=statement == "COMMIT")
             if _writes(statement):
-                if db.in_atomic_block or id(db) in self._explicit:
-                    self._dirty.add(id(db))
-                else:
-                    self.commits += 1  # autocommit: the statement is its own transaction
+                self._dirty.add(id(db))
+                if not (db.in_atomic_block or id(db) in self._explicit):
+                    # Autocommit: the statement is its own transaction.
+                    self._ended(db, committed=True)
 
     def _committing(self, db) -> None:
         with self._lock:
