@@ -1,9 +1,10 @@
 """What the assistant harness itself costs per step, with a model that answers instantly.
 
 Each measured step is one `agent.runtime.advance()` as the step the run was handed to:
-context assembly, one HTTP call to a zero-latency fake OpenAI server through the real `openai`
-client, saving the reply, running two tools (get_order + search_policies) through the
-executor, and saving their log rows, events and tool messages with the hand-over.
+context assembly (every run reads the same ticket thread: the answer a run posts to the
+ticket is removed after it), one HTTP call to a zero-latency fake OpenAI server through the
+real `openai` client, saving the reply, running two tools (get_order + search_policies)
+through the executor, and saving their log rows, events and tool messages with the hand-over.
 
     .venv/bin/python bench/agent_overhead.py [--json] [--only postgresql|sqlite] [--raw]
 
@@ -62,7 +63,7 @@ def measure() -> dict:
     from tests.dbcost import DatabaseCost
     from tests.fakes.openai_server import FakeOpenAI, text_reply, tool_call, tool_reply
     from tickets.demo import seed_demo
-    from tickets.models import Ticket
+    from tickets.models import Ticket, TicketMessage
 
     test_db = connection.creation.create_test_db(verbosity=0, autoclobber=True)
     fake = FakeOpenAI().start()
@@ -85,6 +86,7 @@ def measure() -> dict:
     try:
         seed_demo()
         ticket = Ticket.objects.get(reference="TCK-1001")
+        thread = list(ticket.messages.values_list("pk", flat=True))
         user = get_user_model().objects.get(username="agent")
 
         def one_run(step) -> None:
@@ -97,6 +99,9 @@ def measure() -> dict:
                 run_id=run.pk, expected_version=outcome.version, owner=outcome.owner
             )
             assert outcome.kind == runtime.StepKind.FINISHED, outcome
+            # The answer the run posted to the ticket goes, so that every run reads the same
+            # thread (the peer's context does not grow from run to run either).
+            TicketMessage.objects.filter(ticket=ticket).exclude(pk__in=thread).delete()
 
         timings: list[float] = []
 
