@@ -343,6 +343,33 @@ def test_a_failed_write_in_its_own_transaction_is_rolled_back_whole(postgres, de
     assert not RunEvent.objects.filter(run=ctx.run).exists()
 
 
+def synchronous_commit() -> str:
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW synchronous_commit")
+        return cursor.fetchone()[0]
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("durable", [True, False])
+def test_only_a_write_that_need_not_wait_lets_its_transaction_commit_without_waiting(
+    postgres, demo, durable
+):
+    ctx = run_context()
+    where = held_run(ctx)
+
+    with transaction.atomic():
+        update_then_insert(
+            step_update(where),
+            inserts=step_rows(ctx, "call_one"),
+            relative={RunEvent: "seq"},
+            durable=durable,
+        )
+        assert synchronous_commit() == ("on" if durable else "off")
+
+    # The setting was that transaction's own
+    assert synchronous_commit() == "on"
+
+
 # --- Prepared statements (PostgreSQL) ---------------------------------------------------------
 
 SHOW_DATABASE_OPTIONS = (
@@ -379,7 +406,29 @@ def test_a_step_read_repeated_on_a_connection_is_prepared_once_on_the_server(pos
         (run,) = select(AgentRun, where={"pk": ctx.run.pk}, related=("ticket__order",))
 
     assert run.ticket.order is not None
+    assert any('FROM "agent_agentrun" t0' in statement for statement in prepared_statements())
+
+
+def prepared_statements() -> list[str]:
     with connection.cursor() as cursor:
         cursor.execute("SELECT statement FROM pg_prepared_statements")
-        prepared = [statement for (statement,) in cursor.fetchall()]
-    assert any('FROM "agent_agentrun" t0' in statement for statement in prepared)
+        return [statement for (statement,) in cursor.fetchall()]
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("durable", [True, False])
+def test_a_step_write_repeated_on_a_connection_is_prepared_once_on_the_server(
+    postgres, demo, durable
+):
+    if not connection.settings_dict["OPTIONS"].get("server_side_binding"):
+        pytest.skip("DATABASE_PREPARED_STATEMENTS=false")
+    ctx = run_context()
+    where = held_run(ctx)
+
+    for n in range(6):
+        message = AgentMessage(run=ctx.run, seq=n + 1, role="tool", tool_call_id=f"c{n}")
+        assert update_then_insert(step_update(where), inserts=[[message]], durable=durable) == (
+            7 + 2 * n
+        )
+
+    assert any(statement.startswith("WITH held AS") for statement in prepared_statements())
