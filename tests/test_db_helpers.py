@@ -4,8 +4,6 @@ aimed at, and go to PostgreSQL in one round trip; what it reads comes back as th
 it, related rows included."""
 
 import json
-import subprocess
-import sys
 from datetime import timedelta
 
 import pytest
@@ -24,7 +22,7 @@ from config.db import (
 )
 from orders.models import Order, OrderLine
 from tests.agent.runs import run_context
-from tests.api.test_debug_setting import BASE_DIR, clean_environment
+from tests.api.test_debug_setting import clean_environment, printed_by
 from tests.dbcost import DatabaseCost
 from tickets.models import TicketMessage
 
@@ -379,16 +377,8 @@ SHOW_DATABASE_OPTIONS = (
 
 
 def database_options(tmp_path, **env: str) -> dict:
-    done = subprocess.run(
-        [sys.executable, "-c", SHOW_DATABASE_OPTIONS],
-        cwd=BASE_DIR,
-        env=clean_environment(tmp_path, DATABASE_URL="postgres://desk@db.invalid/desk", **env),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
-    return json.loads(done.stdout)
+    environment = clean_environment(tmp_path, DATABASE_URL="postgres://desk@db.invalid/desk", **env)
+    return json.loads(printed_by(SHOW_DATABASE_OPTIONS, environment))
 
 
 def test_postgresql_prepares_repeated_statements_unless_told_not_to(tmp_path):

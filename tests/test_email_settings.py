@@ -2,13 +2,11 @@
 console otherwise, SMTP when pointed at a server."""
 
 import json
-import subprocess
-import sys
 
 from django.conf import settings
 
 from config import devserver
-from tests.api.test_debug_setting import BASE_DIR, clean_environment
+from tests.api.test_debug_setting import BASE_DIR, clean_environment, printed_by
 
 SHOW_EMAIL_SETTINGS = (
     "import json; from django.conf import settings as s; print(json.dumps({name: "
@@ -18,16 +16,7 @@ SHOW_EMAIL_SETTINGS = (
 
 
 def email_settings(env: dict[str, str]) -> dict:
-    result = subprocess.run(
-        [sys.executable, "-c", SHOW_EMAIL_SETTINGS],
-        cwd=BASE_DIR,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
-    return json.loads(result.stdout)
+    return json.loads(printed_by(SHOW_EMAIL_SETTINGS, env))
 
 
 def test_replies_go_to_the_console_when_email_url_is_unset(tmp_path):

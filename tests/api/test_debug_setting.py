@@ -38,9 +38,11 @@ def skip_if_dotenv_sets_debug() -> None:
         pytest.skip(".env sets DJANGO_DEBUG")
 
 
-def debug_setting(env: dict[str, str]) -> str:
+def printed_by(code: str, env: dict[str, str]) -> str:
+    """What `python -c code` prints, started in BASE_DIR with nothing but `env` (the settings
+    a process of its own reads from that environment)."""
     result = subprocess.run(
-        [sys.executable, "-c", "from django.conf import settings; print(settings.DEBUG)"],
+        [sys.executable, "-c", code],
         cwd=BASE_DIR,
         env=env,
         capture_output=True,
@@ -48,7 +50,11 @@ def debug_setting(env: dict[str, str]) -> str:
         timeout=60,
         check=True,
     )
-    return result.stdout.strip()
+    return result.stdout
+
+
+def debug_setting(env: dict[str, str]) -> str:
+    return printed_by("from django.conf import settings; print(settings.DEBUG)", env).strip()
 
 
 def test_it_turns_debug_off_when_django_debug_is_unset(tmp_path):
