@@ -38,7 +38,6 @@ class DatabaseCost:
         self._lock = threading.Lock()
         self._dirty: set[int] = set()
         self._no_wait: set[int] = set()
-        self._explicit: set[int] = set()
         self._backend: Any = None
 
     def __enter__(self) -> "DatabaseCost":
@@ -81,21 +80,12 @@ class DatabaseCost:
         with self._lock:
             self.queries += 1
             self.statements.append(sql)
-            # A write that sets its transaction's commit not to wait (config.db.NO_WAIT).
-            no_wait = statement.startswith("SET LOCAL SYNCHRONOUS_COMMIT TO OFF") or (
-                NO_WAIT.upper() in statement
-            )
-            if no_wait:
-                self._no_wait.add(id(db))
-            # A call that opens and commits its own transaction.
-            if statement == "BEGIN":
-                self._explicit.add(id(db))
-            elif statement in ("COMMIT", "ROLLBACK"):
-                self._explicit.discard(id(db))
-                self._ended(db, committed=statement == "COMMIT")
             if _writes(statement):
                 self._dirty.add(id(db))
-                if not (db.in_atomic_block or id(db) in self._explicit):
+                # A write that sets its transaction's commit not to wait (config.db.NO_WAIT).
+                if NO_WAIT.upper() in statement:
+                    self._no_wait.add(id(db))
+                if not db.in_atomic_block:
                     # Autocommit: the statement is its own transaction.
                     self._ended(db, committed=True)
 

@@ -386,17 +386,11 @@ def test_postgresql_prepares_repeated_statements_unless_told_not_to(tmp_path):
     assert database_options(tmp_path, DATABASE_PREPARED_STATEMENTS="false") == {}
 
 
-@pytest.mark.django_db(transaction=True)
-def test_a_step_read_repeated_on_a_connection_is_prepared_once_on_the_server(postgres, demo):
+@pytest.fixture
+def prepares():
+    """PostgreSQL with prepared statements on (DATABASE_PREPARED_STATEMENTS, the default)."""
     if not connection.settings_dict["OPTIONS"].get("server_side_binding"):
         pytest.skip("DATABASE_PREPARED_STATEMENTS=false")
-    ctx = run_context()
-
-    for _ in range(6):
-        (run,) = select(AgentRun, where={"pk": ctx.run.pk}, related=("ticket__order",))
-
-    assert run.ticket.order is not None
-    assert any('FROM "agent_agentrun" t0' in statement for statement in prepared_statements())
 
 
 def prepared_statements() -> list[str]:
@@ -406,12 +400,23 @@ def prepared_statements() -> list[str]:
 
 
 @pytest.mark.django_db(transaction=True)
+def test_a_step_read_repeated_on_a_connection_is_prepared_once_on_the_server(
+    postgres, prepares, demo
+):
+    ctx = run_context()
+
+    for _ in range(6):
+        (run,) = select(AgentRun, where={"pk": ctx.run.pk}, related=("ticket__order",))
+
+    assert run.ticket.order is not None
+    assert any('FROM "agent_agentrun" t0' in statement for statement in prepared_statements())
+
+
+@pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("durable", [True, False])
 def test_a_step_write_repeated_on_a_connection_is_prepared_once_on_the_server(
-    postgres, demo, durable
+    postgres, prepares, demo, durable
 ):
-    if not connection.settings_dict["OPTIONS"].get("server_side_binding"):
-        pytest.skip("DATABASE_PREPARED_STATEMENTS=false")
     ctx = run_context()
     where = held_run(ctx)
 
