@@ -12,7 +12,8 @@ On the path where the model only reads, a step commits twice: the model's reply 
 calls, before any tool runs, and then the results with their log rows, events and the hand-
 over. A tool's result is saved before the next tool starts (on PostgreSQL without waiting
 for the disk: the last write is the durable one), so a worker killed mid-step repeats at
-most the call it was in. Model and tool calls run on the process's call threads
+most the call it was in; only between quick lookups in the desk's database (Tool.quick) is
+the cancel flag read instead, and such a worker repeats those lookups too. Model and tool calls run on the process's call threads
 (agent/pool.py), which keep their database connections; while one is in flight the step
 renews its lease every third of AGENT_LEASE_SECONDS.
 """
@@ -628,15 +629,24 @@ class Step:
     ) -> StepOutcome:
         """Run every (position in the reply, call), in order, one tool message per call id.
         `announced`: their tool_call.started events are saved already. Before a tool starts,
-        the results before it are saved, in a write that also checks the cancel flag; once
-        it is set, the remaining calls are logged as cancelled without running."""
+        the results before it are saved, in a write that also checks the cancel flag, unless
+        they and it are quick lookups (Tool.quick): then the flag is read. Once it is set, the
+        remaining calls are logged as cancelled without running."""
         write = write if write is not None else StepWrite()
+        unsaved_are_quick = True
         for position, call in calls:
-            writes = self.is_write_tool(call)
+            tool = get_tool(call["function"]["name"])
+            writes = tool is not None and tool.kind == ToolKind.WRITE
+            quick = tool is not None and tool.quick
             if not self.checks.is_cancelled and (write or writes):
-                # A write tool gets a durable check right before it; results of read tools
-                # only need to outlive the worker until the step's last write.
-                write = self.save_before_tool(write, durable=writes)
+                if quick and unsaved_are_quick:
+                    self.check_cancel()
+                else:
+                    # A write tool gets a durable check right before it; results of read
+                    # tools only need to outlive the worker until the step's last write.
+                    write = self.save_before_tool(write, durable=writes)
+                    unsaved_are_quick = True
+            unsaved_are_quick = unsaved_are_quick and quick
             if not announced and not self.checks.is_cancelled:
                 write.event("tool_call.started", self.started_event(call))
             with log_context(tool_call_id=call["id"]):
@@ -665,10 +675,13 @@ class Step:
         )
         return StepOutcome(StepKind.CONTINUE, version=self.run.version, owner=next_owner)
 
-    @staticmethod
-    def is_write_tool(call: dict) -> bool:
-        tool = get_tool(call["function"]["name"])
-        return tool is not None and tool.kind == ToolKind.WRITE
+    def check_cancel(self) -> None:
+        """Read the cancel flag where no write comes before the next tool (DESIGN §7: it is
+        checked before every tool call). Raises LeaseLost when the run is gone."""
+        cancelled = services.run_cancel_flag(run=self.run, owner=self.owner)
+        if cancelled is None:
+            raise LeaseLost
+        self.checks.is_cancelled = cancelled
 
     def save_before_tool(self, write: StepWrite, *, durable: bool) -> StepWrite:
         """Save what the step has before the next tool starts. Returns what it carries on

@@ -23,7 +23,7 @@ from agent.prompts import PROMPT_VERSION
 from agent.tools import TOOLS_VERSION
 from agent.transitions import ACTIVE_STATUSES, run_event_append, run_transition
 from config.celery import enqueue_on_commit
-from config.db import Batch, Update, select, update_returning, update_then_insert
+from config.db import Batch, Update, select, select_values, update_returning, update_then_insert
 from config.errors import ApplicationError, Conflict, Forbidden, RateLimited, wait_in_words
 from config.roles import is_supervisor, support_role
 from tickets.models import Ticket, TicketMessage
@@ -173,10 +173,19 @@ def _step_save_portably(run: AgentRun, write: StepWrite, update: Update) -> bool
 def run_cancel_stops(*, run: AgentRun, owner: str) -> bool:
     """Whether the step of `owner` still holds `run` and is to stop because a cancel was
     requested (False: it lost the run)."""
-    held = AgentRun.objects.filter(
-        pk=run.pk, lease_owner=owner, version=run.version, status__in=ACTIVE_STATUSES
+    return bool(run_cancel_flag(run=run, owner=owner))
+
+
+def run_cancel_flag(*, run: AgentRun, owner: str) -> bool | None:
+    """The run's cancel flag while the step of `owner` holds it at the version it last wrote
+    (None: it lost the run). One read, for a check that no write of the step makes."""
+    rows = select_values(
+        AgentRun,
+        ["cancel_requested"],
+        where={"pk": run.pk, "lease_owner": owner, "version": run.version},
+        where_in={"status": ACTIVE_STATUSES},
     )
-    return bool(held.values_list("cancel_requested", flat=True).first())
+    return rows[0][0] if rows else None
 
 
 def run_held(*, run_id: uuid.UUID | str, owner: str, version: int) -> AgentRun | None:

@@ -105,6 +105,10 @@ class Tool:
     # Called with the log row of a successful call, in the transaction that writes it: a
     # handler runs before its row exists, so links to the row are made here.
     after_logged: Callable[[ToolCallLog], None] | None = None
+    # A lookup in this database that changes nothing and answers in milliseconds. A step
+    # saves its result with whatever it writes next, not before the next quick lookup starts:
+    # a worker that dies in between costs a repeat of the lookup (agent/runtime.py).
+    quick: bool = False
 
     def schema(self) -> dict:
         function: dict[str, object] = {
@@ -478,8 +482,8 @@ ONE_ORDER = _arguments({"order_id": ORDER_ID}, required=("order_id",))
 
 
 def _read_tool(**declaration) -> Tool:
-    """A lookup every support role may make."""
-    return Tool(kind=ToolKind.READ, roles=SUPPORT_ROLES, **declaration)
+    """A quick lookup in the desk's database that every support role may make."""
+    return Tool(kind=ToolKind.READ, roles=SUPPORT_ROLES, quick=True, **declaration)
 
 
 TOOLS: tuple[Tool, ...] = (

@@ -80,8 +80,9 @@ def schema(name: str) -> dict:
 
 
 @contextmanager
-def probe_tool(name: str, body=None):
-    """A read tool whose calls are counted; `body(calls)` runs inside the handler."""
+def probe_tool(name: str, body=None, *, quick: bool = False):
+    """A read tool whose calls are counted; `body(calls)` runs inside the handler. `quick`:
+    declared a quick lookup (Tool.quick)."""
     calls: list[dict] = []
     lock = threading.Lock()
 
@@ -99,6 +100,7 @@ def probe_tool(name: str, body=None):
         handler=handler,
         kind=ToolKind.READ,
         roles=SUPPORT_ROLES,
+        quick=quick,
     )
     with registered_tool(tool):
         yield calls

@@ -343,8 +343,9 @@ def test_a_half_answered_step_runs_only_the_calls_without_a_result(demo, fake_op
     assert fake_openai.requests == []
 
 
+@pytest.mark.parametrize("quick", [False, True], ids=["saved-between", "quick-lookups"])
 def test_cancel_during_a_step_stops_before_the_next_tool_and_the_model_is_not_called_again(
-    demo, fake_openai, agent_user
+    demo, fake_openai, agent_user, quick
 ):
     # Given a model asking for two tools, and a cancel arriving while the first one runs
     run = start_run()
@@ -352,7 +353,10 @@ def test_cancel_during_a_step_stops_before_the_next_tool_and_the_model_is_not_ca
     def cancel_now(calls):
         services.run_request_cancel(run=AgentRun.objects.get(pk=run.pk), user=run.started_by)
 
-    with probe_tool("probe_first", body=cancel_now) as first, probe_tool("probe_second") as second:
+    with (
+        probe_tool("probe_first", body=cancel_now, quick=quick) as first,
+        probe_tool("probe_second", quick=quick) as second,
+    ):
         fake_openai.enqueue(
             tool_reply(
                 tool_call("probe_first", {}, call_id="call_1"),
@@ -373,6 +377,37 @@ def test_cancel_during_a_step_stops_before_the_next_tool_and_the_model_is_not_ca
     # and a later delivery does not call the model
     assert runtime.advance(run_id=run.pk).kind == runtime.StepKind.SKIPPED
     assert len(fake_openai.requests) == 1
+
+
+@pytest.mark.parametrize(
+    ("first_quick", "second_quick", "saved_before_second"),
+    [(False, False, 1), (False, True, 1), (True, False, 1), (True, True, 0)],
+)
+def test_a_result_is_saved_before_the_next_tool_starts_unless_both_are_quick_lookups(
+    demo, fake_openai, first_quick, second_quick, saved_before_second
+):
+    run = start_run()
+    saved = []
+
+    def count_saved(calls):
+        saved.append(ToolCallLog.objects.filter(run=run).count())
+
+    with (
+        probe_tool("probe_first", quick=first_quick),
+        probe_tool("probe_second", body=count_saved, quick=second_quick),
+    ):
+        fake_openai.enqueue(
+            tool_reply(
+                tool_call("probe_first", {}, call_id="call_1"),
+                tool_call("probe_second", {}, call_id="call_2"),
+            ),
+            text_reply("Done."),
+        )
+        drive(run)
+
+    assert saved == [saved_before_second]
+    assert run.status == "completed"
+    assert ToolCallLog.objects.filter(run=run).count() == 2
 
 
 def test_a_queued_run_cancelled_before_its_first_step_never_calls_the_model(demo, fake_openai):

@@ -116,3 +116,61 @@ def test_a_worker_killed_mid_tool_is_resumed_without_a_second_model_call(
     ]
     run.refresh_from_db()
     assert (run.status, run.final_answer, run.step_count) == ("completed", "Both probes ran.", 2)
+
+
+def test_a_worker_killed_between_quick_lookups_repeats_them_without_a_second_model_call(
+    demo, fake_openai, tmp_path
+):
+    # Given a model that asks for two quick lookups at once, the second of which blocks
+    (tmp_path / "block").touch()
+    fake_openai.enqueue(
+        tool_reply(
+            tool_call("quick_counted_probe", {}, call_id="call_counted"),
+            tool_call("quick_blocking_probe", {}, call_id="call_blocking"),
+        ),
+        text_reply("Both lookups ran."),
+    )
+    env = {
+        **fake_openai.worker_env,
+        "PROBE_DIR": str(tmp_path),
+        "AGENT_LEASE_SECONDS": "3",
+        "TOOL_TIMEOUT_S": "4",
+    }
+    first = worker(env, "doomed-worker")
+    run = start_run("Look both up.")
+
+    # When the worker is killed while the second lookup runs
+    wait_for(lambda: (tmp_path / "blocking_started").exists(), what="the blocking lookup")
+    first.kill()
+    first.stop()
+    (tmp_path / "block").unlink()
+    # the first lookup's result was to be saved with the step's next write, which never came
+    assert len(fake_openai.requests) == 1
+    assert not ToolCallLog.objects.filter(run=run).exists()
+    wait_for(
+        lambda: AgentRun.objects.get(pk=run.pk).lease_expires_at < timezone.now(),
+        timeout=15,
+        what="the lease to expire",
+    )
+    second = worker(env, "rescue-worker")
+    try:
+        assert resume_stalled_runs() == 1
+        wait_for(lambda: run_status(run.pk) == "completed", what="the resumed run")
+    finally:
+        second.stop()
+
+    # Then the resumed step repeated both lookups (and only them): each call has one log row,
+    # and the model was not asked again for the step that died
+    assert (tmp_path / "counted_probe").read_text().count("x") == 2
+    assert (tmp_path / "blocking_finished").read_text().count("x") == 1
+    assert sorted(ToolCallLog.objects.filter(run=run).values_list("tool_call_id", flat=True)) == [
+        "call_blocking",
+        "call_counted",
+    ]
+    assert len(fake_openai.requests) == 2
+    assert [m["tool_call_id"] for m in fake_openai.tool_messages(1)] == [
+        "call_counted",
+        "call_blocking",
+    ]
+    run.refresh_from_db()
+    assert (run.status, run.final_answer, run.step_count) == ("completed", "Both lookups ran.", 2)

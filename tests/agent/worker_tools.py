@@ -35,15 +35,20 @@ def blocking_probe(ctx, args) -> dict:
 
 _registrations = contextlib.ExitStack()
 for _handler in (counted_probe, blocking_probe):
-    _registrations.enter_context(
-        registered_tool(
-            Tool(
-                name=_handler.__name__,
-                description=f"Test probe {_handler.__name__}.",
-                parameters=NO_ARGUMENTS,
-                handler=_handler,
-                kind=ToolKind.READ,
-                roles=SUPPORT_ROLES,
+    # quick_counted_probe and quick_blocking_probe are the same bodies declared quick lookups
+    # (Tool.quick): a step saves their results only with its next write.
+    for _quick in (False, True):
+        _name = f"quick_{_handler.__name__}" if _quick else _handler.__name__
+        _registrations.enter_context(
+            registered_tool(
+                Tool(
+                    name=_name,
+                    description=f"Test probe {_name}.",
+                    parameters=NO_ARGUMENTS,
+                    handler=_handler,
+                    kind=ToolKind.READ,
+                    roles=SUPPORT_ROLES,
+                    quick=_quick,
+                )
             )
         )
-    )
