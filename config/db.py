@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from django.db import connection, models
+from django.db import DEFAULT_DB_ALIAS, connection, connections, models
+from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models.fields.related import ForeignKey
 from psycopg import ClientCursor
 
@@ -41,17 +42,8 @@ class Batch:
         model = type(objs[0])
         fields = _insert_fields(model)
         row = "(" + ", ".join(["%s"] * len(fields)) + ")"
-        self.add(
-            _insert_sql(model) + ", ".join([row] * len(objs)),
-            [
-                field.get_db_prep_save(field.pre_save(obj, add=True), connection)
-                for obj in objs
-                for field in fields
-            ],
-        )
-        for obj in objs:
-            obj._state.adding = False
-            obj._state.db = connection.alias
+        self.add(_insert_sql(model) + ", ".join([row] * len(objs)), _insert_params(objs, fields))
+        _saved(objs)
 
     def run(self) -> None:
         if not self.statements:
@@ -97,6 +89,31 @@ def _insert_sql(model: type[models.Model]) -> str:
     return f"INSERT INTO {quote(model._meta.db_table)} ({columns}) VALUES "  # noqa: S608
 
 
+def _this_thread() -> BaseDatabaseWrapper:
+    """This thread's connection itself: every attribute of `connection`, a proxy, is looked up
+    in a thread-local first, and preparing a write's values reads a few for each value."""
+    return connections[DEFAULT_DB_ALIAS]
+
+
+def _insert_params(objs: Sequence[models.Model], fields: Sequence[models.Field]) -> list:
+    """The values of `objs` for an INSERT of `fields`, row after row, as the fields prepare
+    them (with `auto_now_add` times set on the instances, as `bulk_create` does)."""
+    here = _this_thread()
+    return [
+        field.get_db_prep_save(field.pre_save(obj, add=True), here)
+        for obj in objs
+        for field in fields
+    ]
+
+
+def _saved(objs: Iterable[models.Model]) -> None:
+    alias = connection.alias
+    for obj in objs:
+        obj._state.adding = False
+        obj._state.db = alias
+
+
+@cache
 def _column(model: type[models.Model], name: str) -> tuple[models.Field, str]:
     """The field `name` of `model` ("pk", a field's name or attname) and its quoted column."""
     field = model._meta.pk if name == "pk" else model._meta.get_field(name)
@@ -114,14 +131,15 @@ def _conditions(
     """`where` (field = value) and `where_in` (field IN values) as SQL conditions on `model`'s
     table (`alias`, when it is named), with their prepared parameters."""
     prefix = f"{alias}." if alias else ""
+    here = _this_thread()
     conditions, params = [], []
     for name, value in where.items():
         field, col = _column(model, name)
         conditions.append(f"{prefix}{col} = %s")
-        params.append(field.get_db_prep_value(value, connection))
+        params.append(field.get_db_prep_value(value, here))
     for name, allowed in (where_in or {}).items():
         field, col = _column(model, name)
-        prepared = [field.get_db_prep_value(value, connection) for value in allowed]
+        prepared = [field.get_db_prep_value(value, here) for value in allowed]
         conditions.append(f"{prefix}{col} IN ({', '.join(['%s'] * len(prepared))})")
         params.extend(prepared)
     return conditions, params
@@ -141,11 +159,12 @@ class Update:
     add: Mapping[str, int] | None = None
 
     def sql(self) -> tuple[str, list]:
+        here = _this_thread()
         assignments, params = [], []
         for name, value in (self.values or {}).items():
             field, col = _column(self.model, name)
             assignments.append(f"{col} = %s")
-            params.append(field.get_db_prep_save(value, connection))
+            params.append(field.get_db_prep_save(value, here))
         for name, amount in (self.add or {}).items():
             _, col = _column(self.model, name)
             assignments.append(f"{col} = {col} + %s")
@@ -213,9 +232,7 @@ def update_then_insert(
         cursor.execute(statement, params)
         rows = cursor.fetchall()
     for group in inserts:
-        for obj in group:
-            obj._state.adding = False
-            obj._state.db = connection.alias
+        _saved(group)
     return rows[0][0] if rows else None
 
 
@@ -232,13 +249,7 @@ def _insert_select(objs: Sequence[models.Model], *, relative: str, base: str) ->
     model = type(objs[0])
     fields = _insert_fields(model)
     before, row, after = _insert_select_sql(model, relative, base)
-    sql = before + ", ".join([row] * len(objs)) + after
-    params = [
-        field.get_db_prep_save(field.pre_save(obj, add=True), connection)
-        for obj in objs
-        for field in fields
-    ]
-    return sql, params
+    return before + ", ".join([row] * len(objs)) + after, _insert_params(objs, fields)
 
 
 @cache
@@ -434,10 +445,11 @@ def _rows(model, related, only, where, where_in, order_by, limit) -> list[tuple]
 
 
 def _converted(reader: _Reader, values: Sequence) -> list:
+    here = _this_thread()
     converted = list(values)
     for index, (col, converters) in enumerate(reader.converters):
         for converter in converters:
-            converted[index] = converter(converted[index], col, connection)
+            converted[index] = converter(converted[index], col, here)
     return converted
 
 
