@@ -13,9 +13,10 @@ calls, before any tool runs, and then the results with their log rows, events an
 over. A tool's result is saved before the next tool starts (on PostgreSQL without waiting
 for the disk: the last write is the durable one), so a worker killed mid-step repeats at
 most the call it was in; only between quick lookups in the desk's database (Tool.quick) is
-the cancel flag read instead, and such a worker repeats those lookups too. Model and tool calls run on the process's call threads
-(agent/pool.py), which keep their database connections; while one is in flight the step
-renews its lease every third of AGENT_LEASE_SECONDS.
+the cancel flag read instead, and such a worker repeats those lookups too. Model and tool
+calls run on the process's call threads (agent/pool.py), which keep their database
+connections; while one is in flight the step renews its lease every third of
+AGENT_LEASE_SECONDS.
 """
 
 import functools
