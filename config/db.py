@@ -11,27 +11,19 @@ fields' converters, on every backend.
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
 
 from django.db import DEFAULT_DB_ALIAS, connection, connections, models
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models.fields.related import ForeignKey
-from psycopg import ClientCursor
-
-# Between the statements of a batch sent in one call.
-STATEMENT_SEPARATOR = ";\n"
 
 
 class Batch:
-    """Statements sent together: in one round trip on PostgreSQL, whose client-side binding
-    cursors (Django's default) take several statements at once; one by one elsewhere. For
-    writes whose results are not read, inside the caller's transaction."""
+    """INSERTs of unsaved instances, as `bulk_create` makes them without its compiler, run one
+    after the other inside the caller's transaction (SQLite's step write: on PostgreSQL a
+    step's write is one statement, `update_then_insert`)."""
 
     def __init__(self):
         self.statements: list[tuple[str, list]] = []
-
-    def add(self, sql: str, params: Sequence = ()) -> None:
-        self.statements.append((sql, list(params)))
 
     def insert(self, objs: Sequence[models.Model]) -> None:
         """INSERT unsaved instances of one model in one statement, as `bulk_create` does
@@ -42,34 +34,15 @@ class Batch:
         model = type(objs[0])
         fields = _insert_fields(model)
         row = "(" + ", ".join(["%s"] * len(fields)) + ")"
-        self.add(_insert_sql(model) + ", ".join([row] * len(objs)), _insert_params(objs, fields))
+        sql = _insert_sql(model) + ", ".join([row] * len(objs))
+        self.statements.append((sql, _insert_params(objs, fields)))
         _saved(objs)
 
     def run(self) -> None:
-        if not self.statements:
-            return
-        with several_statements_cursor() as cursor:
-            if connection.vendor == "postgresql":
-                cursor.execute(
-                    STATEMENT_SEPARATOR.join(sql for sql, _ in self.statements),
-                    [param for _, params in self.statements for param in params],
-                )
-            else:
-                for sql, params in self.statements:
-                    cursor.execute(sql, params)
+        with connection.cursor() as cursor:
+            for sql, params in self.statements:
+                cursor.execute(sql, params)
         self.statements.clear()
-
-
-def several_statements_cursor():
-    """A cursor that takes several statements, with their parameters, in one call: Django's
-    own, unless it binds parameters on the server (for prepared statements, config/settings.py),
-    which takes one statement a call; then a client-side binding one on the same connection."""
-    if connection.settings_dict["OPTIONS"].get("server_side_binding") is not True:
-        return connection.cursor()
-    connection.ensure_connection()
-    connection.validate_thread_sharing()
-    client_side: Any = ClientCursor(connection.connection)
-    return connection.make_cursor(client_side)
 
 
 @cache

@@ -19,7 +19,7 @@ from django.db import connections
 from django.db.backends.signals import connection_created
 from django.db.backends.utils import CursorWrapper as _CursorWrapper
 
-from config.db import NO_WAIT, STATEMENT_SEPARATOR
+from config.db import NO_WAIT
 
 WRITES = ("INSERT", "UPDATE", "DELETE")
 # Patched by name: their private hooks are not in the type stubs.
@@ -29,7 +29,7 @@ CursorWrapper: Any = _CursorWrapper
 class DatabaseCost:
     def __init__(self):
         self.queries = 0
-        # Calls to the database: a batch (config.db.Batch) is one, whatever it holds.
+        # Calls to the database, each one statement.
         self.round_trips = 0
         self.commits = 0
         self.async_commits = 0
@@ -69,15 +69,9 @@ class DatabaseCost:
             self.connections += 1
 
     def _statement(self, db, sql: str) -> None:
-        # A batch (config.db.Batch) sends several statements in one call: each counts.
-        with self._lock:
-            self.round_trips += 1
-        for statement in sql.split(STATEMENT_SEPARATOR):
-            self._count(db, statement)
-
-    def _count(self, db, sql: str) -> None:
         statement = sql.strip().upper()
         with self._lock:
+            self.round_trips += 1
             self.queries += 1
             self.statements.append(sql)
             if _writes(statement):

@@ -155,19 +155,6 @@ def test_update_returning_returns_none_and_changes_nothing_when_no_row_matches(d
     assert AgentRun.objects.get(pk=ctx.run.pk).version == ctx.run.version
 
 
-def test_a_batch_reaches_postgresql_in_one_round_trip(postgres, demo):
-    ctx = run_context()
-    batch = Batch()
-    batch.insert([RunEvent(run=ctx.run, seq=1, type="model.started")])
-    batch.insert([AgentMessage(run=ctx.run, seq=1, role="assistant")])
-    batch.add("SELECT pg_notify(%s, %s)", ["desk_test", "hello"])
-    with transaction.atomic(), DatabaseCost() as cost:
-        batch.run()
-    assert (cost.round_trips, cost.queries) == (1, 3)
-    assert RunEvent.objects.filter(run=ctx.run).count() == 1
-    assert AgentMessage.objects.filter(run=ctx.run).count() == 1
-
-
 def fields_of(instance) -> dict:
     return {field.attname: getattr(instance, field.attname) for field in instance._meta.fields}
 
