@@ -217,7 +217,7 @@ def get_order(db: psycopg.Connection, customer_id: int, args: dict) -> dict:
 # a bonus when every word does. The desk also drops stop words; this bench's queries have none.
 SEARCH_SQL = """
 WITH q AS (SELECT {any_word} AS any_word, websearch_to_tsquery('english', %s) AS every_word),
-docs AS (
+docs AS MATERIALIZED (
   SELECT c.ref, c.title, c.text, v.version, v.effective_from, p.slug, p.title AS policy_title,
          setweight(to_tsvector('english', COALESCE(c.title, '')), 'A')
          || setweight(to_tsvector('english', COALESCE(c.text, '')), 'B') AS document

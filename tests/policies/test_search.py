@@ -2,6 +2,7 @@
 elsewhere. Both must rank the clause a support agent means first."""
 
 import datetime
+import json
 
 import pytest
 
@@ -155,3 +156,26 @@ def test_it_uses_stemming_on_postgresql(postgres):
     # "categories" and "category" share the English stem; "refundable" matches the title.
     assert refs(search_clauses("categories refundable"))[0] == "R-3"
     assert refs(search_clauses("approving reviewers"))[0] == "R-6"
+
+
+def test_postgresql_builds_each_clause_document_once_per_search(postgres):
+    from django.db import connection
+
+    from policies.selectors import SEARCH_CONFIG, SEARCH_SQL
+
+    # The plan computes to_tsvector for the title and the text once, in the clauses' scan;
+    # an inlined CTE computed them again for the filter and for the rank.
+    sql = SEARCH_SQL.format(any_word="websearch_to_tsquery(%(config)s::regconfig, %(query)s)")
+    params = {
+        "config": SEARCH_CONFIG,
+        "query": "refund window",
+        "published": PolicyVersion.Status.PUBLISHED.value,
+        "all_terms_bonus": 1.0,
+        "ref_match_bonus": 1.0,
+        "refs": [],
+        "limit": 5,
+    }
+    with connection.cursor() as cursor:
+        cursor.execute(f"EXPLAIN (VERBOSE, FORMAT JSON) {sql}", params)
+        plan = json.dumps(cursor.fetchone()[0])
+    assert plan.count("to_tsvector(") == 2
