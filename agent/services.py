@@ -124,7 +124,7 @@ def run_step_save(
     else:
         saved = _step_save_portably(run, write, update)
     if not saved:
-        raise StepInterrupted(cancelled=run_cancel_stops(run=run, owner=owner))
+        raise StepInterrupted(cancelled=bool(run_cancel_flag(run=run, owner=owner)))
     run.version += 1
 
 
@@ -168,12 +168,6 @@ def _step_save_portably(run: AgentRun, write: StepWrite, update: Update) -> bool
         batch.insert(write.logs)
         batch.run()
     return True
-
-
-def run_cancel_stops(*, run: AgentRun, owner: str) -> bool:
-    """Whether the step of `owner` still holds `run` and is to stop because a cancel was
-    requested (False: it lost the run)."""
-    return bool(run_cancel_flag(run=run, owner=owner))
 
 
 def run_cancel_flag(*, run: AgentRun, owner: str) -> bool | None:
