@@ -11,7 +11,10 @@ The state lives in the "ops" cache (config/settings.py): Redis when REDIS_URL is
 files beside the embedded broker's. Both are seen by every process, which is the point; a
 count lost to a race between two processes only delays the opening by a failure. A cache that
 cannot be reached lets calls through: the breaker protects the provider, it must never be why
-the desk stops answering.
+the desk stops answering. A step asks its breaker first (`wait_s`) and tells it how its call
+went: when that first look found no failures, a success has nothing to clear and reads
+nothing more (a failure another process records in between then counts, as a lost race
+would, one failure early).
 """
 
 import hashlib
@@ -51,6 +54,8 @@ class ModelBreaker:
         self.failures_key = f"llm-breaker:{digest}:failures"
         self.open_key = f"llm-breaker:{digest}:open-until"
         self.probe_key = f"llm-breaker:{digest}:probe"
+        # The failures `wait_s` found (None: it has not looked, or the cache did not answer).
+        self.failures_seen: int | None = None
 
     @classmethod
     def for_provider(cls, provider) -> "ModelBreaker":
@@ -76,7 +81,8 @@ class ModelBreaker:
             return 0.0
 
     def _wait_s(self, cache) -> float:
-        if int(cache.get(self.failures_key) or 0) < settings.LLM_BREAKER_THRESHOLD:
+        self.failures_seen = int(cache.get(self.failures_key) or 0)
+        if self.failures_seen < settings.LLM_BREAKER_THRESHOLD:
             return 0.0
         open_until = cache.get(self.open_key)
         if open_until is not None and open_until > time.time():
@@ -89,6 +95,8 @@ class ModelBreaker:
 
     # --- recording -------------------------------------------------------------------------
     def record_success(self) -> None:
+        if self.failures_seen == 0:
+            return
         try:
             cache = _cache()
             failures = int(cache.get(self.failures_key) or 0)

@@ -16,6 +16,7 @@ from email.utils import format_datetime
 
 import pytest
 from django.conf import settings as django_settings
+from django.core.cache import caches
 from django.utils import timezone
 
 from agent import runtime
@@ -262,6 +263,39 @@ def test_a_failed_probe_after_the_cool_down_opens_the_breaker_again(
     assert len(fake_openai.requests) == 6
 
     assert 28 <= breaker.wait_s() <= 30
+
+
+def test_a_success_after_failures_below_the_threshold_clears_them(demo, fake_openai, breaker):
+    fake_openai.enqueue(error_body(500, "upstream down"), text_reply("Paid 129.00."))
+    run = start_run()
+    assert step(run).kind == runtime.StepKind.RETRY
+    assert breaker.failures() == 1
+
+    drive(run)
+
+    assert run.status == "completed"
+    assert breaker.failures() == 0
+
+
+def test_a_step_whose_breaker_found_no_failures_reads_the_ops_cache_once(
+    demo, fake_openai, breaker, monkeypatch
+):
+    """The step's own look before the call tells the success there is nothing to clear."""
+    ops = caches["ops"]
+    reads: list[str] = []
+
+    def counted_get(key, *args, **kwargs):
+        reads.append(key)
+        return type(ops).get(ops, key, *args, **kwargs)
+
+    monkeypatch.setattr(ops, "get", counted_get)
+    fake_openai.enqueue(text_reply("Paid 129.00."))
+
+    run = start_run()
+    assert step(run).kind == runtime.StepKind.FINISHED
+
+    assert reads == [breaker.failures_key]
+    assert breaker.failures() == 0
 
 
 # --- context length --------------------------------------------------------------------------
