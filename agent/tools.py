@@ -30,8 +30,8 @@ from config.roles import Role
 from orders.models import Order
 from orders.selectors import (
     customer_order,
+    customer_order_summary,
     customer_orders,
-    order_summary,
     orders_after,
     refundable_after,
     refundable_balance,
@@ -147,8 +147,10 @@ def _scoped_order(ctx: ToolContext, order_id: str) -> Order:
 
 
 def get_order(ctx: ToolContext, args: dict) -> dict:
-    order = _scoped_order(ctx, args["order_id"])
-    summary = order_summary(order)
+    summary = customer_order_summary(customer=ctx.customer, order_id=args["order_id"])
+    if summary is None:
+        raise order_not_found()
+    order = summary.order
     return {
         "order_id": order.order_id,
         "status": order.status,

@@ -11,10 +11,13 @@ fields' converters, on every backend.
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
+from typing import TypeVar
 
 from django.db import DEFAULT_DB_ALIAS, connection, connections, models
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models.fields.related import ForeignKey
+
+M = TypeVar("M", bound=models.Model)
 
 
 class Batch:
@@ -399,6 +402,20 @@ def select_values(
     rows = _rows(model, (), only, where, where_in or {}, order_by, limit)
     reader = _reader(_tables(model, (), only)[0])
     return [tuple(_converted(reader, row)) for row in rows]
+
+
+def row_columns(model: type[models.Model], alias: str) -> list[str]:
+    """The quoted columns of `model`'s fields on table `alias`, for hand-written SQL, in the
+    order `instance_from_row` takes their values."""
+    quote = connection.ops.quote_name
+    return [f"{alias}.{quote(field.column or '')}" for field in _Table(model, alias).fields]
+
+
+def instance_from_row(model: type[M], values: Sequence) -> M:
+    """An instance of `model` from a row's values of `row_columns`, converted as `select`
+    converts them."""
+    reader = _reader(_Table(model, "t0"))
+    return model.from_db(connection.alias, reader.attnames, _converted(reader, values))
 
 
 def _rows(model, related, only, where, where_in, order_by, limit) -> list[tuple]:

@@ -60,6 +60,15 @@ def test_it_describes_an_order_of_the_ticket_customer(demo):
     assert result["delivered_at"].endswith("+00:00")
 
 
+def test_it_reads_the_order_in_one_query(demo, django_assert_num_queries):
+    ctx = run_context(reference="TCK-1002")
+
+    with django_assert_num_queries(1):
+        result = tools.get_order(ctx, {"order_id": "202610180099"})
+
+    assert result["lines"] and result["refunded"] == "200.00"
+
+
 def test_it_counts_refunds_already_made_against_the_balance(demo):
     ctx = run_context(reference="TCK-1002")
 
