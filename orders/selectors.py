@@ -87,6 +87,17 @@ def order_summary(order: Order) -> OrderSummary:
     )
 
 
+# --- One customer's orders --------------------------------------------------------------------
+# The assistant's tools pass the run's customer (from the RunContext), never one from tool
+# arguments.
+
+
+def customer_order(*, customer: Customer, order_id: str) -> Order | None:
+    # get_refund_status and create_refund ask this: config.db.select skips the ORM's compiler.
+    orders = select(Order, where={"customer_id": customer.pk, "order_id": order_id})
+    return orders[0] if orders else None
+
+
 def customer_order_summary(*, customer: Customer, order_id: str) -> OrderSummary | None:
     """`order_summary` of the customer's order `order_id` (None: they have no order by that
     number), read in one query: every get_order asks for it, and the order, its lines and its
@@ -139,17 +150,6 @@ def _summary_sql() -> str:
         f" WHERE o.{column(Order, 'customer')} = %s AND o.{column(Order, 'order_id')} = %s"
         f" ORDER BY l.{column(OrderLine, 'id')}"
     )
-
-
-# --- One customer's orders --------------------------------------------------------------------
-# The assistant's tools pass the run's customer (from the RunContext), never one from tool
-# arguments.
-
-
-def customer_order(*, customer: Customer, order_id: str) -> Order | None:
-    # Every get_order and create_refund asks this: config.db.select skips the ORM's compiler.
-    orders = select(Order, where={"customer_id": customer.pk, "order_id": order_id})
-    return orders[0] if orders else None
 
 
 def customer_orders(*, customer: Customer, status: str | None = None) -> QuerySet[Order]:
