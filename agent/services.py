@@ -23,7 +23,7 @@ from agent.prompts import PROMPT_VERSION
 from agent.tools import TOOLS_VERSION
 from agent.transitions import ACTIVE_STATUSES, run_event_append, run_transition
 from config.celery import enqueue_on_commit
-from config.db import Batch, Update, select, select_values, update_returning, update_then_insert
+from config.db import Update, insert, select, select_values, update_returning, update_then_insert
 from config.errors import ApplicationError, Conflict, Forbidden, RateLimited, wait_in_words
 from config.roles import is_supervisor, support_role
 from tickets.models import Ticket, TicketMessage
@@ -154,19 +154,17 @@ def _step_save_portably(run: AgentRun, write: StepWrite, update: Update) -> bool
         seq = update_returning(update)
         if seq is None:
             return False
-        batch = Batch()
         if write.events:
             first = seq - len(write.events) + 1
-            batch.insert(
+            insert(
                 [
                     RunEvent(run=run, seq=first + offset, type=type, data=data)
                     for offset, (type, data) in enumerate(write.events)
                 ]
             )
             announce_events(run_id=run.pk, seq=seq)
-        batch.insert(write.messages)
-        batch.insert(write.logs)
-        batch.run()
+        insert(write.messages)
+        insert(write.logs)
     return True
 
 

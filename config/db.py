@@ -20,32 +20,21 @@ from django.db.models.fields.related import ForeignKey
 M = TypeVar("M", bound=models.Model)
 
 
-class Batch:
-    """INSERTs of unsaved instances, as `bulk_create` makes them without its compiler, run one
-    after the other inside the caller's transaction (SQLite's step write: on PostgreSQL a
-    step's write is one statement, `update_then_insert`)."""
-
-    def __init__(self):
-        self.statements: list[tuple[str, list]] = []
-
-    def insert(self, objs: Sequence[models.Model]) -> None:
-        """INSERT unsaved instances of one model in one statement, as `bulk_create` does
-        with their defaults and `auto_now_add` times (their primary keys are not read back).
-        """
-        if not objs:
-            return
-        model = type(objs[0])
-        fields = _insert_fields(model)
-        row = "(" + ", ".join(["%s"] * len(fields)) + ")"
-        sql = _insert_sql(model) + ", ".join([row] * len(objs))
-        self.statements.append((sql, _insert_params(objs, fields)))
-        _saved(objs)
-
-    def run(self) -> None:
-        with connection.cursor() as cursor:
-            for sql, params in self.statements:
-                cursor.execute(sql, params)
-        self.statements.clear()
+def insert(objs: Sequence[models.Model]) -> None:
+    """INSERT unsaved instances of one model in one statement, as `bulk_create` does with
+    their defaults and `auto_now_add` times (their primary keys are not read back). SQLite's
+    step write, inside its transaction: on PostgreSQL a step's write is one statement,
+    `update_then_insert`."""
+    if not objs:
+        return
+    model = type(objs[0])
+    fields = _insert_fields(model)
+    row = "(" + ", ".join(["%s"] * len(fields)) + ")"
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _insert_sql(model) + ", ".join([row] * len(objs)), _insert_params(objs, fields)
+        )
+    _saved(objs)
 
 
 @cache

@@ -13,8 +13,8 @@ from psycopg.pq import TransactionStatus
 
 from agent.models import AgentMessage, AgentRun, RunEvent, ToolCallLog
 from config.db import (
-    Batch,
     Update,
+    insert,
     select,
     select_values,
     update_returning,
@@ -50,8 +50,8 @@ def stored(model, **lookup) -> dict:
     return row
 
 
-def test_a_batch_insert_stores_what_bulk_create_stores(demo):
-    # Given the same log row, message and event, saved once by bulk_create, once by a batch
+def test_an_insert_stores_what_bulk_create_stores(demo):
+    # Given the same log row, message and event, saved by bulk_create and by config.db.insert
     ctx = run_context()
     before = timezone.now()
     ToolCallLog.objects.bulk_create([log_row(ctx, "call_orm")])
@@ -59,12 +59,10 @@ def test_a_batch_insert_stores_what_bulk_create_stores(demo):
         [AgentMessage(run=ctx.run, seq=1, role="assistant", tool_calls=None)]
     )
     RunEvent.objects.bulk_create([RunEvent(run=ctx.run, seq=1, type="model.started")])
-    batch = Batch()
-    batch.insert([log_row(ctx, "call_batch")])
-    batch.insert([AgentMessage(run=ctx.run, seq=2, role="assistant", tool_calls=None)])
-    batch.insert([RunEvent(run=ctx.run, seq=2, type="model.started")])
     with transaction.atomic():
-        batch.run()
+        insert([log_row(ctx, "call_batch")])
+        insert([AgentMessage(run=ctx.run, seq=2, role="assistant", tool_calls=None)])
+        insert([RunEvent(run=ctx.run, seq=2, type="model.started")])
 
     # Then the rows read back alike, but for what told them apart
     orm, batched = (
@@ -83,14 +81,9 @@ def test_a_batch_insert_stores_what_bulk_create_stores(demo):
     assert stored(RunEvent, seq=2)["data"] == {}  # JSONField default
 
 
-def test_a_batch_of_several_rows_inserts_them_all_in_order(demo):
+def test_an_insert_of_several_rows_inserts_them_all_in_order(demo):
     ctx = run_context()
-    batch = Batch()
-    batch.insert(
-        [RunEvent(run=ctx.run, seq=seq, type=f"e{seq}", data={"n": seq}) for seq in (1, 2, 3)]
-    )
-    with transaction.atomic():
-        batch.run()
+    insert([RunEvent(run=ctx.run, seq=seq, type=f"e{seq}", data={"n": seq}) for seq in (1, 2, 3)])
     assert list(
         RunEvent.objects.filter(run=ctx.run).order_by("seq").values_list("type", "data")
     ) == [
@@ -275,7 +268,7 @@ def test_update_then_insert_writes_everything_in_one_round_trip_and_commit(postg
         )
 
     assert seq == 7
-    assert cost.round_trips == 1
+    assert cost.queries == 1
     assert (cost.commits, cost.async_commits) == ((1, 0) if durable else (0, 1))
     events = RunEvent.objects.filter(run=ctx.run).order_by("seq")
     assert [(e.seq, e.type, e.data) for e in events] == [
