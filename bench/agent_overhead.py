@@ -8,13 +8,13 @@ through the executor, and saving their log rows, events and tool messages with t
 
     .venv/bin/python bench/agent_overhead.py [--json] [--only postgresql|sqlite] [--raw]
 
-Besides the time it counts, per step, the SQL statements, the calls that sent them (a
-write's statements go in one call on PostgreSQL), the commits that wrote something and
-waited for the disk, those that wrote without waiting (PostgreSQL's synchronous_commit off)
-and the database connections opened, on every thread (a tool's too), from one more run with
-the counters on (tests/dbcost.py), so counting never slows the timed runs. `--json` prints
-{"postgresql": {"median_ms", "p95_ms", "queries_per_step", "round_trips_per_step",
-"commits_per_step", "async_commits_per_step", "connections_per_step", ...}, "sqlite": {...}};
+Besides the time it counts, per step, the SQL statements (each sent in a call of its own),
+the commits that wrote something and waited for the disk, those that wrote without waiting
+(PostgreSQL's synchronous_commit off) and the database connections opened, on every thread
+(a tool's too), from one more run with the counters on (tests/dbcost.py), so counting never
+slows the timed runs. `--json` prints {"postgresql": {"median_ms", "p95_ms",
+"queries_per_step", "commits_per_step", "async_commits_per_step", "connections_per_step",
+...}, "sqlite": {...}};
 `--raw` adds every step's time ("timings_ms"), for a comparison across rounds
 (bench/peers/compare.py). The model's answer is asked for unstreamed (the figures) and
 streamed (under "streamed", as a run does by default); `--stream off|on` measures one way
@@ -132,7 +132,6 @@ def measure() -> dict:
             "median_ms": round(statistics.median(timings[:-STEPS_PER_RUN]), 2),
             "p95_ms": round(statistics.quantiles(timings[:-STEPS_PER_RUN], n=20)[18], 2),
             "queries_per_step": round(sum(c.queries for c in costs) / len(costs), 2),
-            "round_trips_per_step": round(sum(c.round_trips for c in costs) / len(costs), 2),
             "commits_per_step": round(sum(c.commits for c in costs) / len(costs), 2),
             "async_commits_per_step": round(sum(c.async_commits for c in costs) / len(costs), 2),
             "connections_per_step": round(sum(c.connections for c in costs) / len(costs), 2),
@@ -188,7 +187,7 @@ def main() -> None:
         )
         print(
             f"{'database':<24}{'steps':>7}{'median ms':>11}{'p95 ms':>9}"
-            f"{'queries':>9}{'calls':>7}{'commits':>9}{'no-wait':>9}{'connections':>13}"
+            f"{'queries':>9}{'commits':>9}{'no-wait':>9}{'connections':>13}"
         )
     results: dict = {}
     for label in labels:
@@ -212,8 +211,7 @@ def print_row(label: str, result: dict | str) -> None:
         return
     print(
         f"{label:<24}{result['steps']:>7}{result['median_ms']:>11.1f}{result['p95_ms']:>9.1f}"
-        f"{result['queries_per_step']:>9g}{result['round_trips_per_step']:>7g}"
-        f"{result['commits_per_step']:>9g}"
+        f"{result['queries_per_step']:>9g}{result['commits_per_step']:>9g}"
         f"{result['async_commits_per_step']:>9g}{result['connections_per_step']:>13g}"
     )
 

@@ -4,8 +4,7 @@ waiting for it (PostgreSQL's synchronous_commit off), and connections opened.
 
     with DatabaseCost() as cost:
         ...
-    cost.queries, cost.round_trips, cost.statements, cost.commits, cost.async_commits,
-    cost.connections
+    cost.queries, cost.statements, cost.commits, cost.async_commits, cost.connections
 
 It patches Django's cursor wrapper and the backend's commit for the duration, so the calls of
 threads that connected before it started count too.
@@ -29,8 +28,6 @@ CursorWrapper: Any = _CursorWrapper
 class DatabaseCost:
     def __init__(self):
         self.queries = 0
-        # Calls to the database, each one statement.
-        self.round_trips = 0
         self.commits = 0
         self.async_commits = 0
         self.connections = 0
@@ -71,7 +68,6 @@ class DatabaseCost:
     def _statement(self, db, sql: str) -> None:
         statement = sql.strip().upper()
         with self._lock:
-            self.round_trips += 1
             self.queries += 1
             self.statements.append(sql)
             if _writes(statement):
