@@ -77,10 +77,13 @@ def order_lines(order: Order) -> list[OrderLine]:
 
 
 def order_summary(order: Order) -> OrderSummary:
-    refunded = refunded_total(order)
+    return _summary(order, order_lines(order), refunded_total(order))
+
+
+def _summary(order: Order, lines: list[OrderLine], refunded: Decimal) -> OrderSummary:
     return OrderSummary(
         order=order,
-        lines=order_lines(order),
+        lines=lines,
         refunded=refunded,
         refundable=refundable_after(order, refunded),
         days_since_delivery=days_since(order.delivered_at),
@@ -117,13 +120,7 @@ def customer_order_summary(*, customer: Customer, order_id: str) -> OrderSummary
     # SQLite sums a decimal column as a float, as the ORM's Sum does there: back to cents.
     total = rows[0][-1]
     refunded = to_cents(Decimal(str(total)) if total is not None else Decimal(0))
-    return OrderSummary(
-        order=order,
-        lines=lines,
-        refunded=refunded,
-        refundable=refundable_after(order, refunded),
-        days_since_delivery=days_since(order.delivered_at),
-    )
+    return _summary(order, lines, refunded)
 
 
 @cache
