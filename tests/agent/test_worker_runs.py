@@ -58,37 +58,34 @@ def test_a_worker_runs_a_started_run_to_its_answer(demo, fake_openai):
     assert "agent.tasks.advance_run" in process.log()
 
 
-def test_a_worker_killed_mid_tool_is_resumed_without_a_second_model_call(
-    demo, fake_openai, tmp_path
-):
-    # Given a model that asks for two tools at once, the second of which blocks
+def two_probes_then(fake_openai, tmp_path, counted: str, blocking: str, answer: str) -> dict:
+    """A model that asks for `counted` and `blocking` at once (the second blocks while
+    $PROBE_DIR/block exists), then answers `answer`. Returns the workers' environment."""
     (tmp_path / "block").touch()
     fake_openai.enqueue(
         tool_reply(
-            tool_call("counted_probe", {}, call_id="call_counted"),
-            tool_call("blocking_probe", {}, call_id="call_blocking"),
+            tool_call(counted, {}, call_id="call_counted"),
+            tool_call(blocking, {}, call_id="call_blocking"),
         ),
-        text_reply("Both probes ran."),
+        text_reply(answer),
     )
-    env = {
+    return {
         **fake_openai.worker_env,
         "PROBE_DIR": str(tmp_path),
         "AGENT_LEASE_SECONDS": "3",
         "TOOL_TIMEOUT_S": "4",
     }
-    first = worker(env, "doomed-worker")
-    run = start_run("Probe both.")
 
-    # When the worker is killed while the second tool runs
-    wait_for(lambda: (tmp_path / "blocking_started").exists(), what="the blocking tool")
-    first.kill()
-    first.stop()
+
+def kill_while_blocked(process: WorkerProcess, tmp_path) -> None:
+    wait_for(lambda: (tmp_path / "blocking_started").exists(), what="the blocking probe")
+    process.kill()
+    process.stop()
     (tmp_path / "block").unlink()
-    assert len(fake_openai.requests) == 1
-    assert list(ToolCallLog.objects.filter(run=run).values_list("tool_call_id", flat=True)) == [
-        "call_counted"
-    ]
-    # and, once its lease expired, the sweep hands the run to a new worker
+
+
+def resume_in_a_new_worker(env: dict, run: AgentRun) -> None:
+    """Once the run's lease expired, the sweep hands it to a new worker, which completes it."""
     wait_for(
         lambda: AgentRun.objects.get(pk=run.pk).lease_expires_at < timezone.now(),
         timeout=15,
@@ -101,10 +98,9 @@ def test_a_worker_killed_mid_tool_is_resumed_without_a_second_model_call(
     finally:
         second.stop()
 
-    # Then every tool body ran to completion exactly once, each call has one log row,
-    # and the model was not asked again for the step that died
-    assert (tmp_path / "counted_probe").read_text().count("x") == 1
-    assert (tmp_path / "blocking_finished").read_text().count("x") == 1
+
+def assert_both_answered_once_after_one_model_call(fake_openai, run, answer: str) -> None:
+    """Each call has one log row, and the model was not asked again for the step that died."""
     assert sorted(ToolCallLog.objects.filter(run=run).values_list("tool_call_id", flat=True)) == [
         "call_blocking",
         "call_counted",
@@ -115,62 +111,54 @@ def test_a_worker_killed_mid_tool_is_resumed_without_a_second_model_call(
         "call_blocking",
     ]
     run.refresh_from_db()
-    assert (run.status, run.final_answer, run.step_count) == ("completed", "Both probes ran.", 2)
+    assert (run.status, run.final_answer, run.step_count) == ("completed", answer, 2)
+
+
+def test_a_worker_killed_mid_tool_is_resumed_without_a_second_model_call(
+    demo, fake_openai, tmp_path
+):
+    # Given a model that asks for two tools at once, the second of which blocks
+    env = two_probes_then(
+        fake_openai, tmp_path, "counted_probe", "blocking_probe", "Both probes ran."
+    )
+    first = worker(env, "doomed-worker")
+    run = start_run("Probe both.")
+
+    # When the worker is killed while the second tool runs
+    kill_while_blocked(first, tmp_path)
+    assert len(fake_openai.requests) == 1
+    assert list(ToolCallLog.objects.filter(run=run).values_list("tool_call_id", flat=True)) == [
+        "call_counted"
+    ]
+    # and, once its lease expired, the sweep hands the run to a new worker
+    resume_in_a_new_worker(env, run)
+
+    # Then every tool body ran to completion exactly once, each call has one log row,
+    # and the model was not asked again for the step that died
+    assert (tmp_path / "counted_probe").read_text().count("x") == 1
+    assert (tmp_path / "blocking_finished").read_text().count("x") == 1
+    assert_both_answered_once_after_one_model_call(fake_openai, run, "Both probes ran.")
 
 
 def test_a_worker_killed_between_quick_lookups_repeats_them_without_a_second_model_call(
     demo, fake_openai, tmp_path
 ):
     # Given a model that asks for two quick lookups at once, the second of which blocks
-    (tmp_path / "block").touch()
-    fake_openai.enqueue(
-        tool_reply(
-            tool_call("quick_counted_probe", {}, call_id="call_counted"),
-            tool_call("quick_blocking_probe", {}, call_id="call_blocking"),
-        ),
-        text_reply("Both lookups ran."),
+    env = two_probes_then(
+        fake_openai, tmp_path, "quick_counted_probe", "quick_blocking_probe", "Both lookups ran."
     )
-    env = {
-        **fake_openai.worker_env,
-        "PROBE_DIR": str(tmp_path),
-        "AGENT_LEASE_SECONDS": "3",
-        "TOOL_TIMEOUT_S": "4",
-    }
     first = worker(env, "doomed-worker")
     run = start_run("Look both up.")
 
     # When the worker is killed while the second lookup runs
-    wait_for(lambda: (tmp_path / "blocking_started").exists(), what="the blocking lookup")
-    first.kill()
-    first.stop()
-    (tmp_path / "block").unlink()
+    kill_while_blocked(first, tmp_path)
     # the first lookup's result was to be saved with the step's next write, which never came
     assert len(fake_openai.requests) == 1
     assert not ToolCallLog.objects.filter(run=run).exists()
-    wait_for(
-        lambda: AgentRun.objects.get(pk=run.pk).lease_expires_at < timezone.now(),
-        timeout=15,
-        what="the lease to expire",
-    )
-    second = worker(env, "rescue-worker")
-    try:
-        assert resume_stalled_runs() == 1
-        wait_for(lambda: run_status(run.pk) == "completed", what="the resumed run")
-    finally:
-        second.stop()
+    resume_in_a_new_worker(env, run)
 
     # Then the resumed step repeated both lookups (and only them): each call has one log row,
     # and the model was not asked again for the step that died
     assert (tmp_path / "counted_probe").read_text().count("x") == 2
     assert (tmp_path / "blocking_finished").read_text().count("x") == 1
-    assert sorted(ToolCallLog.objects.filter(run=run).values_list("tool_call_id", flat=True)) == [
-        "call_blocking",
-        "call_counted",
-    ]
-    assert len(fake_openai.requests) == 2
-    assert [m["tool_call_id"] for m in fake_openai.tool_messages(1)] == [
-        "call_counted",
-        "call_blocking",
-    ]
-    run.refresh_from_db()
-    assert (run.status, run.final_answer, run.step_count) == ("completed", "Both lookups ran.", 2)
+    assert_both_answered_once_after_one_model_call(fake_openai, run, "Both lookups ran.")

@@ -5,9 +5,10 @@ import datetime
 import json
 
 import pytest
+from django.db import connection
 
 from policies.models import Clause, Policy, PolicyVersion
-from policies.selectors import search_clauses
+from policies.selectors import SEARCH_CONFIG, SEARCH_SQL, search_clauses
 
 pytestmark = pytest.mark.django_db
 
@@ -159,10 +160,6 @@ def test_it_uses_stemming_on_postgresql(postgres):
 
 
 def test_postgresql_builds_each_clause_document_once_per_search(postgres):
-    from django.db import connection
-
-    from policies.selectors import SEARCH_CONFIG, SEARCH_SQL
-
     # The plan computes to_tsvector for the title and the text once, in the clauses' scan;
     # an inlined CTE computed them again for the filter and for the rank.
     sql = SEARCH_SQL.format(any_word="websearch_to_tsquery(%(config)s::regconfig, %(query)s)")
