@@ -6,6 +6,11 @@ The step waits for a call with a timeout (tool timeouts, lease heartbeats): a ca
 waiting for keeps its thread until it returns on its own. That thread is not handed out
 meanwhile; a new one is started whenever no thread is idle, so a stuck call never blocks the
 next step. Threads beyond IDLE_THREADS that fall idle close their connections and exit.
+
+Before each call a thread takes the care Django takes between requests: a connection that
+broke or outlived CONN_MAX_AGE is replaced. Django's health check (CONN_HEALTH_CHECKS) would
+then make the call's first query wait for a "SELECT 1" of its own: a thread whose connection
+answered a query less than RECHECK_AFTER_S ago skips it.
 """
 
 import contextvars
@@ -13,14 +18,16 @@ import logging
 import os
 import queue
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Future
 
-from django.db import close_old_connections, connections
+from django.db import DEFAULT_DB_ALIAS, close_old_connections, connections
 
 logger = logging.getLogger(__name__)
 
 IDLE_THREADS = 4
+RECHECK_AFTER_S = 1.0
 _STOP = object()
 
 
@@ -53,6 +60,7 @@ class CallThreads:
     def _serve(self, job) -> None:
         generation = self._generation
         stopped: threading.Event | None = None
+        answered_at = float("-inf")  # when this thread's connection last answered a query
         try:
             while True:
                 if job[0] is _STOP:
@@ -61,7 +69,11 @@ class CallThreads:
                 if generation != self._generation:
                     connections.close_all()
                     generation = self._generation
-                self._run(job)
+                refresh_connections(
+                    answered_just_now=time.monotonic() - answered_at < RECHECK_AFTER_S
+                )
+                if self._run(job):
+                    answered_at = time.monotonic()
                 with self._lock:
                     if self._idle >= self.idle_threads:
                         break
@@ -73,19 +85,26 @@ class CallThreads:
                 stopped.set()
 
     @staticmethod
-    def _run(job) -> None:
+    def _run(job) -> bool:
+        """Run the job; returns whether it queried the database."""
         future, context, fn, args = job
         if not future.set_running_or_notify_cancel():
-            return
-        # A connection that broke or outlived CONN_MAX_AGE is replaced, as Django does
-        # between requests.
-        close_old_connections()
+            return False
+        queried = False
+
+        def noting_queries(execute, *query):
+            nonlocal queried
+            queried = True
+            return execute(*query)
+
         try:
-            result = context.run(fn, *args)
+            with connections[DEFAULT_DB_ALIAS].execute_wrapper(noting_queries):
+                result = context.run(fn, *args)
         except BaseException as exc:
             future.set_exception(exc)
         else:
             future.set_result(result)
+        return queried
 
     def close_idle(self, timeout: float = 5.0) -> None:
         """Let every idle thread close its connections and exit (before a test database is
@@ -99,6 +118,16 @@ class CallThreads:
             self._jobs.put((_STOP, event))
         for event in stopped:
             event.wait(timeout)
+
+
+def refresh_connections(*, answered_just_now: bool) -> None:
+    """This thread's connections as Django leaves them between requests, before a call; when
+    they `answered_just_now`, without the health check of the next query."""
+    close_old_connections()
+    if answered_just_now:
+        for connection in connections.all(initialized_only=True):
+            if connection.connection is not None:
+                connection.health_check_done = True  # type: ignore[attr-defined]  # not in the stubs
 
 
 _pool: CallThreads | None = None

@@ -6,8 +6,9 @@ waiting for it (PostgreSQL's synchronous_commit off), and connections opened.
         ...
     cost.queries, cost.statements, cost.commits, cost.async_commits, cost.connections
 
-It patches Django's cursor wrapper and the backend's commit for the duration, so the calls of
-threads that connected before it started count too.
+It patches Django's cursor wrapper, the backend's commit and its health check (the "SELECT 1"
+of CONN_HEALTH_CHECKS, which bypasses the cursor wrapper: counted as a statement) for the
+duration, so the calls of threads that connected before it started count too.
 """
 
 import re
@@ -21,6 +22,8 @@ from django.db.backends.utils import CursorWrapper as _CursorWrapper
 from config.db import NO_WAIT
 
 WRITES = ("INSERT", "UPDATE", "DELETE")
+# What `statements` lists for a connection's health check.
+HEALTH_CHECK = "SELECT 1 -- health check"
 # Patched by name: their private hooks are not in the type stubs.
 CursorWrapper: Any = _CursorWrapper
 
@@ -41,6 +44,7 @@ class DatabaseCost:
         self._backend = type(connections["default"])
         self._execute = CursorWrapper._execute_with_wrappers
         self._commit = self._backend._commit
+        self._is_usable = self._backend.is_usable
         cost = self
 
         def counted_execute(wrapper, sql, params, many, executor):
@@ -51,8 +55,13 @@ class DatabaseCost:
             cost._committing(db)
             return cost._commit(db)
 
+        def counted_health_check(db):
+            cost._statement(db, HEALTH_CHECK)
+            return cost._is_usable(db)
+
         CursorWrapper._execute_with_wrappers = counted_execute
         self._backend._commit = counted_commit
+        self._backend.is_usable = counted_health_check
         connection_created.connect(self._opened)
         return self
 
@@ -60,6 +69,7 @@ class DatabaseCost:
         connection_created.disconnect(self._opened)
         CursorWrapper._execute_with_wrappers = self._execute
         self._backend._commit = self._commit
+        self._backend.is_usable = self._is_usable
 
     def _opened(self, sender, connection, **kwargs) -> None:
         with self._lock:

@@ -9,14 +9,15 @@ import threading
 import time
 
 import pytest
+from django.db import connection
 from django.utils import timezone
 
-from agent import runtime, services
+from agent import handover, pool, runtime, services
 from agent.models import AgentRun, RunEvent, ToolCallLog
 from agent.pool import CallThreads
 from agent.providers import get_provider
 from tests.agent.runs import drive, probe_tool, start_run
-from tests.dbcost import DatabaseCost
+from tests.dbcost import HEALTH_CHECK, DatabaseCost
 from tests.fakes.openai_server import Sleep, text_reply, tool_call, tool_reply
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -63,6 +64,31 @@ def test_a_read_only_step_commits_its_reply_and_then_its_results_and_opens_no_co
     assert (cost.commits, cost.async_commits) == (2, 0)
     assert cost.connections == 0
     assert not [sql for sql in cost.statements if "MAX(" in sql.upper()]
+
+
+def tool_log_reads(cost: DatabaseCost) -> list[str]:
+    table = ToolCallLog._meta.db_table
+    return [
+        sql for sql in cost.statements if sql.lstrip().upper().startswith("SELECT") and table in sql
+    ]
+
+
+def test_a_step_reads_the_tool_call_log_only_once_the_run_has_made_calls(demo, fake_openai):
+    fake_openai.enqueue(two_lookups(0), text_reply("Done."))
+    run = start_run("Check the mug order.")
+
+    # The first step, in a process the run was not handed over in: its transcript has no
+    # tool calls yet, so there is no log to read
+    with DatabaseCost() as first_cost:
+        first = runtime.advance(run_id=run.pk, expected_version=run.version)
+    assert first.kind == runtime.StepKind.CONTINUE
+    assert tool_log_reads(first_cost) == []
+
+    # A step that finds calls in the transcript, and nothing handed over, reads the log
+    handover.clear()
+    with DatabaseCost() as next_cost:
+        assert next_step(run, first).kind == runtime.StepKind.FINISHED
+    assert len(tool_log_reads(next_cost)) == 1
 
 
 def test_events_and_messages_are_numbered_in_order_without_gaps(demo, fake_openai):
@@ -167,20 +193,46 @@ def test_a_stuck_call_does_not_hold_up_the_next_one():
     assert stuck.result(timeout=5) is True
 
 
+def read_backend_pid() -> int:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_backend_pid()" if connection.vendor == "postgresql" else "SELECT 1"
+        )
+        return cursor.fetchone()[0]
+
+
 def test_call_threads_keep_their_database_connection_between_calls(demo):
-    from django.db import connection
-
-    threads = CallThreads(idle_threads=2)
-
-    def read() -> None:
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT 1")
-
-    threads.submit(read).result(timeout=5)  # the thread's first call connects
+    threads = CallThreads(idle_threads=1)
+    threads.submit(read_backend_pid).result(timeout=5)  # the thread's first call connects
     with DatabaseCost() as cost:
-        threads.submit(read).result(timeout=5)
-        threads.submit(read).result(timeout=5)
+        threads.submit(read_backend_pid).result(timeout=5)
+        threads.submit(read_backend_pid).result(timeout=5)
+    # Its connection answered just now: no health check comes before either query
     assert (cost.queries, cost.connections) == (2, 0)
+    assert HEALTH_CHECK not in cost.statements
+    threads.close_idle()
+
+
+def test_a_call_thread_checks_its_connection_when_it_last_answered_a_while_ago(demo, monkeypatch):
+    monkeypatch.setattr(pool, "RECHECK_AFTER_S", 0.2)
+    threads = CallThreads(idle_threads=1)
+    threads.submit(read_backend_pid).result(timeout=5)
+    # A call that asks nothing of the database (a model call) does not vouch for it
+    threads.submit(time.sleep, 0.3).result(timeout=5)
+    with DatabaseCost() as cost:
+        threads.submit(read_backend_pid).result(timeout=5)
+    assert cost.statements[0] == HEALTH_CHECK and cost.queries == 2
+    threads.close_idle()
+
+
+def test_a_call_thread_replaces_a_connection_that_died_while_it_waited(postgres, demo, monkeypatch):
+    monkeypatch.setattr(pool, "RECHECK_AFTER_S", 0.0)
+    threads = CallThreads(idle_threads=1)
+    first = threads.submit(read_backend_pid).result(timeout=5)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_terminate_backend(%s)", [first])
+    # The health check finds it gone: the call runs on a new connection instead of failing
+    assert threads.submit(read_backend_pid).result(timeout=5) not in (first, None)
     threads.close_idle()
 
 
