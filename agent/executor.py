@@ -31,7 +31,7 @@ from django.db import IntegrityError, connection, transaction
 
 from agent.context import McpContext, RunContext, ToolContext
 from agent.errors import ErrorCode, NextAction, ToolError
-from agent.models import AgentRun, ToolCallLog
+from agent.models import AgentMessage, AgentRun, ToolCallLog
 from agent.pool import call_threads
 from agent.tools import (
     MAX_RESULT_CHARS,
@@ -141,7 +141,12 @@ class PriorCalls:
     )
 
     @classmethod
-    def load(cls, run: AgentRun) -> "PriorCalls":
+    def load(cls, run: AgentRun, transcript: list[AgentMessage]) -> "PriorCalls":
+        """The calls `run` logged, whose replies are in `transcript`. A call is logged only
+        once the reply that made it is saved (before it runs, or in the same write when a
+        cancel stopped it), so a transcript without tool calls has none to read."""
+        if not any(message.tool_calls for message in transcript):
+            return cls([])
         rows = select_values(ToolCallLog, cls.FIELDS, where={"run_id": run.pk}, order_by=("id",))
         return cls([dict(zip(cls.FIELDS, row, strict=True)) for row in rows])
 

@@ -305,8 +305,9 @@ class Step:
         self.owner = owner
         self.ctx = RunContext.for_run(run)
         if carried is None:
+            transcript = run_selectors.run_transcript(run=run)
             carried = handover.Carried(
-                transcript=run_selectors.run_transcript(run=run), prior=PriorCalls.load(run)
+                transcript=transcript, prior=PriorCalls.load(run, transcript)
             )
         # What the step saves is added to it, for the next step to carry on with.
         self.transcript = carried.transcript
