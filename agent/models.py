@@ -1,4 +1,5 @@
 import uuid
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.db import models
@@ -6,6 +7,9 @@ from django.db.models import Q
 from django.utils import timezone
 
 from config.roles import Role
+
+if TYPE_CHECKING:
+    from tickets.selectors import ThreadMessage
 
 
 class AgentRun(models.Model):
@@ -66,6 +70,9 @@ class AgentRun(models.Model):
     error = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+    # Not a column: the ticket's thread as the step that read the run found it
+    # (agent.services.run_held, run_acquire_lease); None on a run read any other way.
+    ticket_thread: "list[ThreadMessage] | None" = None
 
     class Meta:
         ordering = ["-created_at"]

@@ -10,8 +10,8 @@ from datetime import datetime
 from agent.context import RunContext
 from agent.models import AgentMessage
 from agent.untrusted import looks_like_instructions, wrap_untrusted
-from config.db import select_values
 from tickets.models import TicketMessage
+from tickets.selectors import ticket_thread as selected_ticket_thread
 
 PROMPT_VERSION = "desk-2026.12-5"
 # Characters of transcript the model sees; older whole exchanges are dropped first.
@@ -98,14 +98,10 @@ def ticket_thread(ctx: RunContext) -> tuple[str, bool]:
     """The ticket's messages, customer text wrapped as untrusted; and whether any of it reads
     like instructions."""
     parts, suspicious = [TICKET_THREAD_HEADER], False
-    # Every step reads the thread again (a customer may write mid-run): config.db skips the
-    # ORM's compiler.
-    messages = select_values(
-        TicketMessage,
-        ("author_kind", "created_at", "body"),
-        where={"ticket_id": ctx.ticket.pk},
-        order_by=("created_at", "id"),
-    )
+    # Every step reads the thread again (a customer may write mid-run), with its run.
+    messages = ctx.run.ticket_thread
+    if messages is None:
+        messages = selected_ticket_thread(ticket_id=ctx.ticket.pk)
     for author_kind, created_at, body in messages:
         stamp = created_at.strftime("%Y-%m-%d %H:%M")
         if author_kind in UNTRUSTED_AUTHORS:

@@ -27,6 +27,7 @@ from config.db import Update, insert, select, select_values, update_returning, u
 from config.errors import ApplicationError, Conflict, Forbidden, RateLimited, wait_in_words
 from config.roles import is_supervisor, support_role
 from tickets.models import Ticket, TicketMessage
+from tickets.selectors import ticket_thread_from_json, ticket_thread_sql
 from tickets.services import ticket_post_message
 
 # How a run ends follows from why it stopped: every other reason ends it with an answer.
@@ -191,11 +192,23 @@ def run_held(*, run_id: uuid.UUID | str, owner: str, version: int) -> AgentRun |
 
 def _run_for_step(**conditions) -> AgentRun | None:
     # Everything a step's context reads about the run, in one query (config.db.select: the
-    # ORM's compiler costs more than this query). The ticket's customer is left out: the
-    # run's own is the scope, and only a run from before customers were bound to runs reads
-    # the ticket's (agent.context.RunContext.for_run), with one more query.
-    runs = select(AgentRun, related=("ticket__order", "started_by", "customer"), **conditions)
-    return runs[0] if runs else None
+    # ORM's compiler costs more than this query), the ticket's thread included: it is set on
+    # the run as `ticket_thread`. The ticket's customer is left out: the run's own is the
+    # scope, and only a run from before customers were bound to runs reads the ticket's
+    # (agent.context.RunContext.for_run), with one more query.
+    ticket_id = f"t0.{connection.ops.quote_name(AgentRun._meta.get_field('ticket').column)}"
+    runs = select(
+        AgentRun,
+        related=("ticket__order", "started_by", "customer"),
+        annotate={"ticket_thread": ticket_thread_sql(ticket_id)},
+        **conditions,
+    )
+    if not runs:
+        return None
+    run = runs[0]
+    # Selected as JSON: the messages from it.
+    run.ticket_thread = ticket_thread_from_json(run.ticket_thread)  # type: ignore[arg-type]
+    return run
 
 
 def run_message_append(

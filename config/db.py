@@ -296,11 +296,19 @@ def _select_sql(
     order_by: tuple[str, ...],
     limit: int | None,
     only: tuple[str, ...],
+    annotations: tuple[str, ...] = (),
 ) -> str:
     quote = connection.ops.quote_name
     tables = _tables(model, related, only)
     columns = ", ".join(
-        f"{table.alias}.{quote(field.column or '')}" for table in tables for field in table.fields
+        [
+            *(
+                f"{table.alias}.{quote(field.column or '')}"
+                for table in tables
+                for field in table.fields
+            ),
+            *annotations,
+        ]
     )
     joins = []
     for table in tables[1:]:
@@ -367,14 +375,25 @@ def select(
     related: Sequence[str] = (),
     order_by: Sequence[str] = (),
     limit: int | None = None,
+    annotate: Mapping[str, str] | None = None,
 ) -> list:
     """Instances of `model` matching `where` and `where_in` (as in `update_returning`), in
     `order_by` order ("-field" descending), with the foreign keys along `related` paths
-    joined and cached on them, like `select_related` (None where a nullable key is empty)."""
+    joined and cached on them, like `select_related` (None where a nullable key is empty).
+    `annotate`: SQL expressions without parameters, on the base table as `t0`, whose values
+    are set on each instance under their names, as the ORM's `annotate` does."""
     related = tuple(related)
-    rows = _rows(model, related, (), where, where_in or {}, order_by, limit)
+    names = tuple(annotate or {})
+    annotations = tuple((annotate or {}).values())
+    rows = _rows(model, related, (), where, where_in or {}, order_by, limit, annotations)
     tables = _tables(model, related)
-    return [_instances(tables, row)[0] for row in rows]
+    instances = []
+    for row in rows:
+        instance = _instances(tables, row)[0]
+        for name, value in zip(names, row[len(row) - len(names) :], strict=True):
+            setattr(instance, name, value)
+        instances.append(instance)
+    return instances
 
 
 def select_values(
@@ -407,7 +426,7 @@ def instance_from_row(model: type[M], values: Sequence) -> M:
     return model.from_db(connection.alias, reader.attnames, _converted(reader, values))
 
 
-def _rows(model, related, only, where, where_in, order_by, limit) -> list[tuple]:
+def _rows(model, related, only, where, where_in, order_by, limit, annotations=()) -> list[tuple]:
     sql = _select_sql(
         model,
         related,
@@ -416,6 +435,7 @@ def _rows(model, related, only, where, where_in, order_by, limit) -> list[tuple]
         tuple(order_by),
         limit,
         only,
+        annotations,
     )
     _, params = _conditions(model, where, where_in)
     with connection.cursor() as cursor:

@@ -25,6 +25,7 @@ from tests.agent.runs import run_context
 from tests.api.test_debug_setting import clean_environment, printed_by
 from tests.dbcost import DatabaseCost
 from tickets.models import TicketMessage
+from tickets.selectors import ticket_thread, ticket_thread_from_json, ticket_thread_sql
 
 pytestmark = pytest.mark.django_db
 
@@ -183,6 +184,47 @@ def test_select_reads_a_row_and_its_related_rows_as_select_related_does(demo):
         _ = (run.ticket.order.amount_paid, run.started_by.username, run.customer)
     assert cost.queries == 0
     assert not run._state.adding and run._state.db == "default"
+
+
+def test_select_sets_each_annotation_on_its_instance(demo):
+    ctx = run_context()
+    AgentRun.objects.filter(pk=ctx.run.pk).update(step_count=4)
+
+    (run,) = select(
+        AgentRun,
+        where={"pk": ctx.run.pk},
+        related=("ticket",),
+        annotate={"twice_the_steps": 't0."step_count" * 2', "answer": "'forty-two'"},
+    )
+
+    assert (run.step_count, run.twice_the_steps, run.answer) == (4, 8, "forty-two")
+    assert fields_of(run.ticket) == fields_of(ctx.ticket)
+
+
+def test_the_thread_selected_with_a_run_is_the_thread_read_on_its_own(demo):
+    # Given a ticket whose messages include two written at the same moment, text that JSON
+    # escapes, and a message in another ticket
+    ctx = run_context()
+    ticket = ctx.ticket
+    moment = timezone.now()
+    for body in ("Zweite Nachricht: „kaputt“", 'Quote " and backslash \\ and\nnewline'):
+        TicketMessage.objects.create(ticket=ticket, author_kind="customer", body=body)
+    TicketMessage.objects.filter(ticket=ticket).update(created_at=moment)
+    TicketMessage.objects.create(ticket=ticket, author_kind="agent", body="Looking into it.")
+    other = TicketMessage.objects.exclude(ticket=ticket).first()
+    assert other is not None
+
+    ticket_id = f't0."{AgentRun._meta.get_field("ticket").column}"'
+    (run,) = select(
+        AgentRun, where={"pk": ctx.run.pk}, annotate={"thread": ticket_thread_sql(ticket_id)}
+    )
+
+    # Then it holds the same messages, in the same order (created, then id), with the same
+    # times and text
+    thread = ticket_thread_from_json(run.thread)
+    assert thread == ticket_thread(ticket_id=ticket.pk)
+    assert [body for _, _, body in thread][-1] == "Looking into it."
+    assert other.body not in [body for _, _, body in thread]
 
 
 def test_select_leaves_an_empty_nullable_key_as_none_and_finds_nothing_unmatched(demo):

@@ -1,9 +1,13 @@
+import json
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from decimal import Decimal
+from functools import cache
 
-from django.db import connection
+from django.db import connection, models
 from django.db.models import Q, QuerySet
 
+from config.db import select_values
 from orders.models import Customer, Order
 from orders.selectors import REFUND_COMMITTED_STATUSES, refundable_after
 from tickets.models import Ticket, TicketEvent, TicketMessage
@@ -129,3 +133,53 @@ def customer_overview(*, customer_id: int) -> CustomerOverview:
         customer.tickets.select_related("assignee", "order").order_by("-updated_at", "-id")
     )
     return CustomerOverview(customer, balances, tickets, refunds)
+
+
+# A message of a ticket's thread as the assistant reads it: (author_kind, created_at, body).
+ThreadMessage = tuple[str, datetime, str]
+THREAD_FIELDS = ("author_kind", "created_at", "body")
+
+
+def ticket_thread(*, ticket_id: int) -> list[ThreadMessage]:
+    """The ticket's messages, oldest first."""
+    return select_values(
+        TicketMessage, THREAD_FIELDS, where={"ticket_id": ticket_id}, order_by=("created_at", "id")
+    )
+
+
+@cache
+def ticket_thread_sql(ticket_id: str) -> str:
+    """An SQL expression for a query that reads a ticket anyway: its messages as one JSON
+    array (in no order), which `ticket_thread_from_json` turns into `ticket_thread`'s list.
+    `ticket_id` is the query's quoted column holding the ticket's id."""
+    quote = connection.ops.quote_name
+
+    def column(name: str) -> str:
+        field = TicketMessage._meta.get_field(name)
+        assert isinstance(field, models.Field) and field.column
+        return f"m.{quote(field.column)}"
+
+    columns = ", ".join(column(name) for name in ("created_at", "id", "author_kind", "body"))
+    array, aggregate = (
+        ("json_build_array", "json_agg")
+        if connection.vendor == "postgresql"
+        else ("json_array", "json_group_array")
+    )
+    # Names from the models' metadata, quoted; no values.
+    return (
+        f"(SELECT {aggregate}({array}({columns})) FROM {quote(TicketMessage._meta.db_table)} m"  # noqa: S608
+        f" WHERE {column('ticket')} = {ticket_id})"
+    )
+
+
+def ticket_thread_from_json(value: str | list | None) -> list[ThreadMessage]:
+    """`ticket_thread`'s list from what `ticket_thread_sql` selected (PostgreSQL's driver
+    decodes the JSON; SQLite's gives its text, with times in UTC without an offset)."""
+    rows = json.loads(value) if isinstance(value, str) else value or []
+    ordered = sorted((_utc(created_at), pk, kind, body) for created_at, pk, kind, body in rows)
+    return [(kind, created_at, body) for created_at, _, kind, body in ordered]
+
+
+def _utc(text: str) -> datetime:
+    moment = datetime.fromisoformat(text)
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)

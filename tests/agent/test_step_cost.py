@@ -19,6 +19,8 @@ from agent.providers import get_provider
 from tests.agent.runs import drive, probe_tool, start_run
 from tests.dbcost import HEALTH_CHECK, DatabaseCost
 from tests.fakes.openai_server import Sleep, text_reply, tool_call, tool_reply
+from tickets.models import TicketMessage
+from tickets.services import ticket_post_message
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -89,6 +91,25 @@ def test_a_step_reads_the_tool_call_log_only_once_the_run_has_made_calls(demo, f
     with DatabaseCost() as next_cost:
         assert next_step(run, first).kind == runtime.StepKind.FINISHED
     assert len(tool_log_reads(next_cost)) == 1
+
+
+def test_a_step_reads_the_ticket_thread_with_its_run_and_sees_a_message_written_meanwhile(
+    demo, fake_openai
+):
+    run, first = first_step(fake_openai)
+    # A customer writes while the run is going
+    ticket_post_message(
+        ticket=run.ticket, author_kind="customer", body="The handle came off as well."
+    )
+
+    with DatabaseCost() as cost:
+        next_step(run, first)
+
+    # One statement reads the thread, and it is the one that reads the run
+    (thread_read,) = [sql for sql in cost.statements if TicketMessage._meta.db_table in sql]
+    assert AgentRun._meta.db_table in thread_read
+    thread = fake_openai.requests[-1]["messages"][1]["content"]
+    assert "The handle came off as well." in thread
 
 
 def test_events_and_messages_are_numbered_in_order_without_gaps(demo, fake_openai):
