@@ -559,11 +559,15 @@ def _run_handler(ctx: ToolContext, tool: Tool, arguments: dict, *, wait: Wait | 
         return _internal_error(tool)
     result = {"ok": True, **{key: value for key, value in data.items() if key != "ok"}}
     try:
-        text = _dumps(result)
+        text = clean_text(_dumps(result))
     except (TypeError, ValueError):
         logger.exception("Tool %s returned a result that is not JSON", tool.name)
         return _internal_error(tool)
-    result = _jsonable(json.loads(text))
+    # Read back from its JSON, cleaned as a whole: what is stored is what the JSON says. A NUL
+    # is escaped there, and only then does every string need cleaning once more.
+    result = json.loads(text)
+    if "\\u0000" in text:
+        result = _jsonable(result)
     if len(text) <= MAX_RESULT_CHARS:
         return Outcome(result=result)
     # The text again from the cleaned result: what is stored and paged must be storable.

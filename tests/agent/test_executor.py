@@ -8,6 +8,7 @@ import json
 import logging
 import threading
 import time
+from datetime import UTC, datetime
 from decimal import Decimal
 
 import pytest
@@ -592,6 +593,34 @@ def test_it_stores_text_postgres_cannot_take_after_cleaning_it(demo):
     assert first.arguments_raw == "{\ufffd}"
     assert second.arguments == {"order_id": "\ufffd", "x\ufffd": "?"}
     assert "\x00" not in json.dumps([first.result, second.result], ensure_ascii=False)
+
+
+@pytest.mark.parametrize(
+    ("returned", "stored"),
+    [
+        # Text PostgreSQL cannot take, in keys and values, at any depth
+        (
+            {"note": "a\x00b", "k\x00": "\ud800x", "lines": [{"name": "\x00"}]},
+            {"note": "a\ufffdb", "k\ufffd": "?x", "lines": [{"name": "\ufffd"}]},
+        ),
+        # A backslash and "u0000" written out are text, not a NUL
+        ({"note": "\\u0000 and \x00"}, {"note": "\\u0000 and \ufffd"}),
+        ({"note": "\\u0000"}, {"note": "\\u0000"}),
+        # Money stays exact, times become ISO text
+        (
+            {"amount": Decimal("129.00"), "at": datetime(2026, 12, 1, 9, 30, tzinfo=UTC)},
+            {"amount": "129.00", "at": "2026-12-01T09:30:00+00:00"},
+        ),
+    ],
+)
+def test_it_stores_a_result_as_its_json_says_cleaned_for_postgres(demo, returned, stored):
+    ctx = run_context("agent")
+
+    with registered_tool(extra_tool("texts", lambda ctx, args: returned)):
+        result = call_tool(ctx, "texts", "{}")
+
+    assert result == {"ok": True, **stored}
+    assert ToolCallLog.objects.get().result == result
 
 
 def test_it_links_a_new_refund_request_to_the_call_that_proposed_it(demo):
