@@ -21,9 +21,22 @@ from agent.live import announce_events, pg_notify_sql
 from agent.models import AgentMessage, AgentRun, RunEvent, ToolCallLog
 from agent.prompts import PROMPT_VERSION
 from agent.tools import TOOLS_VERSION
-from agent.transitions import ACTIVE_STATUSES, run_event_append, run_transition
+from agent.transitions import (
+    ACTIVE_STATUSES,
+    run_event_append,
+    run_transition,
+    transition_update,
+)
 from config.celery import enqueue_on_commit
-from config.db import Update, insert, select, select_values, update_returning, update_then_insert
+from config.db import (
+    Update,
+    insert,
+    select,
+    select_values,
+    update_returning,
+    update_select,
+    update_then_insert,
+)
 from config.errors import ApplicationError, Conflict, Forbidden, RateLimited, wait_in_words
 from config.roles import is_supervisor, support_role
 from tickets.models import Ticket, TicketMessage
@@ -190,19 +203,20 @@ def run_held(*, run_id: uuid.UUID | str, owner: str, version: int) -> AgentRun |
     )
 
 
-def _run_for_step(**conditions) -> AgentRun | None:
-    # Everything a step's context reads about the run, in one query (config.db.select: the
-    # ORM's compiler costs more than this query), the ticket's thread included: it is set on
-    # the run as `ticket_thread`. The ticket's customer is left out: the run's own is the
-    # scope, and only a run from before customers were bound to runs reads the ticket's
+def _run_for_step(*, taking: Update | None = None, **conditions) -> AgentRun | None:
+    # Everything a step's context reads about the run, in one query (config.db: the ORM's
+    # compiler costs more than this query), the ticket's thread included: it is set on the
+    # run as `ticket_thread`. With `taking`, the UPDATE that takes the run, in the same
+    # statement on PostgreSQL. The ticket's customer is left out: the run's own is the scope,
+    # and only a run from before customers were bound to runs reads the ticket's
     # (agent.context.RunContext.for_run), with one more query.
     ticket_id = f"t0.{connection.ops.quote_name(AgentRun._meta.get_field('ticket').column)}"
-    runs = select(
-        AgentRun,
-        related=("ticket__order", "started_by", "customer"),
-        annotate={"ticket_thread": ticket_thread_sql(ticket_id)},
-        **conditions,
-    )
+    related = ("ticket__order", "started_by", "customer")
+    annotate = {"ticket_thread": ticket_thread_sql(ticket_id)}
+    if taking is not None:
+        runs = update_select(taking, related=related, annotate=annotate)
+    else:
+        runs = select(AgentRun, related=related, annotate=annotate, **conditions)
     if not runs:
         return None
     run = runs[0]
@@ -372,21 +386,19 @@ def run_acquire_lease(
     """Take the run for one step, or return None when another step holds it, the run ended,
     or (with `expected_version`) this step was already taken by an earlier delivery."""
     now = timezone.now()
-    free = Q(lease_owner="") | Q(lease_expires_at__lt=now)
-    if expected_version is not None:
-        free &= Q(version=expected_version)
-    taken = run_transition(
+    taking = transition_update(
         run_id=run_id,
         to_status=AgentRun.Status.RUNNING,
-        when=free,
-        lease_owner=owner,
-        lease_expires_at=now + timedelta(seconds=settings.AGENT_LEASE_SECONDS),
-        version=F("version") + 1,
-        updated_at=now,
+        where={} if expected_version is None else {"version": expected_version},
+        # No step holds it: none ever did, one let it go, or its lease ran out.
+        any_of=[("lease_owner", "=", ""), ("lease_expires_at", "<", now)],
+        values={
+            "lease_owner": owner,
+            "lease_expires_at": now + timedelta(seconds=settings.AGENT_LEASE_SECONDS),
+        },
+        add={"version": 1},
     )
-    if not taken:
-        return None
-    return _run_for_step(where={"pk": run_id})
+    return _run_for_step(taking=taking)
 
 
 def run_renew_lease(*, run: AgentRun, owner: str) -> bool:

@@ -9,6 +9,7 @@ run first, or the run is in a status the table does not let it leave that way.
 """
 
 import uuid
+from collections.abc import Sequence
 from contextlib import nullcontext
 
 from django.db import transaction
@@ -17,6 +18,7 @@ from django.utils import timezone
 
 from agent.live import announce_events
 from agent.models import AgentRun, RunEvent
+from config.db import Update
 
 R = AgentRun.Status
 
@@ -35,6 +37,35 @@ END_EVENTS: dict[str, str] = {
     R.FAILED: "run.failed",
     R.CANCELLED: "run.cancelled",
 }
+
+
+def sources_of(to_status: str) -> list[str]:
+    """The statuses the table lets a run leave for `to_status`."""
+    return [status for status, targets in ALLOWED.items() if to_status in targets]
+
+
+def transition_update(
+    *,
+    run_id: uuid.UUID | str,
+    to_status: str,
+    where: dict | None = None,
+    any_of: Sequence[tuple[str, str, object]] = (),
+    values: dict,
+    add: dict | None = None,
+) -> Update:
+    """`run_transition`'s conditional UPDATE as a config.db Update, for a caller that reads
+    the run back in the same statement (a step taking its lease: agent.services
+    .run_acquire_lease). Not for an ending, which adds its event."""
+    assert to_status not in END_EVENTS, "an ending goes through run_transition"
+    return Update(
+        AgentRun,
+        where={"pk": run_id, **(where or {})},
+        where_in={"status": sources_of(to_status)},
+        values={"status": to_status, "updated_at": timezone.now(), **values},
+        add=add,
+        any_of=any_of,
+        returning="pk",
+    )
 
 
 def take_event_seqs(*, run_id: uuid.UUID | str, count: int) -> int:
@@ -75,7 +106,7 @@ def run_transition(
     Returns False, and changes nothing, otherwise. The caller re-reads the run for its new
     state.
     """
-    sources = [status for status, targets in ALLOWED.items() if to_status in targets]
+    sources = sources_of(to_status)
     ending = to_status in END_EVENTS
     changes = {"updated_at": timezone.now(), **fields}
     if ending:

@@ -9,7 +9,7 @@ fields' converters, on every backend.
 """
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from typing import TypeVar
 
@@ -113,8 +113,8 @@ def _conditions(
 @dataclass(frozen=True)
 class Update:
     """An UPDATE of the row of `model` matching `where` (field = value, the primary key among
-    them) and `where_in` (field IN values): fields in `values` get those values, fields in
-    `add` grow by those amounts; it returns its `returning` field as changed."""
+    them), `where_in` (field IN values) and `any_of`: fields in `values` get those values,
+    fields in `add` grow by those amounts; it returns its `returning` field as changed."""
 
     model: type[models.Model]
     where: Mapping[str, object]
@@ -122,8 +122,12 @@ class Update:
     where_in: Mapping[str, Iterable] | None = None
     values: Mapping[str, object] | None = None
     add: Mapping[str, int] | None = None
+    # One more condition: any of these (field, "=" or "<", value) holds.
+    any_of: Sequence[tuple[str, str, object]] = ()
 
-    def sql(self) -> tuple[str, list]:
+    def sql(self, *, returning: str = "") -> tuple[str, list]:
+        """The statement and its parameters; it returns `returning` (SQL: "*" for the whole
+        row) instead of the `returning` field when given."""
         here = _this_thread()
         assignments, params = [], []
         for name, value in (self.values or {}).items():
@@ -136,11 +140,19 @@ class Update:
             params.append(amount)
         conditions, where_params = _conditions(self.model, self.where, self.where_in)
         params.extend(where_params)
+        if self.any_of:
+            alternatives = []
+            for name, operator, value in self.any_of:
+                assert operator in ("=", "<"), operator
+                field, col = _column(self.model, name)
+                alternatives.append(f"{col} {operator} %s")
+                params.append(field.get_db_prep_value(value, here))
+            conditions.append(f"({' OR '.join(alternatives)})")
         # Names from the model's metadata, quoted; every value is a parameter.
         sql = (
             f"UPDATE {connection.ops.quote_name(self.model._meta.db_table)}"  # noqa: S608
             f" SET {', '.join(assignments)} WHERE {' AND '.join(conditions)}"
-            f" RETURNING {self.returned_column}"
+            f" RETURNING {returning or self.returned_column}"
         )
         return sql, params
 
@@ -298,18 +310,33 @@ def _select_sql(
     only: tuple[str, ...],
     annotations: tuple[str, ...] = (),
 ) -> str:
-    quote = connection.ops.quote_name
-    tables = _tables(model, related, only)
-    columns = ", ".join(
-        [
-            *(
-                f"{table.alias}.{quote(field.column or '')}"
-                for table in tables
-                for field in table.fields
-            ),
-            *annotations,
-        ]
+    sql = _joined_sql(_tables(model, related, only), annotations, model._meta.db_table)
+    conditions, _ = _conditions(
+        model,
+        dict.fromkeys(where),
+        {name: [None] * count for name, count in where_in},
+        alias="t0",
     )
+    order = [
+        f"t0.{_column(model, name.lstrip('-'))[1]}{' DESC' if name.startswith('-') else ''}"
+        for name in order_by
+    ]
+    sql += f" WHERE {' AND '.join(conditions)}"
+    if order:
+        sql += f" ORDER BY {', '.join(order)}"
+    if limit is not None:
+        sql += f" LIMIT {int(limit)}"
+    return sql
+
+
+@cache
+def _joined_sql(tables: tuple[_Table, ...], annotations: tuple[str, ...], source: str) -> str:
+    """SELECT the tables' columns and `annotations` FROM `source` (a table or a CTE) as t0,
+    with the joined tables."""
+    quote = connection.ops.quote_name
+    columns = [
+        f"{table.alias}.{quote(field.column or '')}" for table in tables for field in table.fields
+    ]
     joins = []
     for table in tables[1:]:
         assert table.link is not None and table.parent is not None
@@ -321,24 +348,11 @@ def _select_sql(
             f" {kind} {quote(table.model._meta.db_table)} {table.alias} ON "
             f"{parent.alias}.{quote(table.link.column)} = {table.alias}.{quote(target)}"
         )
-    conditions, _ = _conditions(
-        model,
-        dict.fromkeys(where),
-        {name: [None] * count for name, count in where_in},
-        alias="t0",
+    # Names from the models' metadata, quoted; the caller's expressions; no values.
+    return (
+        f"SELECT {', '.join([*columns, *annotations])} FROM {quote(source)} t0"  # noqa: S608
+        + "".join(joins)
     )
-    order = [
-        f"t0.{_column(model, name.lstrip('-'))[1]}{' DESC' if name.startswith('-') else ''}"
-        for name in order_by
-    ]
-    # Names from the models' metadata, quoted; every value is a parameter.
-    sql = f"SELECT {columns} FROM {quote(model._meta.db_table)} t0{''.join(joins)}"  # noqa: S608
-    sql += f" WHERE {' AND '.join(conditions)}"
-    if order:
-        sql += f" ORDER BY {', '.join(order)}"
-    if limit is not None:
-        sql += f" LIMIT {int(limit)}"
-    return sql
 
 
 @dataclass(frozen=True)
@@ -382,11 +396,36 @@ def select(
     joined and cached on them, like `select_related` (None where a nullable key is empty).
     `annotate`: SQL expressions without parameters, on the base table as `t0`, whose values
     are set on each instance under their names, as the ORM's `annotate` does."""
-    related = tuple(related)
-    names = tuple(annotate or {})
-    annotations = tuple((annotate or {}).values())
+    related, annotate = tuple(related), annotate or {}
+    annotations = tuple(annotate.values())
     rows = _rows(model, related, (), where, where_in or {}, order_by, limit, annotations)
-    tables = _tables(model, related)
+    return _annotated(_tables(model, related), rows, tuple(annotate))
+
+
+def update_select(
+    update: Update, *, related: Sequence[str] = (), annotate: Mapping[str, str] | None = None
+) -> list:
+    """Run `update` and read the row it changed as `select` reads it: on PostgreSQL in one
+    statement (the UPDATE's row joined with `related`), elsewhere the UPDATE, then the read."""
+    related, annotate = tuple(related), annotate or {}
+    if connection.vendor != "postgresql":
+        pk = update_returning(replace(update, returning="pk"))
+        if pk is None:
+            return []
+        return select(update.model, where={"pk": pk}, related=related, annotate=annotate)
+    sql, params = update.sql(returning="*")
+    tables = _tables(update.model, related)
+    statement = (
+        f"WITH changed AS ({sql}) {_joined_sql(tables, tuple(annotate.values()), 'changed')}"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(statement, params)
+        rows = cursor.fetchall()
+    return _annotated(tables, rows, tuple(annotate))
+
+
+def _annotated(tables: tuple[_Table, ...], rows: list[tuple], names: tuple[str, ...]) -> list:
+    """The base instance of each row, with the row's last values set under `names`."""
     instances = []
     for row in rows:
         instance = _instances(tables, row)[0]

@@ -18,6 +18,7 @@ from config.db import (
     select,
     select_values,
     update_returning,
+    update_select,
     update_then_insert,
 )
 from orders.models import Order, OrderLine
@@ -225,6 +226,50 @@ def test_the_thread_selected_with_a_run_is_the_thread_read_on_its_own(demo):
     assert thread == ticket_thread(ticket_id=ticket.pk)
     assert [body for _, _, body in thread][-1] == "Looking into it."
     assert other.body not in [body for _, _, body in thread]
+
+
+def test_update_select_changes_the_row_and_reads_it_back_as_select_does(demo):
+    # Given a run whose lease ran out, and one whose lease still holds
+    ctx, held = run_context(), run_context()
+    now = timezone.now()
+    AgentRun.objects.filter(pk=ctx.run.pk).update(lease_owner="gone", lease_expires_at=now)
+    AgentRun.objects.filter(pk=held.run.pk).update(
+        lease_owner="busy", lease_expires_at=now + timedelta(minutes=1)
+    )
+
+    def take(run_id) -> Update:
+        return Update(
+            AgentRun,
+            where={"pk": run_id},
+            where_in={"status": ["queued", "running"]},
+            any_of=[
+                ("lease_owner", "=", ""),
+                ("lease_expires_at", "<", now + timedelta(seconds=1)),
+            ],
+            values={"lease_owner": "me", "status": "running"},
+            add={"version": 1},
+            returning="pk",
+        )
+
+    with DatabaseCost() as cost:
+        (run,) = update_select(
+            take(ctx.run.pk), related=("ticket__order", "started_by"), annotate={"one": "1"}
+        )
+
+    # Then it comes back changed, with its related rows, as select reads it
+    (selected,) = select(
+        AgentRun, where={"pk": ctx.run.pk}, related=("ticket__order", "started_by")
+    )
+    assert fields_of(run) == fields_of(selected)
+    assert (run.lease_owner, run.status, run.version, run.one) == ("me", "running", 1, 1)
+    assert fields_of(run.ticket) == fields_of(selected.ticket)
+    assert fields_of(run.ticket.order) == fields_of(selected.ticket.order)
+    assert fields_of(run.started_by) == fields_of(selected.started_by)
+    # in one statement on PostgreSQL (the UPDATE, then a read, elsewhere)
+    assert cost.queries == (1 if connection.vendor == "postgresql" else 2)
+    # and a row that matches none of `any_of` is neither changed nor read
+    assert update_select(take(held.run.pk)) == []
+    assert AgentRun.objects.get(pk=held.run.pk).lease_owner == "busy"
 
 
 def test_select_leaves_an_empty_nullable_key_as_none_and_finds_nothing_unmatched(demo):

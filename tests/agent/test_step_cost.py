@@ -20,6 +20,7 @@ from tests.agent.runs import drive, probe_tool, start_run
 from tests.dbcost import HEALTH_CHECK, DatabaseCost
 from tests.fakes.openai_server import Sleep, text_reply, tool_call, tool_reply
 from tickets.models import TicketMessage
+from tickets.selectors import ticket_thread
 from tickets.services import ticket_post_message
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -73,6 +74,21 @@ def tool_log_reads(cost: DatabaseCost) -> list[str]:
     return [
         sql for sql in cost.statements if sql.lstrip().upper().startswith("SELECT") and table in sql
     ]
+
+
+def test_a_first_step_takes_its_run_and_reads_it_in_one_statement(demo):
+    run = start_run("Check the mug order.")
+
+    with DatabaseCost() as cost:
+        taken = services.run_acquire_lease(run_id=run.pk, owner="first-step")
+
+    assert taken is not None
+    assert (taken.status, taken.lease_owner, taken.version) == ("running", "first-step", 1)
+    assert taken.ticket_thread == ticket_thread(ticket_id=run.ticket_id)
+    assert cost.queries == (1 if connection.vendor == "postgresql" else 2)
+    assert (cost.commits, cost.async_commits) == (1, 0)
+    # A second delivery of the same first step finds it taken
+    assert services.run_acquire_lease(run_id=run.pk, owner="again", expected_version=0) is None
 
 
 def test_a_step_reads_the_tool_call_log_only_once_the_run_has_made_calls(demo, fake_openai):
