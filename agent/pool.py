@@ -127,7 +127,8 @@ def refresh_connections(*, answered_just_now: bool) -> None:
     if answered_just_now:
         for connection in connections.all(initialized_only=True):
             if connection.connection is not None:
-                connection.health_check_done = True  # type: ignore[attr-defined]  # not in the stubs
+                # Django's flag for "checked since the last request" (not in the stubs).
+                connection.health_check_done = True  # type: ignore[attr-defined]
 
 
 _pool: CallThreads | None = None

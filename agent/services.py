@@ -395,6 +395,7 @@ def run_acquire_lease(
         values={
             "lease_owner": owner,
             "lease_expires_at": now + timedelta(seconds=settings.AGENT_LEASE_SECONDS),
+            "updated_at": now,
         },
         add={"version": 1},
     )

@@ -1,5 +1,6 @@
 """The AgentRun state machine (DESIGN §4, §7) and the run's event log. Every status change of
-a run goes through `run_transition`.
+a run goes through `run_transition`, or `transition_update` where the caller reads the run
+back in the same statement.
 
 A run is raced by the steps of its task (each holding the run's lease) and by cancels from
 the API, so a transition never trusts the caller's copy of the run: it is one conditional
