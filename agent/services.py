@@ -30,6 +30,7 @@ from agent.transitions import (
 from config.celery import enqueue_on_commit
 from config.db import (
     Update,
+    column,
     insert,
     select,
     select_values,
@@ -210,9 +211,8 @@ def _run_for_step(*, taking: Update | None = None, **conditions) -> AgentRun | N
     # statement on PostgreSQL. The ticket's customer is left out: the run's own is the scope,
     # and only a run from before customers were bound to runs reads the ticket's
     # (agent.context.RunContext.for_run), with one more query.
-    ticket_id = f"t0.{connection.ops.quote_name(AgentRun._meta.get_field('ticket').column)}"
     related = ("ticket__order", "started_by", "customer")
-    annotate = {"ticket_thread": ticket_thread_sql(ticket_id)}
+    annotate = {"ticket_thread": ticket_thread_sql(column(AgentRun, "ticket", "t0"))}
     if taking is not None:
         runs = update_select(taking, related=related, annotate=annotate)
     else:

@@ -11,9 +11,9 @@ through the executor, and saving their log rows, events and tool messages with t
 Besides the time it counts, per step, the SQL statements (each sent in a call of its own; a
 connection's health check, CONN_HEALTH_CHECKS, counts as one), the commits that wrote
 something and waited for the disk, those that wrote without waiting (PostgreSQL's
-synchronous_commit off) and the database connections opened, on every thread
-(a tool's too), from one more run with the counters on (tests/dbcost.py), so counting never
-slows the timed runs. `--json` prints {"postgresql": {"median_ms", "p95_ms",
+synchronous_commit off) and the database connections opened, on every thread (a tool's
+too), from one more run with the counters on (tests/dbcost.py), so counting never slows the
+timed runs. `--json` prints {"postgresql": {"median_ms", "p95_ms",
 "queries_per_step", "commits_per_step", "async_commits_per_step", "connections_per_step",
 ...}, "sqlite": {...}};
 `--raw` adds every step's time ("timings_ms"), for a comparison across rounds

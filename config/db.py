@@ -86,6 +86,18 @@ def _column(model: type[models.Model], name: str) -> tuple[models.Field, str]:
     return field, connection.ops.quote_name(field.column)
 
 
+def column(model: type[models.Model], name: str, alias: str = "") -> str:
+    """The quoted column of `model`'s field `name`, on table `alias` when one is named, for
+    hand-written SQL."""
+    quoted = _column(model, name)[1]
+    return f"{alias}.{quoted}" if alias else quoted
+
+
+def table(model: type[models.Model]) -> str:
+    """The quoted table of `model`, for hand-written SQL."""
+    return connection.ops.quote_name(model._meta.db_table)
+
+
 def _conditions(
     model: type[models.Model],
     where: Mapping[str, object],

@@ -7,7 +7,7 @@ from django.db import connection
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
-from config.db import instance_from_row, row_columns, select, select_values
+from config.db import column, instance_from_row, row_columns, select, select_values, table
 from config.money import to_cents
 from orders.models import Customer, Order, OrderLine
 
@@ -126,26 +126,18 @@ def customer_order_summary(*, customer: Customer, order_id: str) -> OrderSummary
 @cache
 def _summary_sql() -> str:
     """The order with one row per line (by id), each with the sum `refunded_total` makes."""
-    quote = connection.ops.quote_name
     refund = Order._meta.get_field("refund_requests").related_model
-
-    def table(model) -> str:
-        return quote(model._meta.db_table)
-
-    def column(model, name: str) -> str:
-        return quote(model._meta.get_field(name).column)
-
     columns = ", ".join([*row_columns(Order, "o"), *row_columns(OrderLine, "l")])
     statuses = ", ".join(["%s"] * len(REFUND_COMMITTED_STATUSES))
     # Names from the models' metadata, quoted; every value is a parameter.
     return (
-        f"SELECT {columns}, (SELECT SUM(r.{column(refund, 'amount')})"  # noqa: S608
-        f" FROM {table(refund)} r WHERE r.{column(refund, 'order')} = o.{column(Order, 'id')}"
-        f" AND r.{column(refund, 'status')} IN ({statuses}))"
+        f"SELECT {columns}, (SELECT SUM({column(refund, 'amount', 'r')})"  # noqa: S608
+        f" FROM {table(refund)} r WHERE {column(refund, 'order', 'r')} = {column(Order, 'id', 'o')}"
+        f" AND {column(refund, 'status', 'r')} IN ({statuses}))"
         f" FROM {table(Order)} o LEFT OUTER JOIN {table(OrderLine)} l"
-        f" ON l.{column(OrderLine, 'order')} = o.{column(Order, 'id')}"
-        f" WHERE o.{column(Order, 'customer')} = %s AND o.{column(Order, 'order_id')} = %s"
-        f" ORDER BY l.{column(OrderLine, 'id')}"
+        f" ON {column(OrderLine, 'order', 'l')} = {column(Order, 'id', 'o')}"
+        f" WHERE {column(Order, 'customer', 'o')} = %s AND {column(Order, 'order_id', 'o')} = %s"
+        f" ORDER BY {column(OrderLine, 'id', 'l')}"
     )
 
 

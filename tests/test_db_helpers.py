@@ -14,6 +14,7 @@ from psycopg.pq import TransactionStatus
 from agent.models import AgentMessage, AgentRun, RunEvent, ToolCallLog
 from config.db import (
     Update,
+    column,
     insert,
     select,
     select_values,
@@ -215,10 +216,8 @@ def test_the_thread_selected_with_a_run_is_the_thread_read_on_its_own(demo):
     other = TicketMessage.objects.exclude(ticket=ticket).first()
     assert other is not None
 
-    ticket_id = f't0."{AgentRun._meta.get_field("ticket").column}"'
-    (run,) = select(
-        AgentRun, where={"pk": ctx.run.pk}, annotate={"thread": ticket_thread_sql(ticket_id)}
-    )
+    thread_sql = ticket_thread_sql(column(AgentRun, "ticket", "t0"))
+    (run,) = select(AgentRun, where={"pk": ctx.run.pk}, annotate={"thread": thread_sql})
 
     # Then it holds the same messages, in the same order (created, then id), with the same
     # times and text

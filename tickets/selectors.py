@@ -4,10 +4,10 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from functools import cache
 
-from django.db import connection, models
+from django.db import connection
 from django.db.models import Q, QuerySet
 
-from config.db import select_values
+from config.db import column, select_values, table
 from orders.models import Customer, Order
 from orders.selectors import REFUND_COMMITTED_STATUSES, refundable_after
 from tickets.models import Ticket, TicketEvent, TicketMessage
@@ -152,14 +152,8 @@ def ticket_thread_sql(ticket_id: str) -> str:
     """An SQL expression for a query that reads a ticket anyway: its messages as one JSON
     array (in no order), which `ticket_thread_from_json` turns into `ticket_thread`'s list.
     `ticket_id` is the query's quoted column holding the ticket's id."""
-    quote = connection.ops.quote_name
-
-    def column(name: str) -> str:
-        field = TicketMessage._meta.get_field(name)
-        assert isinstance(field, models.Field) and field.column
-        return f"m.{quote(field.column)}"
-
-    columns = ", ".join(column(name) for name in ("created_at", "id", "author_kind", "body"))
+    names = ("created_at", "id", "author_kind", "body")
+    columns = ", ".join(column(TicketMessage, name, "m") for name in names)
     array, aggregate = (
         ("json_build_array", "json_agg")
         if connection.vendor == "postgresql"
@@ -167,8 +161,8 @@ def ticket_thread_sql(ticket_id: str) -> str:
     )
     # Names from the models' metadata, quoted; no values.
     return (
-        f"(SELECT {aggregate}({array}({columns})) FROM {quote(TicketMessage._meta.db_table)} m"  # noqa: S608
-        f" WHERE {column('ticket')} = {ticket_id})"
+        f"(SELECT {aggregate}({array}({columns})) FROM {table(TicketMessage)} m"  # noqa: S608
+        f" WHERE {column(TicketMessage, 'ticket', 'm')} = {ticket_id})"
     )
 
 

@@ -87,8 +87,10 @@ def test_a_first_step_takes_its_run_and_reads_it_in_one_statement(demo):
     assert taken.ticket_thread == ticket_thread(ticket_id=run.ticket_id)
     assert cost.queries == (1 if connection.vendor == "postgresql" else 2)
     assert (cost.commits, cost.async_commits) == (1, 0)
-    # A second delivery of the same first step finds it taken
+    # A second delivery of the same first step finds it taken, and leaves it as it is
     assert services.run_acquire_lease(run_id=run.pk, owner="again", expected_version=0) is None
+    run.refresh_from_db()
+    assert (run.lease_owner, run.version) == ("first-step", 1)
 
 
 def test_a_step_reads_the_tool_call_log_only_once_the_run_has_made_calls(demo, fake_openai):
