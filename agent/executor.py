@@ -19,9 +19,9 @@ import logging
 import math
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, datetime
 from decimal import Decimal
 from uuid import UUID
@@ -46,6 +46,7 @@ from agent.tools import (
 )
 from config.canonical import canonical_json
 from config.db import select_values
+from config.logs import log_context
 
 logger = logging.getLogger(__name__)
 
@@ -110,14 +111,8 @@ def execute_tool_call(
     logged = _logged_result(ctx, tool_call_id)
     if logged is not None:
         return logged
-    row, outcome = _decided(
-        ctx,
-        tool_call_id=tool_call_id,
-        name=name,
-        arguments_raw=arguments_raw,
-        position_in_reply=position_in_reply,
-        checks=LogChecks(ctx),
-    )
+    call = Requested(tool_call_id, name, arguments_raw, position_in_reply)
+    row, outcome = _finish(ctx, _start(ctx, call, checks=LogChecks(ctx)), wait=None)
     return _record(ctx, row=row, outcome=outcome)
 
 
@@ -157,9 +152,15 @@ class PriorCalls:
     def identical_calls(self, name: str, digest: str) -> int:
         return self._made[(name, digest)]
 
-    def add(self, row: ToolCallLog) -> None:
+    def count(self, name: str, digest: str) -> None:
+        """A call of `name` with arguments `digest` is being made (its row comes later)."""
+        self._made[(name, digest)] += 1
+
+    def add(self, row: ToolCallLog, *, counted: bool = False) -> None:
+        """`row` was logged; `counted`: its call was counted already."""
         self.rows[row.tool_call_id] = {field: getattr(row, field) for field in self.FIELDS}
-        self._made[(row.tool_name, row.args_digest)] += 1
+        if not counted:
+            self.count(row.tool_name, row.args_digest)
 
 
 class LogChecks:
@@ -206,69 +207,138 @@ class ToolRun:
 Wait = Callable[[Future, float], object]
 
 
-def run_tool_call(
+@dataclass(frozen=True)
+class Requested:
+    """A tool call as the model's reply made it: `position_in_reply` is its index among the
+    reply's calls."""
+
+    tool_call_id: str
+    name: str
+    arguments_raw: str
+    position_in_reply: int = 0
+
+
+def run_tool_calls(
     ctx: RunContext,
+    calls: Sequence[Requested],
     *,
-    tool_call_id: str,
-    name: str,
-    arguments_raw: str,
-    position_in_reply: int,
     checks: StepChecks,
     wait: Wait | None = None,
+) -> list[ToolRun]:
+    """`execute_tool_call` for a step that saves log rows with its own writes, for calls that
+    run at the same time: one call, or quick lookups of one reply (a step checks nothing
+    between those). Each call is decided in order, as if the ones before it had run (a repeat
+    of an earlier call in `calls` counts), and its handler started; then each is waited for,
+    up to TOOL_TIMEOUT_S from its start.
+
+    A read call's row comes back unsaved (the step commits it with the tool message and
+    events). A call whose row must exist first (a write tool's hook, a result kept whole under
+    a ref naming the row) is saved here.
+    """
+    started: list[ToolRun | _Started] = []
+    for call in calls:
+        tool_call_id = clean_text(call.tool_call_id or "")[:TEXT_LIMIT]
+        logged = checks.prior.result(tool_call_id)
+        if logged is not None:
+            started.append(ToolRun(logged))
+            continue
+        with log_context(tool_call_id=tool_call_id):
+            decided = _start(ctx, replace(call, tool_call_id=tool_call_id), checks=checks)
+        checks.prior.count(decided.tool_name, decided.args_digest)
+        started.append(decided)
+    runs = []
+    for each in started:
+        if isinstance(each, ToolRun):
+            runs.append(each)
+            continue
+        with log_context(tool_call_id=each.call.tool_call_id):
+            row, outcome = _finish(ctx, each, wait=wait)
+            runs.append(_step_run(ctx, row, outcome, checks=checks))
+    return runs
+
+
+def _step_run(
+    ctx: RunContext, row: ToolCallLog, outcome: Outcome, *, checks: StepChecks
 ) -> ToolRun:
-    """`execute_tool_call` for a step that saves log rows with its own writes: the same
-    pipeline, but a read call's row comes back unsaved (the step commits it with the tool
-    message and events). A call whose row must exist first (a write tool's hook, a result kept
-    whole under a ref naming the row) is saved here."""
-    tool_call_id = clean_text(tool_call_id or "")[:TEXT_LIMIT]
-    logged = checks.prior.result(tool_call_id)
-    if logged is not None:
-        return ToolRun(logged)
-    row, outcome = _decided(
-        ctx,
-        tool_call_id=tool_call_id,
-        name=name,
-        arguments_raw=arguments_raw,
-        position_in_reply=position_in_reply,
-        checks=checks,
-        wait=wait,
-    )
+    """The finished call for its step, its row saved here when it must exist first."""
+    checks.prior.add(row, counted=True)
     tool = get_tool(row.tool_name)
     if outcome.full_text or (row.ok and tool is not None and tool.after_logged is not None):
-        result = _record(ctx, row=row, outcome=outcome)
-        checks.prior.add(row)
-        return ToolRun(result)
-    checks.prior.add(row)
+        return ToolRun(_record(ctx, row=row, outcome=outcome))
     return ToolRun(outcome.result, row)
 
 
-def _decided(
-    ctx: ToolContext,
-    *,
-    tool_call_id: str,
-    name: str,
-    arguments_raw: str,
-    position_in_reply: int,
-    checks: "LogChecks | StepChecks",
-    wait: "Wait | None" = None,
-) -> tuple[ToolCallLog, Outcome]:
-    """The call decided (and run, when it may run) and its log row, not yet saved."""
+@dataclass(frozen=True)
+class Admitted:
+    """A call that passed every check before its handler, with its arguments as the schema
+    cleaned them."""
+
+    tool: Tool
+    clean: dict
+    arguments: object
+    args_digest: str
+
+
+@dataclass(frozen=True)
+class _Started:
+    """A call decided: answered without its handler (`outcome`), or its handler started on a
+    call thread (`future`, at `submitted`)."""
+
+    call: Requested
+    started: float
+    outcome: Outcome | None = None
+    admitted: Admitted | None = None
+    future: Future | None = None
+    submitted: float = 0.0
+
+    @property
+    def tool_name(self) -> str:
+        """As its log row names it."""
+        return clean_text(self.call.name or "")[:TEXT_LIMIT]
+
+    @property
+    def args_digest(self) -> str:
+        if self.admitted is not None:
+            return self.admitted.args_digest
+        return self.outcome.args_digest if self.outcome is not None else ""
+
+
+def _start(ctx: ToolContext, call: Requested, *, checks: "LogChecks | StepChecks") -> _Started:
+    """Decide `call` and, when it may run, start its handler."""
     started = time.monotonic()
-    outcome = _decide(
+    decision = _decide(
         ctx,
-        name=name or "",
-        arguments_raw=arguments_raw or "",
-        position_in_reply=position_in_reply,
+        name=call.name or "",
+        arguments_raw=call.arguments_raw or "",
+        position_in_reply=call.position_in_reply,
         checks=checks,
-        wait=wait,
     )
+    if isinstance(decision, Outcome):
+        return _Started(call, started, outcome=decision)
+    future = call_threads().submit(decision.tool.handler, ctx, decision.clean)
+    return _Started(call, started, admitted=decision, future=future, submitted=time.monotonic())
+
+
+def _finish(
+    ctx: ToolContext, started: _Started, *, wait: "Wait | None"
+) -> tuple[ToolCallLog, Outcome]:
+    """The call's outcome, its handler waited for up to TOOL_TIMEOUT_S after it started, and
+    its log row, not yet saved."""
+    outcome = started.outcome
+    if outcome is None:
+        admitted, future = started.admitted, started.future
+        assert admitted is not None and future is not None
+        timeout = max(settings.TOOL_TIMEOUT_S - (time.monotonic() - started.submitted), 0.0)
+        outcome = _handler_outcome(ctx, admitted.tool, future, wait=wait, timeout=timeout)
+        outcome.arguments = admitted.arguments
+        outcome.args_digest = admitted.args_digest
     row = _log_row(
         ctx,
-        tool_call_id=tool_call_id,
-        name=name,
-        arguments_raw=arguments_raw,
+        tool_call_id=started.call.tool_call_id,
+        name=started.call.name,
+        arguments_raw=started.call.arguments_raw,
         outcome=outcome,
-        started=started,
+        started=started.started,
     )
     return row, outcome
 
@@ -280,8 +350,8 @@ def _decide(
     arguments_raw: str,
     position_in_reply: int,
     checks: "LogChecks | StepChecks",
-    wait: "Wait | None" = None,
-) -> Outcome:
+) -> "Outcome | Admitted":
+    """The call answered by the first check it fails, or admitted to run."""
     if checks.cancelled():
         return _failure(
             ErrorCode.CANCELLED,
@@ -379,11 +449,10 @@ def _decide(
             "instead of calling it again.",
             next_actions=[NextAction.USE_EARLIER_RESULT],
         )
-    else:
-        outcome = _run_handler(ctx, tool, clean, wait=wait)
-    outcome.arguments = arguments
-    outcome.args_digest = digest
-    return outcome
+        outcome.arguments = arguments
+        outcome.args_digest = digest
+        return outcome
+    return Admitted(tool, clean, arguments, digest)
 
 
 def _cancelled(run: AgentRun) -> bool:
@@ -516,16 +585,17 @@ def _wait(future: Future, timeout: float):
     return future.result(timeout)
 
 
-def _run_handler(ctx: ToolContext, tool: Tool, arguments: dict, *, wait: Wait | None) -> Outcome:
-    """Call the handler on one of the process's call threads (agent/pool.py) and stop waiting
-    after TOOL_TIMEOUT_S.
+def _handler_outcome(
+    ctx: ToolContext, tool: Tool, future: Future, *, wait: Wait | None, timeout: float
+) -> Outcome:
+    """The outcome of the handler running on one of the process's call threads
+    (agent/pool.py), waited for at most `timeout` seconds.
 
     A stuck call is abandoned, not killed: its thread finishes on its own, and its result is
     dropped.
     """
-    future = call_threads().submit(tool.handler, ctx, arguments)
     try:
-        data = (wait or _wait)(future, settings.TOOL_TIMEOUT_S)
+        data = (wait or _wait)(future, timeout)
     except TimeoutError:
         logger.warning(
             "Tool %s timed out after %ss (%s)", tool.name, settings.TOOL_TIMEOUT_S, _source(ctx)

@@ -12,10 +12,11 @@ On the path where the model only reads, a step commits twice: the model's reply 
 calls, before any tool runs, and then the results with their log rows, events and the hand-
 over. A tool's result is saved before the next tool starts (on PostgreSQL without waiting
 for the disk: the last write is the durable one), so a worker killed mid-step repeats at
-most the call it was in; only between quick lookups in the desk's database (Tool.quick) is
-the cancel flag read instead, and such a worker repeats those lookups too. Model and tool
-calls run on the process's call threads (agent/pool.py), which keep their database
-connections; while one is in flight the step renews its lease every third of
+most the call it was in. Quick lookups in the desk's database (Tool.quick) next to each other
+in a reply are the exception: they run at the same time, after one check of the cancel flag
+(a read, when no write comes before them), and a worker killed meanwhile repeats them all.
+Model and tool calls run on the process's call threads (agent/pool.py), which keep their
+database connections; while one is in flight the step renews its lease every third of
 AGENT_LEASE_SECONDS.
 """
 
@@ -38,10 +39,17 @@ from django.utils import timezone
 from agent import handover, loops, run_selectors, services
 from agent.breaker import ModelBreaker
 from agent.context import RunContext
-from agent.executor import MAX_ARGUMENTS_CHARS, PriorCalls, StepChecks, ToolRun, run_tool_call
+from agent.executor import (
+    MAX_ARGUMENTS_CHARS,
+    PriorCalls,
+    Requested,
+    StepChecks,
+    ToolRun,
+    run_tool_calls,
+)
 from agent.llm import ModelError, ModelReply, Provider
 from agent.models import AgentMessage, AgentRun, RunEvent
-from agent.pool import call_threads
+from agent.pool import IDLE_THREADS, call_threads
 from agent.prompts import HISTORY_CHAR_BUDGET, Context, build_context, customer_text_in_result
 from agent.providers import get_provider
 from agent.replies import safe_reply
@@ -49,7 +57,6 @@ from agent.services import StepInterrupted, StepWrite
 from agent.streaming import AnswerStream
 from agent.tools import ToolKind, get_tool, tools_for_role
 from agent.untrusted import looks_like_instructions
-from config.logs import log_context
 from config.metrics import model_call_observed
 from config.money import money_str
 
@@ -204,6 +211,35 @@ def pending_tool_calls(transcript: list[AgentMessage]) -> list[tuple[int, dict]]
                 if call["id"] not in answered
             ]
     return []
+
+
+# At most this many quick lookups of a reply run at the same time: as many as the process
+# keeps call threads (and their connections) for.
+LOOKUPS_TOGETHER = IDLE_THREADS
+
+
+def together(calls: list[tuple[int, dict]]) -> list[list[tuple[int, dict]]]:
+    """`calls` in the groups that run at the same time: quick lookups next to each other (at
+    most LOOKUPS_TOGETHER, each id once), and every other call alone."""
+    groups: list[list[tuple[int, dict]]] = []
+    for position, call in calls:
+        group = groups[-1] if groups else []
+        if (
+            is_quick(call)
+            and group
+            and is_quick(group[0][1])
+            and len(group) < LOOKUPS_TOGETHER
+            and call["id"] not in {other["id"] for _, other in group}
+        ):
+            group.append((position, call))
+        else:
+            groups.append([(position, call)])
+    return groups
+
+
+def is_quick(call: dict) -> bool:
+    tool = get_tool(call["function"]["name"])
+    return tool is not None and tool.quick
 
 
 def _arguments(call: dict) -> dict:
@@ -402,10 +438,10 @@ class Step:
         beat = max(settings.AGENT_LEASE_SECONDS / 3, 0.1)
         while True:
             left = deadline - time.monotonic()
-            if left <= 0:
+            if left <= 0 and not future.done():
                 raise TimeoutError
             try:
-                return future.result(min(beat, left))
+                return future.result(max(min(beat, left), 0))
             except TimeoutError:
                 if time.monotonic() >= deadline:
                     raise
@@ -629,15 +665,16 @@ class Step:
         announced: bool = False,
         write: StepWrite | None = None,
     ) -> StepOutcome:
-        """Run every (position in the reply, call), in order, one tool message per call id.
+        """Run every (position in the reply, call), one tool message per call id: in order,
+        except that quick lookups (Tool.quick) next to each other run at the same time.
         `announced`: their tool_call.started events are saved already. Before a tool starts,
         the results before it are saved, in a write that also checks the cancel flag, unless
-        they and it are quick lookups (Tool.quick): then the flag is read. Once it is set, the
-        remaining calls are logged as cancelled without running."""
+        they and it are quick lookups: then the flag is read. Once it is set, the remaining
+        calls are logged as cancelled without running."""
         write = write if write is not None else StepWrite()
         unsaved_are_quick = True
-        for position, call in calls:
-            tool = get_tool(call["function"]["name"])
+        for batch in together(calls):
+            tool = get_tool(batch[0][1]["function"]["name"])
             writes = tool is not None and tool.kind == ToolKind.WRITE
             quick = tool is not None and tool.quick
             if not self.checks.is_cancelled and (write or writes):
@@ -650,18 +687,24 @@ class Step:
                     unsaved_are_quick = True
             unsaved_are_quick = unsaved_are_quick and quick
             if not announced and not self.checks.is_cancelled:
-                write.event("tool_call.started", self.started_event(call))
-            with log_context(tool_call_id=call["id"]):
-                ran = run_tool_call(
-                    self.ctx,
-                    tool_call_id=call["id"],
-                    name=call["function"]["name"],
-                    arguments_raw=call["function"]["arguments"],
-                    position_in_reply=position,
-                    checks=self.checks,
-                    wait=self.heartbeat_wait,
-                )
-            self.add_result(write, call, ran)
+                for _, call in batch:
+                    write.event("tool_call.started", self.started_event(call))
+            runs = run_tool_calls(
+                self.ctx,
+                [
+                    Requested(
+                        call["id"],
+                        call["function"]["name"],
+                        call["function"]["arguments"],
+                        position,
+                    )
+                    for position, call in batch
+                ],
+                checks=self.checks,
+                wait=self.heartbeat_wait,
+            )
+            for (_, call), ran in zip(batch, runs, strict=True):
+                self.add_result(write, call, ran)
         if self.checks.is_cancelled:
             return self.stop_cancelled(write)
         next_owner = new_lease_owner()

@@ -105,9 +105,10 @@ class Tool:
     # Called with the log row of a successful call, in the transaction that writes it: a
     # handler runs before its row exists, so links to the row are made here.
     after_logged: Callable[[ToolCallLog], None] | None = None
-    # A lookup in this database that changes nothing and answers in milliseconds. A step
-    # saves its result with whatever it writes next, not before the next quick lookup starts:
-    # a worker that dies in between costs a repeat of the lookup (agent/runtime.py).
+    # A lookup in this database that changes nothing and answers in milliseconds. A step runs
+    # the quick lookups next to each other in a reply at the same time, and saves their
+    # results with whatever it writes next: a worker that dies meanwhile costs a repeat of
+    # them (agent/runtime.py).
     quick: bool = False
 
     def schema(self) -> dict:

@@ -6,6 +6,7 @@ Tools run on their own thread and database connection, so these tests use real c
 
 import json
 import threading
+import time
 
 import pytest
 
@@ -343,19 +344,24 @@ def test_a_half_answered_step_runs_only_the_calls_without_a_result(demo, fake_op
     assert fake_openai.requests == []
 
 
-@pytest.mark.parametrize("quick", [False, True], ids=["saved-between", "quick-lookups"])
+@pytest.mark.parametrize(
+    ("first_quick", "second_quick"),
+    [(False, False), (True, False), (False, True)],
+    ids=["reads", "quick-then-read", "read-then-quick"],
+)
 def test_cancel_during_a_step_stops_before_the_next_tool_and_the_model_is_not_called_again(
-    demo, fake_openai, agent_user, quick
+    demo, fake_openai, agent_user, first_quick, second_quick
 ):
-    # Given a model asking for two tools, and a cancel arriving while the first one runs
+    # Given a model asking for two tools that do not run together, and a cancel arriving
+    # while the first one runs
     run = start_run()
 
     def cancel_now(calls):
         services.run_request_cancel(run=AgentRun.objects.get(pk=run.pk), user=run.started_by)
 
     with (
-        probe_tool("probe_first", body=cancel_now, quick=quick) as first,
-        probe_tool("probe_second", quick=quick) as second,
+        probe_tool("probe_first", body=cancel_now, quick=first_quick) as first,
+        probe_tool("probe_second", quick=second_quick) as second,
     ):
         fake_openai.enqueue(
             tool_reply(
@@ -377,6 +383,175 @@ def test_cancel_during_a_step_stops_before_the_next_tool_and_the_model_is_not_ca
     # and a later delivery does not call the model
     assert runtime.advance(run_id=run.pk).kind == runtime.StepKind.SKIPPED
     assert len(fake_openai.requests) == 1
+
+
+def test_a_cancel_during_quick_lookups_lets_them_finish_and_stops_before_the_model(
+    demo, fake_openai, agent_user
+):
+    # Given a model asking for two quick lookups, and a cancel arriving while they run
+    run = start_run()
+    both_started = threading.Barrier(2, timeout=10)
+
+    def cancel_now(calls):
+        both_started.wait()
+        services.run_request_cancel(run=AgentRun.objects.get(pk=run.pk), user=run.started_by)
+
+    with (
+        probe_tool("probe_first", body=cancel_now, quick=True) as first,
+        probe_tool("probe_second", body=lambda calls: both_started.wait(), quick=True) as second,
+    ):
+        fake_openai.enqueue(
+            tool_reply(
+                tool_call("probe_first", {}, call_id="call_1"),
+                tool_call("probe_second", {}, call_id="call_2"),
+            )
+        )
+        drive(run)
+
+        # Then both lookups ran (they started together, after the step's last check) and
+        # their results are kept, and the run is cancelled before the model is asked again
+        assert (len(first), len(second)) == (1, 1)
+    assert (run.status, run.stop_reason) == ("cancelled", "cancelled")
+    logs = {
+        log.tool_call_id: (log.ok, log.error_code) for log in ToolCallLog.objects.filter(run=run)
+    }
+    assert logs == {"call_1": (True, ""), "call_2": (True, "")}
+    assert len(fake_openai.requests) == 1
+    assert runtime.advance(run_id=run.pk).kind == runtime.StepKind.SKIPPED
+    assert len(fake_openai.requests) == 1
+
+
+def test_quick_lookups_of_one_reply_run_at_the_same_time_and_answer_in_call_order(
+    demo, fake_openai
+):
+    # Given three quick lookups in one reply that each wait for the other two to start
+    all_started = threading.Barrier(3, timeout=10)
+
+    def wait_for_the_others(calls):
+        all_started.wait()
+
+    with (
+        probe_tool("probe_a", body=wait_for_the_others, quick=True),
+        probe_tool("probe_b", body=wait_for_the_others, quick=True),
+        probe_tool("probe_c", body=wait_for_the_others, quick=True),
+    ):
+        fake_openai.enqueue(
+            tool_reply(
+                tool_call("probe_a", {}, call_id="call_a"),
+                tool_call("probe_b", {}, call_id="call_b"),
+                tool_call("probe_c", {}, call_id="call_c"),
+            ),
+            text_reply("Done."),
+        )
+        run = start_run()
+        drive(run)
+
+    # Then none of them waited in vain (one after the other, the first would time out), and
+    # the results are saved and sent back in the reply's order
+    logs = ToolCallLog.objects.filter(run=run).order_by("id")
+    assert [(log.tool_call_id, log.ok) for log in logs] == [
+        ("call_a", True),
+        ("call_b", True),
+        ("call_c", True),
+    ]
+    assert [m["tool_call_id"] for m in fake_openai.tool_messages(1)] == [
+        "call_a",
+        "call_b",
+        "call_c",
+    ]
+    assert event_types(run).count("tool_call.started") == 3
+    assert run.status == "completed"
+
+
+def test_quick_lookups_that_run_together_share_one_timeout(demo, fake_openai, settings):
+    # Given two quick lookups in one reply that both hang
+    settings.TOOL_TIMEOUT_S = 0.5
+    release = threading.Event()
+    with (
+        probe_tool("slow_a", body=lambda calls: release.wait(30), quick=True),
+        probe_tool("slow_b", body=lambda calls: release.wait(30), quick=True),
+    ):
+        fake_openai.enqueue(
+            tool_reply(
+                tool_call("slow_a", {}, call_id="call_a"),
+                tool_call("slow_b", {}, call_id="call_b"),
+            ),
+            text_reply("Both timed out."),
+        )
+        run = start_run()
+        started = time.monotonic()
+        try:
+            drive(run)
+        finally:
+            release.set()
+        elapsed = time.monotonic() - started
+
+    # Then each answered TOOL_TIMEOUT once TOOL_TIMEOUT_S had passed since both started: the
+    # step did not wait for the second as long again after giving up on the first
+    logs = ToolCallLog.objects.filter(run=run).order_by("id")
+    assert [(log.tool_call_id, log.error_code) for log in logs] == [
+        ("call_a", "TOOL_TIMEOUT"),
+        ("call_b", "TOOL_TIMEOUT"),
+    ]
+    assert elapsed < 2 * settings.TOOL_TIMEOUT_S
+    assert run.final_answer == "Both timed out."
+
+
+def test_a_call_repeated_within_quick_lookups_that_run_together_is_counted_as_made(
+    demo, fake_openai
+):
+    # Given a reply that makes the same lookup three times (two identical calls may run)
+    lookup = {"order_id": "202610110087"}
+    fake_openai.enqueue(
+        tool_reply(
+            tool_call("get_order", lookup, call_id="call_1"),
+            tool_call("get_order", lookup, call_id="call_2"),
+            tool_call("get_order", lookup, call_id="call_3"),
+        ),
+        text_reply("Done."),
+    )
+    run = start_run()
+
+    drive(run)
+
+    # Then the third is answered REPEATED_CALL without running, as if they had run in turn
+    logs = ToolCallLog.objects.filter(run=run).order_by("id")
+    assert [(log.tool_call_id, log.error_code) for log in logs] == [
+        ("call_1", ""),
+        ("call_2", ""),
+        ("call_3", "REPEATED_CALL"),
+    ]
+
+
+def test_together_groups_quick_lookups_next_to_each_other_and_no_more_than_it_may():
+    def call(name, call_id):
+        return {"id": call_id, "type": "function", "function": {"name": name, "arguments": "{}"}}
+
+    cap = runtime.LOOKUPS_TOGETHER
+    many = [call("search_policies", f"call_s{n}") for n in range(cap + 1)]
+    calls = [
+        call("get_order", "call_1"),
+        call("get_refund_status", "call_2"),
+        call("create_refund", "call_write"),
+        call("no_such_tool", "call_unknown"),
+        *many,
+    ]
+
+    groups = runtime.together(list(enumerate(calls)))
+
+    assert [[position for position, _ in group] for group in groups] == [
+        [0, 1],
+        [2],
+        [3],
+        list(range(4, 4 + cap)),
+        [4 + cap],
+    ]
+    # and an id the reply repeats starts a group of its own
+    again = list(enumerate([calls[0], calls[1], calls[0]]))
+    assert [[position for position, _ in group] for group in runtime.together(again)] == [
+        [0, 1],
+        [2],
+    ]
 
 
 @pytest.mark.parametrize(
