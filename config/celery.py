@@ -4,8 +4,9 @@ from contextvars import Token
 from pathlib import Path
 
 from celery import Celery, bootsteps, signals
+from celery.fixups.django import DjangoFixup, DjangoWorkerFixup
 from django.conf import settings
-from django.db import transaction
+from django.db import close_old_connections, transaction
 from kombu.exceptions import OperationalError as BrokerOperationalError
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
@@ -22,7 +23,39 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 logger = logging.getLogger(__name__)
 
-app = Celery("refund_desk")
+
+class KeptConnectionsWorkerFixup(DjangoWorkerFixup):
+    """Celery's Django fix-up for a worker, except that between tasks the worker's database
+    connections get the care Django gives them between requests: one that broke or outlived
+    CONN_MAX_AGE is replaced, a healthy one is kept (its next query checks it first,
+    CONN_HEALTH_CHECKS). Celery's own closes every connection before and after every task,
+    so each step of a run would connect anew, and lose the statements it had prepared."""
+
+    def close_database(self, **kwargs) -> None:
+        close_old_connections()
+
+
+class DeskDjangoFixup(DjangoFixup):
+    """The fix-up Celery installs for Django, with KeptConnectionsWorkerFixup in workers."""
+
+    _worker_fixup: DjangoWorkerFixup | None
+
+    @property
+    def worker_fixup(self) -> DjangoWorkerFixup:
+        if self._worker_fixup is None:
+            self._worker_fixup = KeptConnectionsWorkerFixup(self.app)
+        return self._worker_fixup
+
+    @worker_fixup.setter
+    def worker_fixup(self, value: DjangoWorkerFixup) -> None:
+        self._worker_fixup = value
+
+
+def desk_fixups(celery_app: Celery) -> DjangoFixup:
+    return DeskDjangoFixup(celery_app).install()
+
+
+app = Celery("refund_desk", fixups=["config.celery:desk_fixups"])
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 
