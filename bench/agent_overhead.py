@@ -1,10 +1,13 @@
 """What the assistant harness itself costs per step, with a model that answers instantly.
 
-Each measured step is one `agent.runtime.advance()` as the step the run was handed to:
-context assembly (every run reads the same ticket thread: the answer a run posts to the
-ticket is removed after it), one HTTP call to a zero-latency fake OpenAI server through the
-real `openai` client, saving the reply, running two tools (get_order + search_policies)
-through the executor, and saving their log rows, events and tool messages with the hand-over.
+Each measured step is one `agent.runtime.advance()` as the step the run was handed to,
+between the care a worker gives its database connections before and after a task
+(config/celery.py: the step's first query waits for a health check): context assembly
+(every run reads the same ticket thread: the answer a run posts to the ticket is removed
+after it), one HTTP call to a zero-latency fake OpenAI server through the real `openai`
+client, saving the reply, running two tools (get_order + search_policies, quick lookups that
+run at the same time) through the executor, and saving their log rows, events and tool
+messages with the hand-over.
 
     .venv/bin/python bench/agent_overhead.py [--json] [--only postgresql|sqlite] [--raw]
 
@@ -61,6 +64,8 @@ def measure() -> dict:
     from agent import runtime, services
     from agent import tasks as agent_tasks
     from agent.pool import close_idle_threads
+    from config.celery import KeptConnectionsWorkerFixup
+    from config.celery import app as celery_app
     from tests.dbcost import DatabaseCost
     from tests.fakes.openai_server import FakeOpenAI, text_reply, tool_call, tool_reply
     from tickets.demo import seed_demo
@@ -105,12 +110,17 @@ def measure() -> dict:
             TicketMessage.objects.filter(ticket=ticket).exclude(pk__in=thread).delete()
 
         timings: list[float] = []
+        # What a worker does with its database connections before and after every task
+        # (config/celery.py): a step on a worker pays its health check.
+        between_tasks = KeptConnectionsWorkerFixup(celery_app).close_database
 
         def timed(run, previous):
             started = time.perf_counter()
+            between_tasks()
             outcome = runtime.advance(
                 run_id=run.pk, expected_version=previous.version, owner=previous.owner
             )
+            between_tasks()
             timings.append((time.perf_counter() - started) * 1000)
             return outcome
 
