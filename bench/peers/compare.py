@@ -7,7 +7,11 @@ weighs on both alike. A desk round is `bench/agent_overhead.py --json --only pos
 migrates and seeds like the desk's (`test_refund_desk_bench_peer`, dropped at the end). Both
 use a zero-latency fake model over HTTP and make the same two tool calls per step.
 
-    .venv/bin/python bench/peers/compare.py [--rounds 5] [--runs 20] [--json]
+    .venv/bin/python bench/peers/compare.py [--rounds 5] [--runs 20] [--json] \
+        [--peer-tools together|in-turn|both]
+
+The peer runs a step's two tool calls at the same time by default, as the desk runs its quick
+lookups; `in-turn` one after the other; `both` measures both peers in every round.
 
 PostgreSQL is BENCH_POSTGRES_URL's server (default
 postgres://postgres@127.0.0.1:5432/refund_desk_bench). The peer venv comes first: see
@@ -128,9 +132,9 @@ def desk_round(runs: int) -> dict:
     return postgres_result(run_json(command, env))
 
 
-def peer_round(database_url: str, runs: int) -> dict:
+def peer_round(database_url: str, runs: int, tools: str) -> dict:
     command = [str(PEER_PYTHON), str(PEERS_DIR / "langgraph_step.py")]
-    command += ["--database-url", database_url, "--runs", str(runs)]
+    command += ["--database-url", database_url, "--runs", str(runs), "--tools", tools]
     result = run_json(command, {**os.environ})
     assert isinstance(result, dict)
     return result
@@ -158,10 +162,15 @@ def pooled(rounds: list[dict]) -> dict:
     }
 
 
-def compare(rounds: int, runs: int) -> dict:
+# The peer's ways of running a step's two tool calls: at the same time (as the desk runs its
+# quick lookups, and LangGraph's prebuilt ToolNode any calls), or one after the other.
+PEER_TOOLS = {"together": "peer", "in-turn": "peer_in_turn"}
+
+
+def compare(rounds: int, runs: int, peer_tools: list[str]) -> dict:
     database = PeerDatabase().create()
     desk: list[dict] = []
-    peer: list[dict] = []
+    peers: dict[str, list[dict]] = {tools: [] for tools in peer_tools}
     try:
         for index in range(rounds):
             started = time.monotonic()
@@ -170,48 +179,71 @@ def compare(rounds: int, runs: int) -> dict:
                 f"  round {index + 1}/{rounds} desk: median {desk[-1]['median_ms']:.1f} ms "
                 f"({time.monotonic() - started:.0f} s with its database)"
             )
-            peer.append(peer_round(database.url, runs))
-            log(f"  round {index + 1}/{rounds} peer: median {peer[-1]['median_ms']:.1f} ms")
+            for tools, results in peers.items():
+                results.append(peer_round(database.url, runs, tools))
+                log(
+                    f"  round {index + 1}/{rounds} peer (tools {tools}): median "
+                    f"{results[-1]['median_ms']:.1f} ms"
+                )
     finally:
         database.drop()
-    desk_all, peer_all = pooled(desk), pooled(peer)
-    return {
+    desk_all = pooled(desk)
+    result: dict = {
         "rounds": rounds,
         "runs_per_round": runs,
         "desk": {**desk_all, "round_medians_ms": [round(r["median_ms"], 2) for r in desk]},
-        "peer": {**peer_all, "round_medians_ms": [round(r["median_ms"], 2) for r in peer]},
-        "ratio_median": desk_all["median_ms"] / peer_all["median_ms"],
-        "ratio_p95": desk_all["p95_ms"] / peer_all["p95_ms"],
     }
+    for tools, results in peers.items():
+        peer_all = pooled(results)
+        key = PEER_TOOLS[tools]
+        result[key] = {
+            **peer_all,
+            "tools": tools,
+            "round_medians_ms": [round(r["median_ms"], 2) for r in results],
+        }
+        suffix = key.removeprefix("peer")
+        result[f"ratio_median{suffix}"] = desk_all["median_ms"] / peer_all["median_ms"]
+        result[f"ratio_p95{suffix}"] = desk_all["p95_ms"] / peer_all["p95_ms"]
+    return result
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5, help="rounds of each (default 5)")
     parser.add_argument("--runs", type=int, default=20, help="runs of 3 steps per round")
+    parser.add_argument(
+        "--peer-tools",
+        choices=(*PEER_TOOLS, "both"),
+        default="together",
+        help="the peer's two tool calls at the same time (default), one after the other, or "
+        "both peers in every round",
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    peer_tools = list(PEER_TOOLS) if args.peer_tools == "both" else [args.peer_tools]
     if not PEER_PYTHON.exists():
         sys.exit(f"No peer venv at {PEER_PYTHON.parent.parent}: see bench/peers/README.md.")
     log(
         f"Desk step vs LangGraph + PostgresSaver (sync), {args.rounds} interleaved rounds "
         f"of {args.runs} runs x 3 steps each"
     )
-    result = compare(args.rounds, args.runs)
+    result = compare(args.rounds, args.runs, peer_tools)
     if args.json:
         print(json.dumps(result))
         return
-    print(f"{'':<34}{'steps':>7}{'median ms':>11}{'p95 ms':>9}")
-    for label, key in (
-        ("desk (agent.runtime.advance)", "desk"),
-        ("LangGraph + PostgresSaver", "peer"),
-    ):
+    print(f"{'':<44}{'steps':>7}{'median ms':>11}{'p95 ms':>9}")
+    rows = [("desk (agent.runtime.advance)", "desk")]
+    rows += [(f"LangGraph + PostgresSaver, tools {t}", PEER_TOOLS[t]) for t in peer_tools]
+    for label, key in rows:
         side = result[key]
-        print(f"{label:<34}{side['steps']:>7}{side['median_ms']:>11.2f}{side['p95_ms']:>9.2f}")
-    print(
-        f"desk / peer: median {result['ratio_median']:.2f}x, p95 {result['ratio_p95']:.2f}x "
-        f"({result['desk']['pooled']}; one interleaved run on this machine)"
-    )
+        print(f"{label:<44}{side['steps']:>7}{side['median_ms']:>11.2f}{side['p95_ms']:>9.2f}")
+    for tools in peer_tools:
+        suffix = PEER_TOOLS[tools].removeprefix("peer")
+        print(
+            f"desk / peer (tools {tools}): median {result[f'ratio_median{suffix}']:.2f}x, "
+            f"p95 {result[f'ratio_p95{suffix}']:.2f}x"
+        )
+    print(f"({result['desk']['pooled']}; one interleaved run on this machine)")
 
 
 if __name__ == "__main__":

@@ -6,7 +6,9 @@ server in this process, as the desk's bench runs the tests' fake in its process)
 `get_order` and `search_policies` in each of three steps, then answers. The tools make the
 desk's database reads on the same seeded database: the ticket customer's order, its lines and
 its refunded total (twice, as the desk's order summary does), and a ranked full-text search of
-the published policy clauses. One step = the model node, the tools node running both calls,
+the published policy clauses. One step = the model node, the tools node running both calls
+(at the same time, on a thread pool whose threads keep a connection each, as LangGraph's
+ToolNode runs calls and the desk its quick lookups; `--tools in-turn`: one after the other),
 and the checkpoints of both written to PostgreSQL before the graph goes on
 (`durability="sync"`). A step is timed from one model node's start to the next's.
 
@@ -18,7 +20,8 @@ Run it from its own venv (bench/peers/README.md), on a database the desk's migra
 `seed_demo` made (compare.py makes one):
 
     bench/peers/.venv/bin/python bench/peers/langgraph_step.py \
-        --database-url postgres://postgres@127.0.0.1:5432/test_refund_desk_bench_peer --runs 20
+        --database-url postgres://postgres@127.0.0.1:5432/test_refund_desk_bench_peer --runs 20 \
+        [--tools together|in-turn]
 
 It prints {"median_ms", "p95_ms", "steps", "timings_ms"} as JSON. The checkpointer's tables
 (`checkpoints`, `checkpoint_blobs`, `checkpoint_writes`, `checkpoint_migrations`) are made
@@ -33,6 +36,7 @@ import statistics
 import threading
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from decimal import Decimal
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -266,8 +270,46 @@ class RunState(TypedDict):
     messages: Annotated[list[dict], operator.add]
 
 
+class ToolConnections:
+    """The tools' database connections: the run's own when tools run in turn, or one per
+    thread of a small pool when a step's calls run at the same time (as LangGraph's prebuilt
+    ToolNode runs them, and as the desk runs its quick lookups)."""
+
+    def __init__(self, database_url: str, db: psycopg.Connection, *, together: bool):
+        self.database_url = database_url
+        self.db = db
+        self.pool = ThreadPoolExecutor(max_workers=4) if together else None
+        self.local = threading.local()
+        self.opened: list[psycopg.Connection] = []
+        self.lock = threading.Lock()
+
+    def connection(self) -> psycopg.Connection:
+        if self.pool is None:
+            return self.db
+        db = getattr(self.local, "db", None)
+        if db is None:
+            db = self.local.db = psycopg.connect(self.database_url, autocommit=True)
+            with self.lock:
+                self.opened.append(db)
+        return db
+
+    def map(self, work, items: list) -> list:
+        if self.pool is None:
+            return [work(item) for item in items]
+        return list(self.pool.map(work, items))
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown()
+        for db in self.opened:
+            db.close()
+
+
 def build_graph(
-    model: openai.OpenAI, db: psycopg.Connection, checkpointer: PostgresSaver, step_starts: list
+    model: openai.OpenAI,
+    tools_db: ToolConnections,
+    checkpointer: PostgresSaver,
+    step_starts: list,
 ):
     def call_model(state: RunState) -> dict:
         step_starts.append(time.perf_counter())
@@ -282,17 +324,16 @@ def build_graph(
         return {"messages": [assistant]}
 
     def run_tools(state: RunState) -> dict:
-        results = []
-        for call in state["messages"][-1]["tool_calls"]:
+        def run_one(call: dict) -> dict:
             arguments = json.loads(call["function"]["arguments"])
+            db = tools_db.connection()
             if call["function"]["name"] == "get_order":
                 result = get_order(db, state["customer_id"], arguments)
             else:
                 result = search_policies(db, arguments)
-            results.append(
-                {"role": "tool", "tool_call_id": call["id"], "content": json.dumps(result)}
-            )
-        return {"messages": results}
+            return {"role": "tool", "tool_call_id": call["id"], "content": json.dumps(result)}
+
+        return {"messages": tools_db.map(run_one, state["messages"][-1]["tool_calls"])}
 
     def next_node(state: RunState) -> str:
         return "tools" if state["messages"][-1].get("tool_calls") else END
@@ -306,7 +347,7 @@ def build_graph(
     return graph.compile(checkpointer=checkpointer)
 
 
-def measure(database_url: str, runs: int) -> dict:
+def measure(database_url: str, runs: int, *, tools_together: bool = True) -> dict:
     server = start_fake_model()
     model = openai.OpenAI(
         api_key="not-needed",
@@ -327,8 +368,10 @@ def measure(database_url: str, runs: int) -> dict:
             if customer is None:
                 raise SystemExit(f"{TICKET} is not in that database: run seed_demo first")
             step_starts: list[float] = []
-            graph = build_graph(model, db, checkpointer, step_starts)
-            for _ in range(runs):
+            tools_db = ToolConnections(database_url, db, together=tools_together)
+            graph = build_graph(model, tools_db, checkpointer, step_starts)
+
+            def one_run() -> None:
                 step_starts.clear()
                 graph.invoke(
                     {
@@ -339,12 +382,20 @@ def measure(database_url: str, runs: int) -> dict:
                     durability="sync",
                 )
                 assert len(step_starts) == STEPS_PER_RUN + 1, step_starts
-                timings += [(b - a) * 1000 for a, b in itertools.pairwise(step_starts)]
+
+            try:
+                one_run()  # warm-up, not counted: the tool threads' connections
+                for _ in range(runs):
+                    one_run()
+                    timings += [(b - a) * 1000 for a, b in itertools.pairwise(step_starts)]
+            finally:
+                tools_db.close()
     finally:
         server.shutdown()
         server.server_close()
     return {
         "framework": "langgraph + PostgresSaver (durability=sync)",
+        "tools": "together" if tools_together else "in turn",
         "steps": len(timings),
         "median_ms": statistics.median(timings),
         "p95_ms": statistics.quantiles(timings, n=20)[18],
@@ -356,8 +407,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--database-url", required=True, help="a database seed_demo filled")
     parser.add_argument("--runs", type=int, default=20, help=f"runs of {STEPS_PER_RUN} steps")
+    parser.add_argument(
+        "--tools",
+        choices=("together", "in-turn"),
+        default="together",
+        help="a step's two calls at the same time (default, as the desk), or one after the other",
+    )
     args = parser.parse_args()
-    print(json.dumps(measure(args.database_url, args.runs)))
+    together = args.tools == "together"
+    print(json.dumps(measure(args.database_url, args.runs, tools_together=together)))
 
 
 if __name__ == "__main__":
