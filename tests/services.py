@@ -58,6 +58,37 @@ def database_url_for_subprocess() -> str:
     return f"postgres://{user}{password}@{host}:{port}/{db['NAME']}"
 
 
+def database_url_named(application_name: str) -> str:
+    """database_url_for_subprocess for a PostgreSQL client whose connections pg_stat_activity
+    shows under `application_name` (see `backends`)."""
+    return f"{database_url_for_subprocess()}?application_name={application_name}"
+
+
+def backends(application_name: str) -> set[tuple]:
+    """(pid, start) of the test database's connections named `application_name`."""
+    with connection.cursor() as cursor:
+        # Activity is snapshotted once per transaction: the caller may be inside one.
+        cursor.execute("SELECT pg_stat_clear_snapshot()")
+        cursor.execute(
+            "SELECT pid, backend_start FROM pg_stat_activity"
+            " WHERE application_name = %s AND datname = current_database()",
+            [application_name],
+        )
+        return set(cursor.fetchall())
+
+
+def terminate_backends(application_name: str) -> int:
+    """Drop the test database's connections named `application_name`; how many there were."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+            "WHERE application_name = %s AND datname = current_database() "
+            "AND pid <> pg_backend_pid()",
+            [application_name],
+        )
+        return cursor.fetchone()[0]
+
+
 def purge_queue(queue: str) -> int:
     """Drop what earlier tests left in `queue`: tasks for rows their flush already deleted,
     which a new worker would otherwise work through first."""
@@ -76,9 +107,14 @@ class WorkerProcess:
         extra_env: dict | None = None,
         log_name: str = "worker",
         extra_args: list[str] | None = None,
+        application_name: str = "",
     ):
         self.queue = queue
         self.extra_env = extra_env or {}
+        # Its connections' name in pg_stat_activity (`backends`), when given: PostgreSQL only.
+        self.application_name = application_name
+        if application_name:
+            self.extra_env["DATABASE_URL"] = database_url_named(application_name)
         # e.g. ["--include", "tests.agent.worker_tools"]: test-only modules for the worker
         self.extra_args = extra_args or []
         self.log_path = BASE_DIR / "var" / f"test-{log_name}-{uuid.uuid4().hex[:8]}.log"

@@ -38,6 +38,18 @@ def event_types(run):
     return list(RunEvent.objects.filter(run=run).order_by("seq").values_list("type", flat=True))
 
 
+def ask_for_both_probes(fake_openai, *then) -> None:
+    """The model asks for probe_first and probe_second in one reply (call_1, call_2), then
+    answers `then`."""
+    fake_openai.enqueue(
+        tool_reply(
+            tool_call("probe_first", {}, call_id="call_1"),
+            tool_call("probe_second", {}, call_id="call_2"),
+        ),
+        *then,
+    )
+
+
 def test_it_looks_up_the_order_and_sends_the_result_back_under_the_same_call_id(demo, fake_openai):
     # Given a model that looks the order up, then answers
     fake_openai.enqueue(
@@ -363,12 +375,7 @@ def test_cancel_during_a_step_stops_before_the_next_tool_and_the_model_is_not_ca
         probe_tool("probe_first", body=cancel_now, quick=first_quick) as first,
         probe_tool("probe_second", quick=second_quick) as second,
     ):
-        fake_openai.enqueue(
-            tool_reply(
-                tool_call("probe_first", {}, call_id="call_1"),
-                tool_call("probe_second", {}, call_id="call_2"),
-            )
-        )
+        ask_for_both_probes(fake_openai)
         drive(run)
 
         # Then the second tool never ran, and the run is cancelled
@@ -400,12 +407,7 @@ def test_a_cancel_during_quick_lookups_lets_them_finish_and_stops_before_the_mod
         probe_tool("probe_first", body=cancel_now, quick=True) as first,
         probe_tool("probe_second", body=lambda calls: both_started.wait(), quick=True) as second,
     ):
-        fake_openai.enqueue(
-            tool_reply(
-                tool_call("probe_first", {}, call_id="call_1"),
-                tool_call("probe_second", {}, call_id="call_2"),
-            )
-        )
+        ask_for_both_probes(fake_openai)
         drive(run)
 
         # Then both lookups ran (they started together, after the step's last check) and
@@ -571,13 +573,7 @@ def test_a_result_is_saved_before_the_next_tool_starts_unless_both_are_quick_loo
         probe_tool("probe_first", quick=first_quick),
         probe_tool("probe_second", body=count_saved, quick=second_quick),
     ):
-        fake_openai.enqueue(
-            tool_reply(
-                tool_call("probe_first", {}, call_id="call_1"),
-                tool_call("probe_second", {}, call_id="call_2"),
-            ),
-            text_reply("Done."),
-        )
+        ask_for_both_probes(fake_openai, text_reply("Done."))
         drive(run)
 
     assert saved == [saved_before_second]

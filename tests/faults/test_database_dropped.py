@@ -10,33 +10,18 @@ import uuid
 
 import pytest
 from celery import current_app
-from django.db import connection
 
 from agent.models import AgentMessage, AgentRun, RunEvent, ToolCallLog
 from tests.agent.runs import start_run
 from tests.fakes.openai_server import text_reply, tool_call, tool_reply
-from tests.services import WorkerProcess, database_url_for_subprocess, wait_for
+from tests.services import (
+    WorkerProcess,
+    backends,
+    terminate_backends,
+    wait_for,
+)
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
-
-
-def terminate_backends(application_name: str) -> int:
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
-            "WHERE application_name = %s AND datname = current_database() "
-            "AND pid <> pg_backend_pid()",
-            [application_name],
-        )
-        return cursor.fetchone()[0]
-
-
-def backends(application_name: str) -> int:
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT count(*) FROM pg_stat_activity WHERE application_name = %s", [application_name]
-        )
-        return cursor.fetchone()[0]
 
 
 def test_a_step_whose_database_connection_drops_is_retried_without_duplicates(
@@ -56,19 +41,15 @@ def test_a_step_whose_database_connection_drops_is_retried_without_duplicates(
         current_app.conf.task_default_queue,
         log_name="flt-db-dropped",
         extra_args=["--include", "tests.agent.worker_tools"],
-        extra_env={
-            **fake_openai.worker_env,
-            "PROBE_DIR": str(tmp_path),
-            "TOOL_TIMEOUT_S": "30",
-            "DATABASE_URL": f"{database_url_for_subprocess()}?application_name={name}",
-        },
+        extra_env={**fake_openai.worker_env, "PROBE_DIR": str(tmp_path), "TOOL_TIMEOUT_S": "30"},
+        application_name=name,
     ).start()
     try:
         run = start_run("Probe both.")
         wait_for(lambda: (tmp_path / "blocking_started").exists(), what="the blocking tool")
 
         # When its database connection is terminated while the tool runs
-        wait_for(lambda: backends(name) >= 1, what="the worker's backend")
+        wait_for(lambda: backends(name), what="the worker's backend")
         assert terminate_backends(name) >= 1
         (tmp_path / "block").unlink()
 
