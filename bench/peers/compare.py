@@ -11,7 +11,10 @@ use a zero-latency fake model over HTTP and make the same two tool calls per ste
         [--peer-tools together|in-turn|both]
 
 The peer runs a step's two tool calls at the same time by default, as the desk runs its quick
-lookups; `in-turn` one after the other; `both` measures both peers in every round.
+lookups; `in-turn` one after the other; `both` measures both peers in every round. Every round
+also measures the floor (`floor_step.py`): the same step with only the work neither side can
+leave out (the model call, the two reads, two commits that wait for the disk), done bare, so
+that what each side adds to it shows; `--no-floor` leaves it out.
 
 PostgreSQL is BENCH_POSTGRES_URL's server (default
 postgres://postgres@127.0.0.1:5432/refund_desk_bench). The peer venv comes first: see
@@ -133,8 +136,11 @@ def desk_round(runs: int) -> dict:
 
 
 def peer_round(database_url: str, runs: int, tools: str) -> dict:
-    command = [str(PEER_PYTHON), str(PEERS_DIR / "langgraph_step.py")]
-    command += ["--database-url", database_url, "--runs", str(runs), "--tools", tools]
+    if tools == FLOOR:
+        command = [str(PEER_PYTHON), str(PEERS_DIR / "floor_step.py")]
+    else:
+        command = [str(PEER_PYTHON), str(PEERS_DIR / "langgraph_step.py"), "--tools", tools]
+    command += ["--database-url", database_url, "--runs", str(runs)]
     result = run_json(command, {**os.environ})
     assert isinstance(result, dict)
     return result
@@ -165,12 +171,25 @@ def pooled(rounds: list[dict]) -> dict:
 # The peer's ways of running a step's two tool calls: at the same time (as the desk runs its
 # quick lookups, and LangGraph's prebuilt ToolNode any calls), or one after the other.
 PEER_TOOLS = {"together": "peer", "in-turn": "peer_in_turn"}
+# Measured like a peer, reported beside them: the step's unavoidable work done bare.
+FLOOR = "floor"
+SIDES = {**PEER_TOOLS, FLOOR: "floor"}
 
 
-def compare(rounds: int, runs: int, peer_tools: list[str]) -> dict:
+def side_name(side: str) -> str:
+    return "floor" if side == FLOOR else f"peer (tools {side})"
+
+
+def ratio_suffix(side: str) -> str:
+    """The desk's ratios to `side` are ratio_median<suffix> and ratio_p95<suffix>."""
+    return {"together": "", "in-turn": "_in_turn"}.get(side, f"_{side}")
+
+
+def compare(rounds: int, runs: int, sides: list[str]) -> dict:
+    """`sides`: the peers (PEER_TOOLS) to measure against the desk, and FLOOR."""
     database = PeerDatabase().create()
     desk: list[dict] = []
-    peers: dict[str, list[dict]] = {tools: [] for tools in peer_tools}
+    peers: dict[str, list[dict]] = {side: [] for side in sides}
     try:
         for index in range(rounds):
             started = time.monotonic()
@@ -179,10 +198,10 @@ def compare(rounds: int, runs: int, peer_tools: list[str]) -> dict:
                 f"  round {index + 1}/{rounds} desk: median {desk[-1]['median_ms']:.1f} ms "
                 f"({time.monotonic() - started:.0f} s with its database)"
             )
-            for tools, results in peers.items():
-                results.append(peer_round(database.url, runs, tools))
+            for side, results in peers.items():
+                results.append(peer_round(database.url, runs, side))
                 log(
-                    f"  round {index + 1}/{rounds} peer (tools {tools}): median "
+                    f"  round {index + 1}/{rounds} {side_name(side)}: median "
                     f"{results[-1]['median_ms']:.1f} ms"
                 )
     finally:
@@ -193,17 +212,15 @@ def compare(rounds: int, runs: int, peer_tools: list[str]) -> dict:
         "runs_per_round": runs,
         "desk": {**desk_all, "round_medians_ms": [round(r["median_ms"], 2) for r in desk]},
     }
-    for tools, results in peers.items():
-        peer_all = pooled(results)
-        key = PEER_TOOLS[tools]
-        result[key] = {
-            **peer_all,
-            "tools": tools,
-            "round_medians_ms": [round(r["median_ms"], 2) for r in results],
-        }
-        suffix = key.removeprefix("peer")
-        result[f"ratio_median{suffix}"] = desk_all["median_ms"] / peer_all["median_ms"]
-        result[f"ratio_p95{suffix}"] = desk_all["p95_ms"] / peer_all["p95_ms"]
+    for side, results in peers.items():
+        side_all = pooled(results)
+        key = SIDES[side]
+        result[key] = {**side_all, "round_medians_ms": [round(r["median_ms"], 2) for r in results]}
+        if side in PEER_TOOLS:
+            result[key]["tools"] = side
+        suffix = ratio_suffix(side)
+        result[f"ratio_median{suffix}"] = desk_all["median_ms"] / side_all["median_ms"]
+        result[f"ratio_p95{suffix}"] = desk_all["p95_ms"] / side_all["p95_ms"]
     return result
 
 
@@ -218,31 +235,45 @@ def main() -> None:
         help="the peer's two tool calls at the same time (default), one after the other, or "
         "both peers in every round",
     )
+    parser.add_argument(
+        "--no-floor", action="store_true", help="do not measure the floor (floor_step.py)"
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     peer_tools = list(PEER_TOOLS) if args.peer_tools == "both" else [args.peer_tools]
+    sides = peer_tools if args.no_floor else [*peer_tools, FLOOR]
     if not PEER_PYTHON.exists():
         sys.exit(f"No peer venv at {PEER_PYTHON.parent.parent}: see bench/peers/README.md.")
     log(
         f"Desk step vs LangGraph + PostgresSaver (sync), {args.rounds} interleaved rounds "
         f"of {args.runs} runs x 3 steps each"
     )
-    result = compare(args.rounds, args.runs, peer_tools)
+    result = compare(args.rounds, args.runs, sides)
     if args.json:
         print(json.dumps(result))
         return
     print(f"{'':<44}{'steps':>7}{'median ms':>11}{'p95 ms':>9}")
-    rows = [("desk (agent.runtime.advance)", "desk")]
-    rows += [(f"LangGraph + PostgresSaver, tools {t}", PEER_TOOLS[t]) for t in peer_tools]
-    for label, key in rows:
+    labels = {
+        "desk": "desk (agent.runtime.advance)",
+        FLOOR: "floor (model call, 2 reads, 2 commits)",
+    }
+    labels |= {PEER_TOOLS[t]: f"LangGraph + PostgresSaver, tools {t}" for t in peer_tools}
+    keys = ["desk", *(SIDES[side] for side in sides)]
+    for key in keys:
         side = result[key]
-        print(f"{label:<44}{side['steps']:>7}{side['median_ms']:>11.2f}{side['p95_ms']:>9.2f}")
-    for tools in peer_tools:
-        suffix = PEER_TOOLS[tools].removeprefix("peer")
         print(
-            f"desk / peer (tools {tools}): median {result[f'ratio_median{suffix}']:.2f}x, "
+            f"{labels[key]:<44}{side['steps']:>7}{side['median_ms']:>11.2f}{side['p95_ms']:>9.2f}"
+        )
+    for side in sides:
+        suffix = ratio_suffix(side)
+        print(
+            f"desk / {side_name(side)}: median {result[f'ratio_median{suffix}']:.2f}x, "
             f"p95 {result[f'ratio_p95{suffix}']:.2f}x"
         )
+    if FLOOR in result:
+        for tools in peer_tools:
+            peer = result[PEER_TOOLS[tools]]["median_ms"]
+            print(f"peer (tools {tools}) / floor: median {peer / result[FLOOR]['median_ms']:.2f}x")
     print(f"({result['desk']['pooled']}; one interleaved run on this machine)")
 
 
