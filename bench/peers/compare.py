@@ -28,6 +28,7 @@ import statistics
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
@@ -135,13 +136,9 @@ def desk_round(runs: int) -> dict:
     return postgres_result(run_json(command, env))
 
 
-def peer_round(database_url: str, runs: int, tools: str) -> dict:
-    if tools == FLOOR:
-        command = [str(PEER_PYTHON), str(PEERS_DIR / "floor_step.py")]
-    else:
-        command = [str(PEER_PYTHON), str(PEERS_DIR / "langgraph_step.py"), "--tools", tools]
-    command += ["--database-url", database_url, "--runs", str(runs)]
-    result = run_json(command, {**os.environ})
+def side_round(database_url: str, runs: int, side: str) -> dict:
+    command = [str(PEER_PYTHON), *SIDES[side].script, "--database-url", database_url]
+    result = run_json([*command, "--runs", str(runs)], {**os.environ})
     assert isinstance(result, dict)
     return result
 
@@ -168,25 +165,48 @@ def pooled(rounds: list[dict]) -> dict:
     }
 
 
+@dataclass(frozen=True)
+class Side:
+    """What is measured against the desk: its key in the JSON, the suffix of the desk's ratios
+    to it (ratio_median<suffix>, ratio_p95<suffix>), its names, and the script that measures
+    it (in the peer venv, on the peer's database)."""
+
+    key: str
+    suffix: str
+    name: str
+    label: str
+    script: tuple[str, ...]
+    tools: str = ""
+
+
+def peer(tools: str, key: str, suffix: str) -> Side:
+    script = (str(PEERS_DIR / "langgraph_step.py"), "--tools", tools)
+    label = f"LangGraph + PostgresSaver, tools {tools}"
+    return Side(key, suffix, f"peer (tools {tools})", label, script, tools)
+
+
 # The peer's ways of running a step's two tool calls: at the same time (as the desk runs its
 # quick lookups, and LangGraph's prebuilt ToolNode any calls), or one after the other.
-PEER_TOOLS = {"together": "peer", "in-turn": "peer_in_turn"}
+PEER_TOOLS = {
+    "together": peer("together", "peer", ""),
+    "in-turn": peer("in-turn", "peer_in_turn", "_in_turn"),
+}
 # Measured like a peer, reported beside them: the step's unavoidable work done bare.
 FLOOR = "floor"
-SIDES = {**PEER_TOOLS, FLOOR: "floor"}
-
-
-def side_name(side: str) -> str:
-    return "floor" if side == FLOOR else f"peer (tools {side})"
-
-
-def ratio_suffix(side: str) -> str:
-    """The desk's ratios to `side` are ratio_median<suffix> and ratio_p95<suffix>."""
-    return {"together": "", "in-turn": "_in_turn"}.get(side, f"_{side}")
+SIDES = {
+    **PEER_TOOLS,
+    FLOOR: Side(
+        "floor",
+        "_floor",
+        "floor",
+        "floor (model call, 2 reads, 2 commits)",
+        (str(PEERS_DIR / "floor_step.py"),),
+    ),
+}
 
 
 def compare(rounds: int, runs: int, sides: list[str]) -> dict:
-    """`sides`: the peers (PEER_TOOLS) to measure against the desk, and FLOOR."""
+    """`sides`: what to measure against the desk (keys of SIDES)."""
     database = PeerDatabase().create()
     desk: list[dict] = []
     peers: dict[str, list[dict]] = {side: [] for side in sides}
@@ -199,9 +219,9 @@ def compare(rounds: int, runs: int, sides: list[str]) -> dict:
                 f"({time.monotonic() - started:.0f} s with its database)"
             )
             for side, results in peers.items():
-                results.append(peer_round(database.url, runs, side))
+                results.append(side_round(database.url, runs, side))
                 log(
-                    f"  round {index + 1}/{rounds} {side_name(side)}: median "
+                    f"  round {index + 1}/{rounds} {SIDES[side].name}: median "
                     f"{results[-1]['median_ms']:.1f} ms"
                 )
     finally:
@@ -214,11 +234,13 @@ def compare(rounds: int, runs: int, sides: list[str]) -> dict:
     }
     for side, results in peers.items():
         side_all = pooled(results)
-        key = SIDES[side]
-        result[key] = {**side_all, "round_medians_ms": [round(r["median_ms"], 2) for r in results]}
-        if side in PEER_TOOLS:
-            result[key]["tools"] = side
-        suffix = ratio_suffix(side)
+        about = SIDES[side]
+        result[about.key] = {
+            **side_all,
+            "round_medians_ms": [round(r["median_ms"], 2) for r in results],
+            **({"tools": about.tools} if about.tools else {}),
+        }
+        suffix = about.suffix
         result[f"ratio_median{suffix}"] = desk_all["median_ms"] / side_all["median_ms"]
         result[f"ratio_p95{suffix}"] = desk_all["p95_ms"] / side_all["p95_ms"]
     return result
@@ -253,27 +275,24 @@ def main() -> None:
         print(json.dumps(result))
         return
     print(f"{'':<44}{'steps':>7}{'median ms':>11}{'p95 ms':>9}")
-    labels = {
-        "desk": "desk (agent.runtime.advance)",
-        FLOOR: "floor (model call, 2 reads, 2 commits)",
-    }
-    labels |= {PEER_TOOLS[t]: f"LangGraph + PostgresSaver, tools {t}" for t in peer_tools}
-    keys = ["desk", *(SIDES[side] for side in sides)]
-    for key in keys:
+    rows = [
+        ("desk (agent.runtime.advance)", "desk"),
+        *((SIDES[s].label, SIDES[s].key) for s in sides),
+    ]
+    for label, key in rows:
         side = result[key]
-        print(
-            f"{labels[key]:<44}{side['steps']:>7}{side['median_ms']:>11.2f}{side['p95_ms']:>9.2f}"
-        )
+        print(f"{label:<44}{side['steps']:>7}{side['median_ms']:>11.2f}{side['p95_ms']:>9.2f}")
     for side in sides:
-        suffix = ratio_suffix(side)
+        suffix = SIDES[side].suffix
         print(
-            f"desk / {side_name(side)}: median {result[f'ratio_median{suffix}']:.2f}x, "
+            f"desk / {SIDES[side].name}: median {result[f'ratio_median{suffix}']:.2f}x, "
             f"p95 {result[f'ratio_p95{suffix}']:.2f}x"
         )
-    if FLOOR in result:
+    if FLOOR in sides:
+        floor_ms = result["floor"]["median_ms"]
         for tools in peer_tools:
-            peer = result[PEER_TOOLS[tools]]["median_ms"]
-            print(f"peer (tools {tools}) / floor: median {peer / result[FLOOR]['median_ms']:.2f}x")
+            peer_ms = result[PEER_TOOLS[tools].key]["median_ms"]
+            print(f"peer (tools {tools}) / floor: median {peer_ms / floor_ms:.2f}x")
     print(f"({result['desk']['pooled']}; one interleaved run on this machine)")
 
 

@@ -21,24 +21,22 @@ It prints {"median_ms", "p95_ms", "steps", "timings_ms"} as JSON.
 import argparse
 import itertools
 import json
-import statistics
 import time
 import uuid
 from decimal import Decimal
 
-import openai
 import psycopg
 from langgraph_step import (
     REFUND_COMMITTED_STATUSES,
     STEPS_PER_RUN,
     SYSTEM_PROMPT,
-    TICKET,
     TOOLS,
     ToolConnections,
+    fake_model_and_database,
+    figures,
     iso,
     money,
-    search_policies,
-    start_fake_model,
+    tool_message,
 )
 from openai.types.chat import ChatCompletion
 from psycopg.types.json import Jsonb
@@ -109,79 +107,51 @@ def save(db: psycopg.Connection, run: uuid.UUID, messages: list[dict], first: in
 
 
 def measure(database_url: str, runs: int) -> dict:
-    server = start_fake_model()
-    model = openai.OpenAI(
-        api_key="not-needed",
-        base_url=f"http://127.0.0.1:{server.server_port}/v1",
-        timeout=60,
-        max_retries=0,
-    )
     timings: list[float] = []
-    try:
-        with psycopg.connect(database_url, autocommit=True) as db:
-            db.execute(TABLE)
-            customer = db.execute(
-                "SELECT customer_id FROM tickets_ticket WHERE reference = %s", (TICKET,)
-            ).fetchone()
-            if customer is None:
-                raise SystemExit(f"{TICKET} is not in that database: run seed_demo first")
-            tools_db = ToolConnections(database_url, db, together=True)
+    with fake_model_and_database(database_url) as (model, db, customer_id):
+        db.execute(TABLE)
+        tools_db = ToolConnections(database_url, db, together=True)
 
-            def run_one(call: dict) -> dict:
-                arguments = json.loads(call["function"]["arguments"])
-                tool_db = tools_db.connection()
-                if call["function"]["name"] == "get_order":
-                    result = get_order(tool_db, customer[0], arguments)
-                else:
-                    result = search_policies(tool_db, arguments)
-                return {"role": "tool", "tool_call_id": call["id"], "content": json.dumps(result)}
+        def run_one(call: dict) -> dict:
+            return tool_message(tools_db.connection(), customer_id, call, order=get_order)
 
-            def one_run() -> list[float]:
-                run = uuid.uuid4()
-                messages: list = [{"role": "user", "content": "Check the orders."}]
-                starts = []
-                while True:
-                    starts.append(time.perf_counter())
-                    reply = model.post(
-                        "/chat/completions",
-                        body={
-                            "model": "gpt-4o-mini",
-                            "messages": [{"role": "system", "content": SYSTEM_PROMPT}, *messages],
-                            "tools": TOOLS,
-                        },
-                        cast_to=ChatCompletion,
-                    )
-                    message = reply.choices[0].message
-                    assistant: dict = {"role": "assistant", "content": message.content}
-                    if message.tool_calls:
-                        assistant["tool_calls"] = [call.model_dump() for call in message.tool_calls]
-                    save(db, run, [assistant], len(messages))
-                    messages.append(assistant)
-                    if not message.tool_calls:
-                        break
-                    results = tools_db.map(run_one, assistant["tool_calls"])
-                    save(db, run, results, len(messages))
-                    messages.extend(results)
-                assert len(starts) == STEPS_PER_RUN + 1, starts
-                return [(b - a) * 1000 for a, b in itertools.pairwise(starts)]
+        def one_run() -> list[float]:
+            run = uuid.uuid4()
+            messages: list = [{"role": "user", "content": "Check the orders."}]
+            starts = []
+            while True:
+                starts.append(time.perf_counter())
+                reply = model.post(
+                    "/chat/completions",
+                    body={
+                        "model": "gpt-4o-mini",
+                        "messages": [{"role": "system", "content": SYSTEM_PROMPT}, *messages],
+                        "tools": TOOLS,
+                    },
+                    cast_to=ChatCompletion,
+                )
+                message = reply.choices[0].message
+                assistant: dict = {"role": "assistant", "content": message.content}
+                if message.tool_calls:
+                    assistant["tool_calls"] = [call.model_dump() for call in message.tool_calls]
+                save(db, run, [assistant], len(messages))
+                messages.append(assistant)
+                if not message.tool_calls:
+                    break
+                results = tools_db.map(run_one, assistant["tool_calls"])
+                save(db, run, results, len(messages))
+                messages.extend(results)
+            assert len(starts) == STEPS_PER_RUN + 1, starts
+            return [(b - a) * 1000 for a, b in itertools.pairwise(starts)]
 
-            try:
-                one_run()  # warm-up, not counted: the tool threads' connections
-                for _ in range(runs):
-                    timings += one_run()
-            finally:
-                tools_db.close()
-                db.execute("DROP TABLE floor_step_messages")
-    finally:
-        server.shutdown()
-        server.server_close()
-    return {
-        "framework": "none: the model call, the two reads, two commits",
-        "steps": len(timings),
-        "median_ms": statistics.median(timings),
-        "p95_ms": statistics.quantiles(timings, n=20)[18],
-        "timings_ms": [round(value, 3) for value in timings],
-    }
+        try:
+            one_run()  # warm-up, not counted: the tool threads' connections
+            for _ in range(runs):
+                timings += one_run()
+        finally:
+            tools_db.close()
+            db.execute("DROP TABLE floor_step_messages")
+    return figures(timings, framework="none: the model call, the two reads, two commits")
 
 
 def main() -> None:

@@ -36,7 +36,9 @@ import statistics
 import threading
 import time
 import uuid
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from decimal import Decimal
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -262,6 +264,17 @@ def search_policies(db: psycopg.Connection, args: dict) -> dict:
     return {"query": args["query"], "clauses": clauses}
 
 
+def tool_message(db: psycopg.Connection, customer_id: int, call: dict, *, order=None) -> dict:
+    """The tool message that answers `call`, its tool run on `db`; `order`: the get_order to
+    run (this one by default)."""
+    arguments = json.loads(call["function"]["arguments"])
+    if call["function"]["name"] == "get_order":
+        result = (order or get_order)(db, customer_id, arguments)
+    else:
+        result = search_policies(db, arguments)
+    return {"role": "tool", "tool_call_id": call["id"], "content": json.dumps(result)}
+
+
 # --- The graph --------------------------------------------------------------------------------
 
 
@@ -325,13 +338,7 @@ def build_graph(
 
     def run_tools(state: RunState) -> dict:
         def run_one(call: dict) -> dict:
-            arguments = json.loads(call["function"]["arguments"])
-            db = tools_db.connection()
-            if call["function"]["name"] == "get_order":
-                result = get_order(db, state["customer_id"], arguments)
-            else:
-                result = search_policies(db, arguments)
-            return {"role": "tool", "tool_call_id": call["id"], "content": json.dumps(result)}
+            return tool_message(tools_db.connection(), state["customer_id"], call)
 
         return {"messages": tools_db.map(run_one, state["messages"][-1]["tool_calls"])}
 
@@ -347,7 +354,12 @@ def build_graph(
     return graph.compile(checkpointer=checkpointer)
 
 
-def measure(database_url: str, runs: int, *, tools_together: bool = True) -> dict:
+@contextmanager
+def fake_model_and_database(
+    database_url: str,
+) -> Iterator[tuple[openai.OpenAI, psycopg.Connection, int]]:
+    """A client of a zero-latency fake model started for the measurement, a connection to
+    `database_url` (autocommit), and the id of the ticket's customer."""
     server = start_fake_model()
     model = openai.OpenAI(
         api_key="not-needed",
@@ -355,52 +367,65 @@ def measure(database_url: str, runs: int, *, tools_together: bool = True) -> dic
         timeout=60,
         max_retries=0,
     )
-    timings: list[float] = []
     try:
-        with (
-            psycopg.connect(database_url, autocommit=True) as db,
-            PostgresSaver.from_conn_string(database_url) as checkpointer,
-        ):
-            checkpointer.setup()
+        with psycopg.connect(database_url, autocommit=True) as db:
             customer = db.execute(
                 "SELECT customer_id FROM tickets_ticket WHERE reference = %s", (TICKET,)
             ).fetchone()
             if customer is None:
                 raise SystemExit(f"{TICKET} is not in that database: run seed_demo first")
-            step_starts: list[float] = []
-            tools_db = ToolConnections(database_url, db, together=tools_together)
-            graph = build_graph(model, tools_db, checkpointer, step_starts)
-
-            def one_run() -> None:
-                step_starts.clear()
-                graph.invoke(
-                    {
-                        "customer_id": customer[0],
-                        "messages": [{"role": "user", "content": "Check the orders."}],
-                    },
-                    {"configurable": {"thread_id": str(uuid.uuid4())}},
-                    durability="sync",
-                )
-                assert len(step_starts) == STEPS_PER_RUN + 1, step_starts
-
-            try:
-                one_run()  # warm-up, not counted: the tool threads' connections
-                for _ in range(runs):
-                    one_run()
-                    timings += [(b - a) * 1000 for a, b in itertools.pairwise(step_starts)]
-            finally:
-                tools_db.close()
+            yield model, db, customer[0]
     finally:
         server.shutdown()
         server.server_close()
+
+
+def figures(timings: list[float], **about: str) -> dict:
+    """What a measurement prints: `about` it, and its steps' median, p95 and times."""
     return {
-        "framework": "langgraph + PostgresSaver (durability=sync)",
-        "tools": "together" if tools_together else "in turn",
+        **about,
         "steps": len(timings),
         "median_ms": statistics.median(timings),
         "p95_ms": statistics.quantiles(timings, n=20)[18],
         "timings_ms": [round(value, 3) for value in timings],
     }
+
+
+def measure(database_url: str, runs: int, *, tools_together: bool = True) -> dict:
+    timings: list[float] = []
+    with (
+        fake_model_and_database(database_url) as (model, db, customer_id),
+        PostgresSaver.from_conn_string(database_url) as checkpointer,
+    ):
+        checkpointer.setup()
+        step_starts: list[float] = []
+        tools_db = ToolConnections(database_url, db, together=tools_together)
+        graph = build_graph(model, tools_db, checkpointer, step_starts)
+
+        def one_run() -> None:
+            step_starts.clear()
+            graph.invoke(
+                {
+                    "customer_id": customer_id,
+                    "messages": [{"role": "user", "content": "Check the orders."}],
+                },
+                {"configurable": {"thread_id": str(uuid.uuid4())}},
+                durability="sync",
+            )
+            assert len(step_starts) == STEPS_PER_RUN + 1, step_starts
+
+        try:
+            one_run()  # warm-up, not counted: the tool threads' connections
+            for _ in range(runs):
+                one_run()
+                timings += [(b - a) * 1000 for a, b in itertools.pairwise(step_starts)]
+        finally:
+            tools_db.close()
+    return figures(
+        timings,
+        framework="langgraph + PostgresSaver (durability=sync)",
+        tools="together" if tools_together else "in turn",
+    )
 
 
 def main() -> None:
