@@ -11,6 +11,7 @@ import time
 
 import pytest
 from django.contrib.auth import get_user_model
+from openai import _base_client as openai_base_client
 from rest_framework.test import APIClient
 
 from agent.breaker import ModelBreaker
@@ -184,6 +185,30 @@ def test_split_tool_call_arguments_add_up_to_the_reply_the_unstreamed_call_gives
     first, second = fake_openai.requests
     assert (first["stream"], first["stream_options"]) == (True, {"include_usage": True})
     assert "stream" not in second
+
+
+def test_the_answer_is_read_as_json_without_building_the_clients_models(
+    fake_openai, settings, monkeypatch
+):
+    # Given the client's model building made to fail (it took about 0.1 ms a chunk)
+    def no_models(**_):
+        raise AssertionError("the answer was built into the client's models")
+
+    monkeypatch.setattr(openai_base_client, "construct_type", no_models)
+    fake_openai.enqueue(two_calls_and_text(), two_calls_and_text())
+
+    # When the provider asks with and without a stream
+    streamed = ask()
+    settings.LLM_STREAM = False
+    whole = ask()
+
+    # Then both answers are read, alike
+    assert streamed == whole
+    assert [call["function"]["name"] for call in whole.tool_calls] == [
+        "get_order",
+        "search_policies",
+    ]
+    assert (whole.content, whole.tokens_in) == ("Let me look that up.", 321)
 
 
 def test_the_text_reaches_the_sink_piece_by_piece_as_it_arrives(fake_openai):
