@@ -65,7 +65,8 @@ FINAL_CALL_NOTE = (
 @dataclass(frozen=True)
 class Context:
     messages: list[dict]
-    # Untrusted text in this context reads like instructions to the model.
+    # Untrusted text of the ticket in this context reads like instructions to the model (tool
+    # results are inspected as they arrive, not here).
     untrusted_instructions: bool
 
 
@@ -202,19 +203,6 @@ def customer_text_in_result(value) -> list[str]:
     return found
 
 
-def tool_results_look_like_instructions(transcript: list[AgentMessage]) -> bool:
-    for message in transcript:
-        if message.role != AgentMessage.Role.TOOL:
-            continue
-        try:
-            result = json.loads(message.content)
-        except ValueError:
-            continue
-        if any(looks_like_instructions(text) for text in customer_text_in_result(result)):
-            return True
-    return False
-
-
 def build_context(
     ctx: RunContext,
     *,
@@ -240,5 +228,6 @@ def build_context(
         messages.append(as_chat_message(message))
     if final:
         messages.append({"role": "system", "content": FINAL_CALL_NOTE})
-    suspicious = suspicious or tool_results_look_like_instructions(transcript)
+    # Tool results are not read again here: the step inspects each one once, as it arrives
+    # (Step.add_result), and flags the run then.
     return Context(messages=messages, untrusted_instructions=suspicious)

@@ -10,6 +10,7 @@ import json
 
 import pytest
 
+from agent import prompts, runtime, untrusted
 from agent.models import AgentRun
 from agent.untrusted import labelled_untrusted_blocks, strip_untrusted, untrusted_blocks
 from orders.models import Customer, OrderLine
@@ -131,3 +132,35 @@ def test_it_does_not_flag_a_run_for_ordinary_line_names(demo, fake_openai, tool,
     (body,) = untrusted_blocks(fake_openai.tool_messages(1)[0]["content"])
     assert "Ceramic mug" in line_names_in(tool, json.loads(body))
     assert run.untrusted_instructions is False
+
+
+def test_each_tool_result_is_read_for_instructions_once_however_many_steps_follow(
+    demo, fake_openai, monkeypatch
+):
+    # Given the mug's line name carries instructions, and every text the desk inspects noted
+    line_name = f"Ceramic mug. {INJECTION}"
+    OrderLine.objects.filter(order__order_id="202610110087").update(name=line_name)
+    inspected: list[str] = []
+
+    def noting(text: str) -> bool:
+        inspected.append(text)
+        return untrusted.looks_like_instructions(text)
+
+    for module in (prompts, runtime):
+        monkeypatch.setattr(module, "looks_like_instructions", noting)
+    lookup = {"order_id": "202610110087"}
+    fake_openai.enqueue(
+        tool_reply(tool_call("get_order", lookup, call_id="call_1")),
+        tool_reply(tool_call("search_policies", {"query": "damaged"}, call_id="call_2")),
+        tool_reply(tool_call("search_policies", {"query": "window"}, call_id="call_3")),
+        text_reply("Done."),
+    )
+    run = start_run("What did the customer order?", reference="TCK-1001")
+
+    # When the run takes three more steps after the lookup
+    drive(run)
+
+    # Then the line name was inspected once, when its result arrived, and flagged the run
+    assert len(fake_openai.requests) == 4
+    assert inspected.count(line_name) == 1
+    assert AgentRun.objects.get(pk=run.pk).untrusted_instructions is True
