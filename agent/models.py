@@ -83,6 +83,8 @@ class AgentRun(models.Model):
                 condition=Q(status__in=["queued", "running"]),
                 name="agent_run_active_idx",
             ),
+            # /metrics counts the runs of the last minutes (config.metrics.Tally).
+            models.Index(fields=["created_at"], name="agent_run_created_idx"),
         ]
 
     def __str__(self) -> str:

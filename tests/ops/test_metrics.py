@@ -1,12 +1,18 @@
 """GET /metrics: Prometheus metrics for staff or the METRICS_TOKEN only; counters right even
 when the work happened in a worker process."""
 
+import random
+import re
+import threading
 from datetime import timedelta
 
 import pytest
 from celery import current_app
 from django.contrib.auth import get_user_model
+from django.db import connection
+from django.db.models import Count
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 from prometheus_client.parser import text_string_to_metric_families
 from rest_framework.test import APIClient
@@ -14,10 +20,10 @@ from rest_framework.test import APIClient
 from agent.breaker import ModelBreaker
 from agent.llm import ModelError
 from agent.llm_openai import OpenAIProvider
-from agent.models import AgentRun, RunEvent
-from config.metrics import MODEL_ERRORS, model_call_observed
+from agent.models import AgentRun, RunEvent, ToolCallLog
+from config.metrics import MODEL_ERRORS, REFUNDS, model_call_observed
 from refunds.models import RefundRequest
-from tests.factories import AgentRunFactory, RefundRequestFactory
+from tests.factories import AgentRunFactory, RefundRequestFactory, TicketFactory
 from tests.fakes.openai_server import error_body, text_reply, tool_call, tool_reply
 from tests.services import WorkerProcess, wait_for
 
@@ -148,6 +154,127 @@ def test_runs_are_counted_by_stop_reason(reviewer):
     }
 
 
+def log_tool_calls(*calls: tuple[str, str], ticket, actor, age=timedelta(0)) -> None:
+    """ToolCallLog rows of one run, (tool name, error code) each, written `age` ago."""
+    run = AgentRunFactory(ticket=ticket, started_by=actor)
+    for tool_name, error_code in calls:
+        row = ToolCallLog.objects.create(
+            run=run,
+            ticket=ticket,
+            tool_call_id=f"call_{ToolCallLog.objects.count()}",
+            tool_name=tool_name,
+            ok=not error_code,
+            result={"ok": not error_code},
+            error_code=error_code,
+            actor=actor,
+            actor_role="agent",
+        )
+        ToolCallLog.objects.filter(pk=row.pk).update(created_at=timezone.now() - age)
+
+
+def tool_call_samples(client) -> dict[tuple, float]:
+    return samples_named(scrape(client), "desk_tool_calls_total")
+
+
+def test_tool_calls_are_counted_once_settled_and_the_newest_at_each_scrape(reviewer, agent_user):
+    # Given tool calls of an hour ago and of now
+    ticket = TicketFactory()
+    hour = timedelta(hours=1)
+    log_tool_calls(
+        ("get_order", ""), ("get_order", "NOT_FOUND"), ticket=ticket, actor=agent_user, age=hour
+    )
+    log_tool_calls(
+        ("get_order", ""), ("no_such_tool", "UNKNOWN_TOOL"), ticket=ticket, actor=agent_user
+    )
+    client = staff_client(reviewer)
+    assert tool_call_samples(client) == {
+        (("error_code", "none"), ("tool", "get_order")): 2,
+        (("error_code", "NOT_FOUND"), ("tool", "get_order")): 1,
+        (("error_code", "UNKNOWN_TOOL"), ("tool", "(unknown)")): 1,
+    }
+
+    # When more calls are made, old and new, and the next scrape's queries are captured
+    log_tool_calls(("search_policies", ""), ticket=ticket, actor=agent_user, age=hour)
+    log_tool_calls(("get_order", ""), ticket=ticket, actor=agent_user)
+    with CaptureQueriesContext(connection) as captured:
+        samples = tool_call_samples(client)
+
+    # Then each is counted once
+    assert samples == {
+        (("error_code", "none"), ("tool", "get_order")): 3,
+        (("error_code", "none"), ("tool", "search_policies")): 1,
+        (("error_code", "NOT_FOUND"), ("tool", "get_order")): 1,
+        (("error_code", "UNKNOWN_TOOL"), ("tool", "(unknown)")): 1,
+    }
+    # and every count read only the rows above what the process had counted already
+    counts = [
+        q["sql"] for q in captured if "COUNT(" in q["sql"] and "agent_toolcalllog" in q["sql"]
+    ]
+    assert len(counts) == 2
+    assert all('"agent_toolcalllog"."id" >' in sql for sql in counts), counts
+
+
+def counted(samples: dict, name: str, label: str) -> dict[str, float]:
+    return {dict(labels)[label]: n for labels, n in samples_named(samples, name).items() if n}
+
+
+def test_runs_and_refunds_written_long_ago_are_counted_as_they_are_now(reviewer, agent_user):
+    # Given an hour-old run still going and an hour-old refund waiting for its reviewer,
+    # beside ended and settled ones of the same age
+    going = AgentRunFactory(status="running")
+    AgentRunFactory(status="completed", stop_reason="final_answer")
+    waiting = RefundRequestFactory(status="pending_approval", requested_by=agent_user)
+    RefundRequestFactory(status="succeeded", requested_by=agent_user)
+    an_hour_ago = timezone.now() - timedelta(hours=1)
+    AgentRun.objects.update(created_at=an_hour_ago)
+    RefundRequest.objects.update(created_at=an_hour_ago)
+    client = staff_client(reviewer)
+    first = scrape(client)
+    assert counted(first, "desk_agent_runs_total", "stop_reason") == {"final_answer": 1}
+    assert counted(first, "desk_refund_requests", "status") == {
+        "pending_approval": 1,
+        "succeeded": 1,
+    }
+
+    # When the run ends and the refund is rejected
+    AgentRun.objects.filter(pk=going.pk).update(status="completed", stop_reason="max_steps")
+    RefundRequest.objects.filter(pk=waiting.pk).update(status="rejected")
+    with CaptureQueriesContext(connection) as captured:
+        second = scrape(client)
+
+    # Then the next scrape counts them as they are now
+    assert counted(second, "desk_agent_runs_total", "stop_reason") == {
+        "final_answer": 1,
+        "max_steps": 1,
+    }
+    assert counted(second, "desk_refund_requests", "status") == {"rejected": 1, "succeeded": 1}
+    # and counted only the rows above the mark and those it knew were still open
+    counts = [
+        q["sql"]
+        for q in captured
+        if "COUNT(" in q["sql"] and ("agent_agentrun" in q["sql"] or "refunds_" in q["sql"])
+    ]
+    assert counts
+    above_mark_or_open = re.compile(r'"(id|created_at)" > |"id" IN \(')
+    assert all(above_mark_or_open.search(sql) for sql in counts), counts
+
+
+def test_tool_calls_deleted_with_their_ticket_are_no_longer_counted(reviewer, agent_user):
+    # Given settled tool calls on two tickets, counted by a scrape
+    kept, deleted = TicketFactory(), TicketFactory()
+    hour = timedelta(hours=1)
+    log_tool_calls(("get_order", ""), ticket=kept, actor=agent_user, age=hour)
+    log_tool_calls(("get_order", ""), ("get_order", ""), ticket=deleted, actor=agent_user, age=hour)
+    client = staff_client(reviewer)
+    assert tool_call_samples(client) == {(("error_code", "none"), ("tool", "get_order")): 3}
+
+    # When the newer ticket is deleted, and its calls with it
+    deleted.delete()
+
+    # Then the next scrape counts what is left
+    assert tool_call_samples(client) == {(("error_code", "none"), ("tool", "get_order")): 1}
+
+
 def test_sweep_lag_is_infinite_for_a_sweep_that_never_ran(reviewer, ops_store):
     samples = scrape(staff_client(reviewer))
 
@@ -263,3 +390,97 @@ def test_counters_include_the_work_of_a_worker_process(
     assert samples[("desk_agent_runs_total", (("stop_reason", "final_answer"),))] == 1
     # And the worker's log lines name the run and the request that started it
     assert f"Assistant step: continue [req=trace-run-1 run={run_id}]" in worker.log()
+
+
+def test_the_counts_kept_between_scrapes_always_equal_a_count_of_the_whole_table(
+    reviewer, agent_user
+):
+    # Given a scrape after each of 60 random changes: runs and refunds made an hour ago or
+    # now, runs ended, open refunds moved to any status, tool calls logged
+    chance = random.Random(13)
+    ticket = TicketFactory()
+    open_statuses = [
+        status
+        for status in RefundRequest.Status.values
+        if status not in RefundRequest.SETTLED_STATUSES
+    ]
+    client = staff_client(reviewer)
+    for _ in range(60):
+        age = chance.choice([timedelta(0), timedelta(hours=1)])
+        change = chance.choice(["run", "end run", "refund", "move refund", "tool call"])
+        if change == "run":
+            run = AgentRunFactory(ticket=ticket, status="running")
+            AgentRun.objects.filter(pk=run.pk).update(created_at=timezone.now() - age)
+        elif change == "end run":
+            going = list(AgentRun.objects.filter(stop_reason="").values_list("pk", flat=True))
+            if going:
+                AgentRun.objects.filter(pk=chance.choice(going)).update(
+                    status="completed", stop_reason=chance.choice(["final_answer", "max_steps"])
+                )
+        elif change == "refund":
+            refund = RefundRequestFactory(
+                status=chance.choice(open_statuses), requested_by=agent_user
+            )
+            RefundRequest.objects.filter(pk=refund.pk).update(created_at=timezone.now() - age)
+        elif change == "move refund":
+            still_open = list(
+                RefundRequest.objects.filter(status__in=open_statuses).values_list("pk", flat=True)
+            )
+            if still_open:
+                RefundRequest.objects.filter(pk=chance.choice(still_open)).update(
+                    status=chance.choice(RefundRequest.Status.values)
+                )
+        else:
+            error = chance.choice(["", "NOT_FOUND"])
+            log_tool_calls(("get_order", error), ticket=ticket, actor=agent_user, age=age)
+
+        # When the desk is scraped
+        samples = scrape(client)
+
+        # Then every count is the one a count of the whole table gives
+        assert counted(samples, "desk_agent_runs_total", "stop_reason") == dict(
+            AgentRun.objects.exclude(stop_reason="")
+            .order_by()
+            .values_list("stop_reason")
+            .annotate(n=Count("pk"))
+        )
+        assert counted(samples, "desk_refund_requests", "status") == dict(
+            RefundRequest.objects.order_by().values_list("status").annotate(n=Count("pk"))
+        )
+        assert sum(samples_named(samples, "desk_tool_calls_total").values()) == (
+            ToolCallLog.objects.count()
+        )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_refund_settled_while_a_scrape_reads_is_counted_once(postgres, agent_user):
+    # Given an hour-old refund waiting for its reviewer, and a process that has not counted
+    waiting = RefundRequestFactory(status="pending_approval", requested_by=agent_user)
+    RefundRequest.objects.filter(pk=waiting.pk).update(
+        created_at=timezone.now() - timedelta(hours=1)
+    )
+    REFUNDS.forget()
+
+    def reject_elsewhere():
+        RefundRequest.objects.filter(pk=waiting.pk).update(status="rejected")
+        connection.close()
+
+    rejected = []
+
+    def reject_after_the_first_count(execute, sql, params, many, context):
+        result = execute(sql, params, many, context)
+        if "COUNT(" in sql and not rejected:
+            rejected.append(sql)
+            other = threading.Thread(target=reject_elsewhere)
+            other.start()
+            other.join()
+        return result
+
+    # When the reviewer's rejection commits between two of a count's reads
+    with connection.execute_wrapper(reject_after_the_first_count):
+        during = REFUNDS.counts_now()
+
+    # Then the count saw the refund as it was when it began, and the next one as it is now
+    assert rejected
+    assert during == {("pending_approval",): 1}
+    assert REFUNDS.counts_now() == {("rejected",): 1}
