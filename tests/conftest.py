@@ -7,6 +7,7 @@ import uuid
 import pytest
 from django.apps import apps as django_apps
 from django.conf import settings
+from django.db import connections
 
 from agent.pool import close_idle_threads
 from config.celery import app as celery_app
@@ -170,6 +171,11 @@ def browser():
         )
         yield browser
         browser.close()
+        # While Playwright runs, its event loop on this thread makes Django keep the thread's
+        # connections apart from those it made before (asgiref's Local goes by context once
+        # a loop runs): close the ones made meanwhile, or one stays connected to the test
+        # database, which then cannot be dropped.
+        connections.close_all()
 
 
 @pytest.fixture

@@ -11,6 +11,11 @@ from tests.evals.cases import MUG, case, database_for_the_module, run_eval, writ
 NOTE = '<script>alert("note")</script><img src=x onerror=alert(1)> Leave it at the door.'
 MESSAGE = "What did the customer pay? <b>bold</b> <a href='https://evil.example'>click</a>"
 
+# The module's eval uses the database from a module fixture: the mark makes pytest-django set
+# up the test database even when these are the only tests run (else the eval would write to,
+# and then delete from, the database the settings name).
+pytestmark = pytest.mark.django_db
+
 
 @pytest.fixture(scope="module")
 def page(django_db_setup, django_db_blocker, tmp_path_factory):
