@@ -1,7 +1,9 @@
 """How long a user waits for an answer: `POST /api/tickets/<ref>/runs/` to the run `completed`.
 
-Everything is real but the model: the web app served by `manage.py runserver --noreload`
-(DEBUG off), a `celery -A config worker` subprocess on Redis, PostgreSQL, and the fake
+Everything is real but the model: the web app served as in production by one `uvicorn
+config.asgi:application` process (`--server runserver` for `manage.py runserver --noreload`,
+which serves each request on a new thread with a new database connection; DEBUG off either
+way), a `celery -A config worker` subprocess on Redis, PostgreSQL, and the fake
 OpenAI-compatible server of the tests answering instantly. Each run makes three tool steps
 (one `get_order` call each), then the model answers. Runs go one after another, after a few
 warm-up runs that are not counted. Completion is detected by polling `GET /api/runs/<id>/`
@@ -166,8 +168,8 @@ class Desk:
         self.processes.append(process)
         return process.start()
 
-    def web(self) -> "WebServer":
-        process = WebServer(self)
+    def web(self, server: str = "uvicorn") -> "WebServer":
+        process = WebServer(self, server)
         self.processes.append(process)
         return process.start()
 
@@ -290,10 +292,23 @@ class Worker(DeskProcess):
         return self
 
 
+# How each web server is started on a port.
+WEB_SERVERS = {
+    "uvicorn": lambda port: [
+        *(sys.executable, "-m", "uvicorn", "config.asgi:application"),
+        *("--host", "127.0.0.1", "--port", str(port), "--no-access-log"),
+    ],
+    "runserver": lambda port: [
+        *(sys.executable, "manage.py", "runserver", "--noreload", f"127.0.0.1:{port}")
+    ],
+}
+
+
 class WebServer(DeskProcess):
-    def __init__(self, desk: Desk):
+    def __init__(self, desk: Desk, server: str = "uvicorn"):
         super().__init__(desk, "web")
         self.port = free_port()
+        self.command = WEB_SERVERS[server](self.port)
 
     @property
     def url(self) -> str:
@@ -307,10 +322,7 @@ class WebServer(DeskProcess):
             "AGENT_RUNS_PER_HOUR": "0",
             "AGENT_TOKENS_PER_HOUR": "0",
         }
-        self.spawn(
-            [sys.executable, "manage.py", "runserver", "--noreload", f"127.0.0.1:{self.port}"],
-            env,
-        )
+        self.spawn(self.command, env)
         self.wait_until(self.answers, "answering")
         log(f"  web server ready at {self.url}.")
         return self
@@ -465,13 +477,14 @@ def main() -> None:
     parser.add_argument("--via", choices=("poll", "sse"), default="poll")
     parser.add_argument("--poll-ms", type=float, default=10.0)
     parser.add_argument("--timeout", type=float, default=60.0, help="per run, seconds")
+    parser.add_argument("--server", choices=sorted(WEB_SERVERS), default="uvicorn")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     args = parser.parse_args()
 
     with running_desk("e2e") as desk:
         desk.fake.respond_with(one_tool_per_step(TOOL_STEPS))
         desk.worker(concurrency=args.concurrency)
-        client = ApiClient(desk.web().url)
+        client = ApiClient(desk.web(args.server).url)
         rows = []
         for index in range(args.warmup + args.runs):
             row = measure_one(client, args)
@@ -484,6 +497,7 @@ def main() -> None:
             )
     result = {
         "bench": "e2e_latency",
+        "server": args.server,
         "detection": f"poll GET /api/runs/<id>/ every {args.poll_ms:g} ms"
         if args.via == "poll"
         else "SSE /api/runs/<id>/events/stream/",
