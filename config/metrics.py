@@ -221,6 +221,9 @@ class Tally:
         model = apps.get_model(self.model)
         rows = model.objects.order_by()
         settled_before = timezone.now() - SETTLED_AFTER
+        # A snapshot begins with its first read, here inside the lock: so each scrape reads a
+        # database at least as new as the one the kept counts came from (an older one would
+        # count again what closed since).
         with self.lock, one_snapshot():
             if self.mark_pk is not None and not rows.filter(pk=self.mark_pk).exists():
                 self.forget()  # what it counted was deleted

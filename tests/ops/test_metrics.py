@@ -484,3 +484,45 @@ def test_a_refund_settled_while_a_scrape_reads_is_counted_once(postgres, agent_u
     assert rejected
     assert during == {("pending_approval",): 1}
     assert REFUNDS.counts_now() == {("rejected",): 1}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_scrapes_at_once_while_refunds_settle_keep_counts_a_whole_count_gives(postgres, agent_user):
+    # Given twenty hour-old refunds waiting for review, and a process that has not counted
+    waiting = [
+        RefundRequestFactory(status="pending_approval", requested_by=agent_user).pk
+        for _ in range(20)
+    ]
+    RefundRequest.objects.update(created_at=timezone.now() - timedelta(hours=1))
+    REFUNDS.forget()
+    errors: list[BaseException] = []
+
+    def in_thread(work):
+        def run():
+            try:
+                work()
+            except BaseException as exc:  # reported by the test thread
+                errors.append(exc)
+            finally:
+                connection.close()
+
+        return threading.Thread(target=run)
+
+    def scrape_often():
+        for _ in range(15):
+            REFUNDS.counts_now()
+
+    def settle_them():
+        for n, pk in enumerate(waiting):
+            RefundRequest.objects.filter(pk=pk).update(status="rejected" if n % 2 else "succeeded")
+
+    # When four threads scrape while a reviewer settles them one by one
+    threads = [in_thread(scrape_often) for _ in range(4)] + [in_thread(settle_them)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    # Then the kept counts are those of the whole table
+    assert errors == []
+    assert REFUNDS.counts_now() == {("rejected",): 10, ("succeeded",): 10}
