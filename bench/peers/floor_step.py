@@ -36,8 +36,7 @@ from langgraph_step import (
     ToolConnections,
     fake_model_and_database,
     figures,
-    iso,
-    money,
+    order_result,
     tool_message,
 )
 from psycopg.types.json import Jsonb
@@ -67,31 +66,8 @@ def get_order(db: psycopg.Connection, customer_id: int, args: dict) -> dict:
     ).fetchall()
     if not rows:
         return {"ok": False, "error": {"code": "NOT_FOUND"}}
-    order_id, status, currency, paid, placed, shipped, delivered, note = rows[0][:8]
-    refunded = rows[0][-1] or Decimal("0")
-    return {
-        "order_id": order_id,
-        "status": status,
-        "currency": currency,
-        "amount_paid": money(paid),
-        "refunded": money(refunded),
-        "refundable_balance": money(max(paid - refunded, Decimal("0"))),
-        "placed_at": iso(placed),
-        "shipped_at": iso(shipped),
-        "delivered_at": iso(delivered),
-        "lines": [
-            {
-                "sku": sku,
-                "name": name,
-                "category": category,
-                "quantity": quantity,
-                "unit_price": money(price),
-            }
-            for *_, sku, name, category, quantity, price, _ in rows
-            if sku is not None
-        ],
-        "note": {"untrusted_customer_text": note} if note else None,
-    }
+    lines = (row[8:13] for row in rows if row[8] is not None)
+    return order_result(rows[0][:8], rows[0][-1] or Decimal("0"), lines)
 
 
 def save(db: psycopg.Connection, run: uuid.UUID, messages: list[dict], first: int) -> None:

@@ -36,7 +36,7 @@ import statistics
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -180,27 +180,33 @@ def refunded_total(db: psycopg.Connection, order_pk: int) -> Decimal:
 def get_order(db: psycopg.Connection, customer_id: int, args: dict) -> dict:
     order = db.execute(
         "SELECT id, order_id, status, currency, amount_paid, placed_at, shipped_at, delivered_at,"
-        " payment_reference, note FROM orders_order WHERE customer_id = %s AND order_id = %s"
+        " note FROM orders_order WHERE customer_id = %s AND order_id = %s"
         " ORDER BY placed_at DESC LIMIT 1",
         (customer_id, args["order_id"]),
     ).fetchone()
     if order is None:
         return {"ok": False, "error": {"code": "NOT_FOUND"}}
-    pk, order_id, status, currency, paid, placed, shipped, delivered, _, note = order
+    pk, *fields = order
     lines = db.execute(
-        "SELECT id, sku, name, category, quantity, unit_price FROM orders_orderline"
+        "SELECT sku, name, category, quantity, unit_price FROM orders_orderline"
         " WHERE order_id = %s ORDER BY id",
         (pk,),
     ).fetchall()
-    refunded = refunded_total(db, pk)
-    refundable = max(paid - refunded_total(db, pk), Decimal("0"))
+    return order_result(fields, refunded_total(db, pk), lines)
+
+
+def order_result(order: Sequence, refunded: Decimal, lines: Iterable[Sequence]) -> dict:
+    """get_order's answer: `order` is (order_id, status, currency, amount_paid, placed_at,
+    shipped_at, delivered_at, note), each of `lines` (sku, name, category, quantity,
+    unit_price)."""
+    order_id, status, currency, paid, placed, shipped, delivered, note = order
     return {
         "order_id": order_id,
         "status": status,
         "currency": currency,
         "amount_paid": money(paid),
         "refunded": money(refunded),
-        "refundable_balance": money(refundable),
+        "refundable_balance": money(max(paid - refunded, Decimal("0"))),
         "placed_at": iso(placed),
         "shipped_at": iso(shipped),
         "delivered_at": iso(delivered),
@@ -213,7 +219,7 @@ def get_order(db: psycopg.Connection, customer_id: int, args: dict) -> dict:
                 "quantity": quantity,
                 "unit_price": money(price),
             }
-            for _, sku, name, category, quantity, price in lines
+            for sku, name, category, quantity, price in lines
         ],
         "note": {"untrusted_customer_text": note} if note else None,
     }
