@@ -295,11 +295,26 @@ class Worker(DeskProcess):
 # How each web server is started on a port.
 WEB_SERVERS = {
     "uvicorn": lambda port: [
-        *(sys.executable, "-m", "uvicorn", "config.asgi:application"),
-        *("--host", "127.0.0.1", "--port", str(port), "--no-access-log"),
+        sys.executable,
+        "-m",
+        "uvicorn",
+        "config.asgi:application",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--no-access-log",
+        "--log-level",
+        "warning",
+        "--lifespan",
+        "off",
     ],
     "runserver": lambda port: [
-        *(sys.executable, "manage.py", "runserver", "--noreload", f"127.0.0.1:{port}")
+        sys.executable,
+        "manage.py",
+        "runserver",
+        "--noreload",
+        f"127.0.0.1:{port}",
     ],
 }
 

@@ -32,8 +32,7 @@ from pathlib import Path
 
 from e2e_latency import (
     Desk,
-    DeskProcess,
-    free_port,
+    WebServer,
     log,
     running_desk,
     summary_ms,
@@ -46,52 +45,16 @@ FILE_LIMIT_HEADROOM = 256
 READY_TIMEOUT_S = 60.0
 
 
-class UvicornServer(DeskProcess):
+class UvicornServer(WebServer):
+    """The web process as the other benches start it (uvicorn), and what it uses."""
+
     def __init__(self, desk: Desk):
         super().__init__(desk, "uvicorn")
-        self.port = free_port()
-
-    def start(self) -> "UvicornServer":
-        env = {
-            **self.desk.env,
-            "API_THROTTLE_USER": "0",
-            "API_THROTTLE_ANON": "0",
-        }
-        self.spawn(
-            [
-                sys.executable,
-                "-m",
-                "uvicorn",
-                "config.asgi:application",
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(self.port),
-                "--no-access-log",
-                "--log-level",
-                "warning",
-                "--lifespan",
-                "off",
-            ],
-            env,
-        )
-        self.wait_until(self.answers, "answering")
-        log(f"  uvicorn ready on port {self.port} (pid {self.pid}).")
-        return self
 
     @property
     def pid(self) -> int:
         assert self.process is not None
         return self.process.pid
-
-    def answers(self) -> bool:
-        import socket
-
-        try:
-            with socket.create_connection(("127.0.0.1", self.port), timeout=1):
-                return True
-        except OSError:
-            return False
 
     def usage(self) -> dict:
         """Resident memory and threads of the web process, from /proc."""
