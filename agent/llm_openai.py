@@ -344,12 +344,9 @@ class StreamAssembler:
                 "prompt_tokens": member(usage, "prompt_tokens") or 0,
                 "completion_tokens": member(usage, "completion_tokens") or 0,
             }
-        choices = member(chunk, "choices") or []
-        choice = (
-            next((c for c in choices if isinstance(c, dict) and c.get("index", 0) == 0), None)
-            if isinstance(choices, list)
-            else None
-        )
+        choices = member(chunk, "choices")
+        choices = choices if isinstance(choices, list) else []
+        choice = next((c for c in choices if isinstance(c, dict) and c.get("index", 0) == 0), None)
         if choice is None:
             return ""
         if choice.get("finish_reason"):

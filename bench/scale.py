@@ -610,28 +610,18 @@ def forget_counted_rows() -> None:
 
 def pages() -> list[tuple[str, str, str, Callable[[], None] | None]]:
     """(name, url, the demo user who opens it, what to do before each request, untimed)."""
+    thread = f"/tickets/{THREAD_TICKET}/"
+    refunds_pending = "/api/refunds/?status=pending_approval"
     return [
-        (name, url, username, None)
-        for name, url, username in [
-            ("/tickets/", "/tickets/", "agent"),
-            (f"/tickets/?q={SEARCH_WORD}", f"/tickets/?q={SEARCH_WORD}", "agent"),
-            (f"/tickets/?q={SEARCH_ORDER}", f"/tickets/?q={SEARCH_ORDER}", "agent"),
-            ("/review/", "/review/", "reviewer"),
-            (
-                "/api/refunds/?status=pending_approval",
-                "/api/refunds/?status=pending_approval",
-                "reviewer",
-            ),
-            (
-                f"ticket with {THREAD_MESSAGES} messages",
-                f"/tickets/{THREAD_TICKET}/",
-                "agent",
-            ),
-            ("/metrics (a scrape)", "/metrics", "reviewer"),
-        ]
-    ] + [
+        ("/tickets/", "/tickets/", "agent", None),
+        (f"/tickets/?q={SEARCH_WORD}", f"/tickets/?q={SEARCH_WORD}", "agent", None),
+        (f"/tickets/?q={SEARCH_ORDER}", f"/tickets/?q={SEARCH_ORDER}", "agent", None),
+        ("/review/", "/review/", "reviewer", None),
+        (refunds_pending, refunds_pending, "reviewer", None),
+        (f"ticket with {THREAD_MESSAGES} messages", thread, "agent", None),
+        ("/metrics (a scrape)", "/metrics", "reviewer", None),
         # What every scrape cost before a process kept its counts of the settled rows.
-        ("/metrics (first of a process)", "/metrics", "reviewer", forget_counted_rows)
+        ("/metrics (first of a process)", "/metrics", "reviewer", forget_counted_rows),
     ]
 
 
