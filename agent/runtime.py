@@ -33,7 +33,7 @@ from decimal import Decimal, InvalidOperation
 from enum import StrEnum
 
 from django.conf import settings
-from django.db import InterfaceError, OperationalError, close_old_connections, transaction
+from django.db import close_old_connections, transaction
 from django.utils import timezone
 
 from agent import handover, loops, run_selectors, services
@@ -57,6 +57,7 @@ from agent.services import StepInterrupted, StepWrite
 from agent.streaming import AnswerStream
 from agent.tools import ToolKind, get_tool, tools_for_role
 from agent.untrusted import looks_like_instructions
+from config.connections import DISCONNECTS
 from config.metrics import model_call_observed
 from config.money import money_str
 
@@ -73,7 +74,7 @@ MODEL_UNAVAILABLE = "model.unavailable"
 # A dropped database connection (failover, restart, an idle connection killed) is not the
 # run's fault: the step is retried on a new connection after this long, within the same
 # bounded retry budget as model errors.
-DATABASE_DISCONNECTS = (OperationalError, InterfaceError)
+DATABASE_DISCONNECTS = DISCONNECTS
 DATABASE_RETRY_BACKOFF_S = (1, 3, 10)
 
 

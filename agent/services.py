@@ -28,6 +28,7 @@ from agent.transitions import (
     transition_update,
 )
 from config.celery import enqueue_on_commit
+from config.connections import read_checking_connection
 from config.db import (
     Update,
     column,
@@ -197,10 +198,13 @@ def run_cancel_flag(*, run: AgentRun, owner: str) -> bool | None:
 
 def run_held(*, run_id: uuid.UUID | str, owner: str, version: int) -> AgentRun | None:
     """The run as the step it was handed to finds it (None: the hand-over is stale — an
-    earlier delivery of the same step took it, or the sweep gave it to another)."""
-    return _run_for_step(
-        where={"pk": run_id, "lease_owner": owner, "version": version},
-        where_in={"status": ACTIVE_STATUSES},
+    earlier delivery of the same step took it, or the sweep gave it to another). The read is
+    the step's first query: it checks the connection the worker kept since the last task."""
+    return read_checking_connection(
+        lambda: _run_for_step(
+            where={"pk": run_id, "lease_owner": owner, "version": version},
+            where_in={"status": ACTIVE_STATUSES},
+        )
     )
 
 

@@ -28,8 +28,9 @@ class KeptConnectionsWorkerFixup(DjangoWorkerFixup):
     """Celery's Django fix-up for a worker, except that between tasks the worker's database
     connections get the care Django gives them between requests: one that broke or outlived
     CONN_MAX_AGE is replaced, a healthy one is kept (its next query checks it first,
-    CONN_HEALTH_CHECKS). Celery's own closes every connection before and after every task,
-    so each step of a run would connect anew, and lose the statements it had prepared."""
+    CONN_HEALTH_CHECKS, or is the check itself: config/connections.py). Celery's own closes
+    every connection before and after every task, so each step of a run would connect anew,
+    and lose the statements it had prepared."""
 
     def close_database(self, **kwargs) -> None:
         close_old_connections()

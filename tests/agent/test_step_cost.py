@@ -9,13 +9,14 @@ import threading
 import time
 
 import pytest
-from django.db import connection
+from django.db import OperationalError, close_old_connections, connection
 from django.utils import timezone
 
 from agent import handover, pool, runtime, services
 from agent.models import AgentRun, RunEvent, ToolCallLog
 from agent.pool import CallThreads
 from agent.providers import get_provider
+from config.connections import read_checking_connection
 from tests.agent.runs import drive, probe_tool, start_run
 from tests.dbcost import HEALTH_CHECK, DatabaseCost
 from tests.fakes.openai_server import Sleep, text_reply, tool_call, tool_reply
@@ -238,6 +239,78 @@ def read_backend_pid() -> int:
             "SELECT pg_backend_pid()" if connection.vendor == "postgresql" else "SELECT 1"
         )
         return cursor.fetchone()[0]
+
+
+def test_a_handed_over_step_sends_no_health_check_its_read_of_the_run_is_the_check(
+    demo, fake_openai
+):
+    run, first = first_step(fake_openai)
+    # What a worker does between two tasks: the kept connection is due a check
+    close_old_connections()
+
+    with DatabaseCost() as cost:
+        assert next_step(run, first).kind == runtime.StepKind.CONTINUE
+
+    # The read of the run answered, so the connection works: no "SELECT 1" before it
+    assert HEALTH_CHECK not in cost.statements
+    assert cost.connections == 0
+
+
+def terminate_from_another_connection(pid: int) -> None:
+    def terminate():
+        try:
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_terminate_backend(%s)", [pid])
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=terminate)
+    thread.start()
+    thread.join()
+
+
+def test_a_step_whose_kept_connection_the_database_dropped_reads_its_run_on_a_new_one(
+    postgres, demo, fake_openai
+):
+    run, first = first_step(fake_openai)
+    dropped = read_backend_pid()
+    terminate_from_another_connection(dropped)
+    close_old_connections()
+
+    with DatabaseCost() as cost:
+        outcome = next_step(run, first)
+
+    # The read failed on the dropped connection, which the check then found gone: the read
+    # went again on a new connection, and the step ran as if nothing had happened
+    assert outcome.kind == runtime.StepKind.CONTINUE
+    assert cost.statements.count(HEALTH_CHECK) == 1
+    assert cost.connections == 1
+    assert read_backend_pid() != dropped
+    assert len(fake_openai.requests) == 2
+
+
+def test_a_read_that_fails_on_a_working_connection_is_not_sent_again(demo):
+    pid = read_backend_pid()
+    close_old_connections()
+    sent = []
+
+    def failing_read():
+        # An error of the kind a dropped connection raises, on a connection that works
+        sent.append(1)
+        with connection.cursor() as cursor:
+            if connection.vendor != "postgresql":
+                cursor.execute("SELECT * FROM no_such_table")
+            try:
+                cursor.execute("SET statement_timeout TO 10")
+                cursor.execute("SELECT pg_sleep(1)")
+            finally:
+                cursor.execute("RESET statement_timeout")
+
+    with pytest.raises(OperationalError):
+        read_checking_connection(failing_read)
+    # Raised as it is, after one try, and the connection is kept
+    assert len(sent) == 1
+    assert read_backend_pid() == pid
 
 
 def test_call_threads_keep_their_database_connection_between_calls(demo):
