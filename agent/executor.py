@@ -29,6 +29,7 @@ from uuid import UUID
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 
+from agent import loops
 from agent.context import McpContext, RunContext, ToolContext
 from agent.errors import ErrorCode, NextAction, ToolError
 from agent.models import AgentMessage, AgentRun, ToolCallLog
@@ -121,7 +122,7 @@ class PriorCalls:
     database, whether a call was logged already and how often the same call was made."""
 
     def __init__(self, rows: list[dict]):
-        self.rows = {row["tool_call_id"]: row for row in rows}
+        self.rows = {row["tool_call_id"]: self._keyed(row) for row in rows}
         self._made = Counter((row["tool_name"], row["args_digest"]) for row in rows)
 
     FIELDS = (
@@ -158,9 +159,19 @@ class PriorCalls:
 
     def add(self, row: ToolCallLog, *, counted: bool = False) -> None:
         """`row` was logged; `counted`: its call was counted already."""
-        self.rows[row.tool_call_id] = {field: getattr(row, field) for field in self.FIELDS}
+        self.rows[row.tool_call_id] = self._keyed(
+            {field: getattr(row, field) for field in self.FIELDS}
+        )
         if not counted:
             self.count(row.tool_name, row.args_digest)
+
+    @staticmethod
+    def _keyed(row: dict) -> dict:
+        """`row` with what loop detection compares (loops.calls_by_step), worked out once per
+        call: a step looks for loops over all of its run's calls before every model call."""
+        row["call_key"] = loops.call_key(row["tool_name"], row["arguments_raw"])
+        row["result_key"] = loops.result_key(row["result"])
+        return row
 
 
 class LogChecks:

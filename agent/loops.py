@@ -39,10 +39,16 @@ class LoggedCall:
     result: object = None
     # A write tool (create_refund) answers a repeat with the same proposal, by design.
     write: bool = False
+    # What the rules compare, `call_key` and `result_key`: given when known already (a step
+    # keeps them with its run's tool-call log, agent/executor.py), else worked out here.
+    key: str = ""
+    result_text: str = ""
 
-    @property
-    def key(self) -> str:
-        return call_key(self.tool, self.arguments_raw)
+    def __post_init__(self) -> None:
+        if not self.key:
+            object.__setattr__(self, "key", call_key(self.tool, self.arguments_raw))
+        if not self.result_text:
+            object.__setattr__(self, "result_text", result_key(self.result))
 
 
 @dataclass(frozen=True)
@@ -193,9 +199,9 @@ def stalled(calls: Sequence[LoggedCall], *, steps: int) -> Loop | None:
     seen: set[str] = set()
     progress_by_step: dict[int, bool] = {}
     for call in calls:
-        new = call.ok and result_key(call.result) not in seen
+        new = call.ok and call.result_text not in seen
         if call.ok:
-            seen.add(result_key(call.result))
+            seen.add(call.result_text)
         progress_by_step[call.step] = progress_by_step.get(call.step, False) or new
     recent = [progress_by_step[step] for step in sorted(progress_by_step)][-steps:]
     if len(recent) < steps or any(recent):
@@ -222,8 +228,8 @@ def calls_by_step(
     """The run's calls in order: `replies` are the tool call ids of each model reply that made
     calls, in order; `logs` maps a tool call id to its log row's fields (tool_name,
     arguments_raw, ok, error_code, retryable, result); `write_tools` names the tools that
-    change something. A call without a log row (not run yet)
-    is left out."""
+    change something; a row may hold its call's `call_key` and `result_key` already. A call
+    without a log row (not run yet) is left out."""
     calls = []
     for step, call_ids in enumerate(replies):
         for call_id in call_ids:
@@ -240,6 +246,8 @@ def calls_by_step(
                     retryable=bool(row["retryable"]),
                     result=row["result"],
                     write=row["tool_name"] in write_tools,
+                    key=row.get("call_key", ""),
+                    result_text=row.get("result_key", ""),
                 )
             )
     return calls

@@ -158,11 +158,12 @@ def trim_history(
     kept: list[list[AgentMessage]] = []
     used = size(head)
     for unit in reversed(rest):
+        unit_size = size(unit)
         # The latest exchange always goes in: the model must see the newest tool results.
-        if kept and used + size(unit) > budget:
+        if kept and used + unit_size > budget:
             break
         kept.append(unit)
-        used += size(unit)
+        used += unit_size
     kept.reverse()
     dropped = sum(len(unit) for unit in rest) - sum(len(unit) for unit in kept)
     return [m for unit in [head, *kept] for m in unit], dropped

@@ -7,7 +7,7 @@ A forced ending (step limit, time limit, loop) makes one last model call with to
 
 import pytest
 
-from agent import services
+from agent import loops, services
 from agent.models import AgentRun, RunEvent, ToolCallLog
 from tests.agent.runs import drive, start_run
 from tests.fakes.openai_server import Sleep, text_reply, tool_call, tool_reply
@@ -269,3 +269,35 @@ def test_the_forced_final_call_sees_the_transcript_with_every_tool_result(demo, 
     assert answered == ["call_1", "call_2"]
     run.refresh_from_db()
     assert run.stop_reason == "loop_detected"
+
+
+def test_each_call_is_worked_out_for_loop_detection_once_however_many_steps_follow(
+    demo, fake_openai, monkeypatch
+):
+    # Given every text loop detection compares noted as it is worked out
+    worked_out: list[str] = []
+    for name in ("call_key", "result_key"):
+        original = getattr(loops, name)
+
+        def noting(*args, _original=original, _name=name):
+            worked_out.append(_name)
+            return _original(*args)
+
+        monkeypatch.setattr(loops, name, noting)
+    fake_openai.enqueue(
+        tool_reply(tool_call("get_order", {"order_id": MUG})),
+        tool_reply(tool_call("get_order", {"order_id": LAMP})),
+        tool_reply(tool_call("search_policies", {"query": "damaged"})),
+        tool_reply(tool_call("search_policies", {"query": "window"})),
+        text_reply("Done."),
+    )
+    run = start_run()
+
+    # When the run makes four calls in four steps, each step looking for loops first
+    drive(run)
+
+    # Then each call's key and result were worked out once, when it was logged
+    assert ToolCallLog.objects.filter(run=run).count() == 4
+    assert worked_out.count("call_key") == 4
+    assert worked_out.count("result_key") == 4
+    assert len(fake_openai.requests) == 5
