@@ -2,7 +2,9 @@
 
 Each measured step is one `agent.runtime.advance()` as the step the run was handed to,
 between the care a worker gives its database connections before and after a task
-(config/celery.py: the step's first query waits for a health check): context assembly
+(config/celery.py: the connection is due a health check, which a handed-over step's read of
+its run answers, config/connections.py, and a run's first step, whose first query writes,
+sends a "SELECT 1" for): context assembly
 (every run reads the same ticket thread: the answer a run posts to the ticket is removed
 after it), one HTTP call to a zero-latency fake OpenAI server through the real `openai`
 client, saving the reply, running two tools (get_order + search_policies, quick lookups that
@@ -22,7 +24,8 @@ timed runs. `--json` prints {"postgresql": {"median_ms", "p95_ms",
 `--raw` adds every step's time ("timings_ms"), for a comparison across rounds
 (bench/peers/compare.py). The model's answer is asked for unstreamed (the figures) and
 streamed (under "streamed", as a run does by default); `--stream off|on` measures one way
-only.
+only. BENCH_RUNS sets the runs (default 20), BENCH_STEPS the tool steps of each (default 3, at
+most 6): a step's cost as its run grows.
 
 It measures SQLite, and PostgreSQL when reachable (BENCH_POSTGRES_URL, default
 postgres://postgres@127.0.0.1:5432/refund_desk_bench). Each backend runs in a child process
@@ -41,7 +44,9 @@ from pathlib import Path
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 RUNS = int(os.environ.get("BENCH_RUNS", "20"))
-STEPS_PER_RUN = 3
+# Each step looks up one of the customer's three orders: at most 6 steps, as the executor
+# answers the third identical call REPEATED_CALL without running it.
+STEPS_PER_RUN = int(os.environ.get("BENCH_STEPS", "3"))
 POSTGRES_URL = os.environ.get(
     "BENCH_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/refund_desk_bench"
 )
@@ -82,7 +87,7 @@ def measure() -> dict:
         if step >= STEPS_PER_RUN:
             return text_reply("Done.")
         return tool_reply(
-            tool_call("get_order", {"order_id": LI_WEI_ORDERS[step]}),
+            tool_call("get_order", {"order_id": LI_WEI_ORDERS[step % len(LI_WEI_ORDERS)]}),
             tool_call("search_policies", {"query": f"refund window damaged item {step}"}),
         )
 
@@ -111,7 +116,7 @@ def measure() -> dict:
 
         timings: list[float] = []
         # What a worker does with its database connections before and after every task
-        # (config/celery.py): a step on a worker pays its health check.
+        # (config/celery.py): a step on a worker has its connection checked.
         between_tasks = KeptConnectionsWorkerFixup(celery_app).close_database
 
         def timed(run, previous):
@@ -189,6 +194,8 @@ def main() -> None:
         help='the model\'s answer unstreamed (the figures), streamed (under "streamed"), or both',
     )
     options = parser.parse_args()
+    if not 1 <= STEPS_PER_RUN <= 2 * len(LI_WEI_ORDERS):
+        parser.error(f"BENCH_STEPS must be 1 to {2 * len(LI_WEI_ORDERS)}, not {STEPS_PER_RUN}")
     labels = [options.only] if options.only else list(BACKENDS)
     variants = {"off": [False], "on": [True], "both": [False, True]}[options.stream]
     if not options.json:
