@@ -42,13 +42,13 @@ class LoggedCall:
     # What the rules compare, `call_key` and `result_key`: given when known already (a step
     # keeps them with its run's tool-call log, agent/executor.py), else worked out here.
     key: str = ""
-    result_text: str = ""
+    result_key: str = ""
 
     def __post_init__(self) -> None:
         if not self.key:
             object.__setattr__(self, "key", call_key(self.tool, self.arguments_raw))
-        if not self.result_text:
-            object.__setattr__(self, "result_text", result_key(self.result))
+        if not self.result_key:
+            object.__setattr__(self, "result_key", result_key(self.result))
 
 
 @dataclass(frozen=True)
@@ -199,9 +199,9 @@ def stalled(calls: Sequence[LoggedCall], *, steps: int) -> Loop | None:
     seen: set[str] = set()
     progress_by_step: dict[int, bool] = {}
     for call in calls:
-        new = call.ok and call.result_text not in seen
+        new = call.ok and call.result_key not in seen
         if call.ok:
-            seen.add(call.result_text)
+            seen.add(call.result_key)
         progress_by_step[call.step] = progress_by_step.get(call.step, False) or new
     recent = [progress_by_step[step] for step in sorted(progress_by_step)][-steps:]
     if len(recent) < steps or any(recent):
@@ -247,7 +247,7 @@ def calls_by_step(
                     result=row["result"],
                     write=row["tool_name"] in write_tools,
                     key=row.get("call_key", ""),
-                    result_text=row.get("result_key", ""),
+                    result_key=row.get("result_key", ""),
                 )
             )
     return calls

@@ -73,8 +73,7 @@ TRIMMED_HISTORY_BUDGET = HISTORY_CHAR_BUDGET // 4
 MODEL_UNAVAILABLE = "model.unavailable"
 # A dropped database connection (failover, restart, an idle connection killed) is not the
 # run's fault: the step is retried on a new connection after this long, within the same
-# bounded retry budget as model errors.
-DATABASE_DISCONNECTS = DISCONNECTS
+# bounded retry budget as model errors (config.connections.DISCONNECTS).
 DATABASE_RETRY_BACKOFF_S = (1, 3, 10)
 
 
@@ -149,7 +148,7 @@ def advance(
     except LeaseLost:
         logger.warning("Run %s: lease lost mid-step; the newer step carries on", run_id)
         return StepOutcome(StepKind.SKIPPED)
-    except DATABASE_DISCONNECTS as exc:
+    except DISCONNECTS as exc:
         logger.warning(
             "Run %s: database connection lost mid-step (%s); retrying the step",
             run_id,
@@ -179,7 +178,7 @@ def database_retry(*, run: AgentRun, owner: str, attempt: int) -> StepOutcome:
     close_old_connections()
     try:
         version = services.run_release_lease(run=run, owner=owner)
-    except DATABASE_DISCONNECTS:
+    except DISCONNECTS:
         close_old_connections()
         version = None
     delay = DATABASE_RETRY_BACKOFF_S[min(attempt, len(DATABASE_RETRY_BACKOFF_S) - 1)]

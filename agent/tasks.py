@@ -7,6 +7,7 @@ from django.db import close_old_connections
 from django.utils import timezone
 
 from agent import run_selectors, runtime
+from config.connections import DISCONNECTS
 from config.logs import log_context
 from config.metrics import count_step
 
@@ -30,7 +31,7 @@ def _advance(task, run_id: str, expected_version: int | None, owner: str | None)
         outcome = runtime.advance(
             run_id=run_id, expected_version=expected_version, attempt=attempt, owner=owner
         )
-    except runtime.DATABASE_DISCONNECTS as exc:
+    except DISCONNECTS as exc:
         # The connection dropped before the step held the run (or while handing it back): the
         # same delivery is retried on a new connection, with the same bounded budget.
         count_step(runtime.StepKind.RETRY)
