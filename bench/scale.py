@@ -31,6 +31,7 @@ import json
 import os
 import platform
 import random
+import re
 import statistics
 import sys
 import time
@@ -716,9 +717,10 @@ def keep_tasks_local() -> None:
         task.delay = lambda *args, **kwargs: None
 
 
-def measure_sweep(task: Callable, make_due: Callable[[int], None] | None, calls: int):
+def measure_sweep(name: str, task: Callable, make_due: Callable[[int], None] | None, calls: int):
     """Time `calls` runs of the sweep, each in a transaction that is rolled back, so each
-    finds the same `DUE_ITEMS` rows due (or none without `make_due`)."""
+    finds the same `DUE_ITEMS` rows due (or none without `make_due`); the first, which is not
+    timed, must report that it handled them."""
     from django.db import connection, transaction
 
     timings, in_database, queries = [], [], 0
@@ -728,8 +730,14 @@ def measure_sweep(task: Callable, make_due: Callable[[int], None] | None, calls:
                 make_due(DUE_ITEMS)
             if call == 0:  # the first call is counted and warms up, not timed
                 with capturing_queries() as captured:
-                    task()
+                    found = items_handled(task())
                 queries = len(captured)
+                expected = DUE_ITEMS if make_due else 0
+                if found != expected:
+                    raise SystemExit(
+                        f"{name} handled {found} items where {expected} were due: "
+                        "its figures would not measure the work they claim to"
+                    )
             else:
                 timer = DatabaseTimer()
                 with connection.execute_wrapper(timer):
@@ -739,6 +747,14 @@ def measure_sweep(task: Callable, make_due: Callable[[int], None] | None, calls:
                 in_database.append(timer.ms)
             transaction.set_rollback(True)
     return measurement(queries, in_database, timings)
+
+
+def items_handled(result: int | str) -> int:
+    """How many items a sweep's return value says it handled: a count, or reconcile's
+    summary ("outcome_unknown: 5 succeeded; provider_pending: none; ...")."""
+    if isinstance(result, int):
+        return result
+    return sum(int(count) for count in re.findall(r"(\d+) \w", result))
 
 
 def measure_all(subjects: dict[str, Subject], size: int, requests: int) -> None:
@@ -754,7 +770,7 @@ def measure_all(subjects: dict[str, Subject], size: int, requests: int) -> None:
         for label, maker in (("idle", None), (f"{DUE_ITEMS} due", make_due)):
             key = f"{name} ({label})"
             subject = subjects.setdefault(key, Subject(key, "sweep", SWEEP_BUDGET_MS))
-            subject.sizes[size] = measure_sweep(task, maker, requests)
+            subject.sizes[size] = measure_sweep(name, task, maker, requests)
             log(f"  {key}: {subject.sizes[size]}")
 
 
