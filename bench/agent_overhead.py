@@ -16,16 +16,16 @@ messages with the hand-over.
 Besides the time it counts, per step, the SQL statements (each sent in a call of its own; a
 connection's health check, CONN_HEALTH_CHECKS, counts as one), the commits that wrote
 something and waited for the disk, those that wrote without waiting (PostgreSQL's
-synchronous_commit off) and the database connections opened, on every thread (a tool's
-too), from one more run with the counters on (tests/dbcost.py), so counting never slows the
-timed runs. `--json` prints {"postgresql": {"median_ms", "p95_ms",
-"queries_per_step", "commits_per_step", "async_commits_per_step", "connections_per_step",
-...}, "sqlite": {...}};
-`--raw` adds every step's time ("timings_ms"), for a comparison across rounds
-(bench/peers/compare.py). The model's answer is asked for unstreamed (the figures) and
-streamed (under "streamed", as a run does by default); `--stream off|on` measures one way
-only. BENCH_RUNS sets the runs (default 20), BENCH_STEPS the tool steps of each (default 3, at
-most 6): a step's cost as its run grows.
+synchronous_commit off) and the database connections opened, on every thread (a tool's too),
+from one more run with the counters on (tests/dbcost.py), so counting never slows the timed
+runs. `--json` prints {"postgresql": {"median_ms", "p95_ms", "queries_per_step",
+"commits_per_step", "async_commits_per_step", "connections_per_step", ..., "last_step":
+{"median_ms", "queries", "commits"}}, "sqlite": {...}}: the tool steps, and apart from them
+the last step, which gets the answer and ends the run; `--raw` adds every step's time
+("timings_ms"), for a comparison across rounds (bench/peers/compare.py). The model's answer
+is asked for unstreamed (the figures) and streamed (under "streamed", as a run does by
+default); `--stream off|on` measures one way only. BENCH_RUNS sets the runs (default 20),
+BENCH_STEPS the tool steps of each (default 3, at most 6): a step's cost as its run grows.
 
 It measures SQLite, and PostgreSQL when reachable (BENCH_POSTGRES_URL, default
 postgres://postgres@127.0.0.1:5432/refund_desk_bench). Each backend runs in a child process
@@ -100,48 +100,57 @@ def measure() -> dict:
         thread = list(ticket.messages.values_list("pk", flat=True))
         user = get_user_model().objects.get(username="agent")
 
-        def one_run(step) -> None:
+        def one_run(step, last) -> None:
             run = services.run_start(ticket=ticket, user=user, message="Check the orders.")
             outcome = runtime.StepOutcome(runtime.StepKind.CONTINUE)
             for _ in range(STEPS_PER_RUN):
                 outcome = step(run, outcome)
                 assert outcome.kind == runtime.StepKind.CONTINUE, outcome
-            outcome = runtime.advance(
-                run_id=run.pk, expected_version=outcome.version, owner=outcome.owner
-            )
+            outcome = last(run, outcome)
             assert outcome.kind == runtime.StepKind.FINISHED, outcome
             # The answer the run posted to the ticket goes, so that every run reads the same
             # thread (the peer's context does not grow from run to run either).
             TicketMessage.objects.filter(ticket=ticket).exclude(pk__in=thread).delete()
 
+        # The tool steps' times, and the last steps' (the model answers, the run ends).
         timings: list[float] = []
+        last_timings: list[float] = []
         # What a worker does with its database connections before and after every task
         # (config/celery.py): a step on a worker has its connection checked.
         between_tasks = KeptConnectionsWorkerFixup(celery_app).close_database
 
-        def timed(run, previous):
-            started = time.perf_counter()
-            between_tasks()
-            outcome = runtime.advance(
-                run_id=run.pk, expected_version=previous.version, owner=previous.owner
-            )
-            between_tasks()
-            timings.append((time.perf_counter() - started) * 1000)
-            return outcome
+        def timed(into: list[float]):
+            def step(run, previous):
+                started = time.perf_counter()
+                between_tasks()
+                outcome = runtime.advance(
+                    run_id=run.pk, expected_version=previous.version, owner=previous.owner
+                )
+                between_tasks()
+                into.append((time.perf_counter() - started) * 1000)
+                return outcome
 
-        one_run(timed)  # warm-up: imports, the first connection of each thread
+            return step
+
+        one_run(timed(timings), timed(last_timings))  # warm-up: imports, each thread's connection
         timings.clear()
+        last_timings.clear()
         for _ in range(RUNS):
-            one_run(timed)
+            one_run(timed(timings), timed(last_timings))
         costs: list[DatabaseCost] = []
+        last_cost = DatabaseCost()
 
         def counted(run, previous):
             with DatabaseCost() as cost:
-                outcome = timed(run, previous)
+                outcome = timed(timings)(run, previous)
             costs.append(cost)
             return outcome
 
-        one_run(counted)
+        def counted_last(run, previous):
+            with last_cost:
+                return timed(last_timings)(run, previous)
+
+        one_run(counted, counted_last)
         return {
             "vendor": connection.vendor,
             "steps": len(timings) - STEPS_PER_RUN,
@@ -151,6 +160,12 @@ def measure() -> dict:
             "commits_per_step": round(sum(c.commits for c in costs) / len(costs), 2),
             "async_commits_per_step": round(sum(c.async_commits for c in costs) / len(costs), 2),
             "connections_per_step": round(sum(c.connections for c in costs) / len(costs), 2),
+            # The step that gets the answer and ends the run (not in the figures above).
+            "last_step": {
+                "median_ms": round(statistics.median(last_timings[:-1]), 2),
+                "queries": last_cost.queries,
+                "commits": last_cost.commits,
+            },
             "timings_ms": [round(t, 3) for t in timings[:-STEPS_PER_RUN]],
         }
     finally:
@@ -231,6 +246,11 @@ def print_row(label: str, result: dict | str) -> None:
         f"{label:<24}{result['steps']:>7}{result['median_ms']:>11.1f}{result['p95_ms']:>9.1f}"
         f"{result['queries_per_step']:>9g}{result['commits_per_step']:>9g}"
         f"{result['async_commits_per_step']:>9g}{result['connections_per_step']:>13g}"
+    )
+    last = result["last_step"]
+    print(
+        f"{'  its last step':<24}{'':>7}{last['median_ms']:>11.1f}{'':>9}"
+        f"{last['queries']:>9g}{last['commits']:>9g}"
     )
 
 
