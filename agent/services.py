@@ -12,12 +12,10 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.contrib.auth.models import User
-from django.db import connection, transaction
-from django.db.models import F, Q
+from django.db import transaction
 from django.utils import timezone
 
 from agent.answer_check import AnswerCheck, check_answer
-from agent.live import announce_events, pg_notify_sql
 from agent.models import AgentMessage, AgentRun, RunEvent, ToolCallLog
 from agent.prompts import PROMPT_VERSION
 from agent.tools import TOOLS_VERSION
@@ -26,18 +24,16 @@ from agent.transitions import (
     run_event_append,
     run_transition,
     transition_update,
+    write_with_events,
 )
 from config.celery import enqueue_on_commit
 from config.connections import read_checking_connection
 from config.db import (
     Update,
     column,
-    insert,
     select,
     select_values,
-    update_returning,
     update_select,
-    update_then_insert,
 )
 from config.errors import ApplicationError, Conflict, Forbidden, RateLimited, wait_in_words
 from config.roles import is_supervisor, support_role
@@ -124,64 +120,18 @@ def run_step_save(
     }
     if hand_over_to:
         values["lease_owner"] = hand_over_to
-    added = {"version": 1, **write.counts}
-    if write.events:
-        added["last_event_seq"] = len(write.events)
     update = Update(
         AgentRun,
         where=held,
         where_in={"status": ACTIVE_STATUSES},
         values=values,
-        add=added,
-        returning="last_event_seq",
+        add={"version": 1, **write.counts},
+        returning="pk",
     )
-    if connection.vendor == "postgresql":
-        saved = _step_save_in_one_statement(run, write, update, durable=durable)
-    else:
-        saved = _step_save_portably(run, write, update)
-    if not saved:
+    events = [RunEvent(run=run, type=type, data=data) for type, data in write.events]
+    if not write_with_events(update, events, rows=[write.messages, write.logs], durable=durable):
         raise StepInterrupted(cancelled=bool(run_cancel_flag(run=run, owner=owner)))
     run.version += 1
-
-
-def _step_save_in_one_statement(
-    run: AgentRun, write: StepWrite, update: Update, *, durable: bool
-) -> bool:
-    # Events hold their offset from the run's event counter as it will be once moved on.
-    events = [
-        RunEvent(run=run, seq=offset - len(write.events) + 1, type=type, data=data)
-        for offset, (type, data) in enumerate(write.events)
-    ]
-    notify = pg_notify_sql(run_id=run.pk, seq_sql="held.last_event_seq") if events else None
-    seq = update_then_insert(
-        update,
-        inserts=[events, write.messages, write.logs],
-        relative={RunEvent: "seq"},
-        also=[notify] if notify else [],
-        durable=durable,
-    )
-    if seq is not None and events and notify is None:
-        announce_events(run_id=run.pk, seq=seq)
-    return seq is not None
-
-
-def _step_save_portably(run: AgentRun, write: StepWrite, update: Update) -> bool:
-    with transaction.atomic():
-        seq = update_returning(update)
-        if seq is None:
-            return False
-        if write.events:
-            first = seq - len(write.events) + 1
-            insert(
-                [
-                    RunEvent(run=run, seq=first + offset, type=type, data=data)
-                    for offset, (type, data) in enumerate(write.events)
-                ]
-            )
-            announce_events(run_id=run.pk, seq=seq)
-        insert(write.messages)
-        insert(write.logs)
-    return True
 
 
 def run_cancel_flag(*, run: AgentRun, owner: str) -> bool | None:
@@ -370,14 +320,13 @@ def run_request_cancel(*, run: AgentRun, user: User) -> AgentRun:
             raise RunFinished(f"The run already ended ({run.status}).")
         # A run in the middle of a step does not move here: that step sees the flag set above
         # and ends the run itself.
-        not_mid_step = Q(lease_owner="") | Q(lease_expires_at__lt=now)
         run_transition(
             run_id=run.pk,
             to_status=AgentRun.Status.CANCELLED,
-            when=not_mid_step,
+            any_of=[("lease_owner", "=", ""), ("lease_expires_at", "<", now)],
+            add={"version": 1},
             event_data={"by": user.get_username()},
             stop_reason=AgentRun.StopReason.CANCELLED,
-            version=F("version") + 1,
             updated_at=now,
         )
     run.refresh_from_db()
@@ -429,7 +378,9 @@ def run_release_lease(*, run: AgentRun, owner: str) -> int | None:
     return AgentRun.objects.values_list("version", flat=True).get(pk=run.pk)
 
 
-@transaction.atomic
+# No savepoint of its own inside a caller's transaction (a step saving the reply the answer
+# came in): nothing there goes on after a failure here, the whole transaction rolls back.
+@transaction.atomic(savepoint=False)
 def run_finish(
     *,
     run: AgentRun,
@@ -464,7 +415,7 @@ def run_finish(
     if not run_transition(
         run_id=run.pk,
         to_status=status,
-        when=Q(lease_owner=owner),
+        where={"lease_owner": owner},
         event_data=event_data,
         stop_reason=stop_reason,
         final_answer=final_answer,

@@ -11,15 +11,14 @@ run first, or the run is in a status the table does not let it leave that way.
 
 import uuid
 from collections.abc import Sequence
-from contextlib import nullcontext
+from dataclasses import replace
 
-from django.db import transaction
-from django.db.models import F, Q
+from django.db import connection, models, transaction
 from django.utils import timezone
 
-from agent.live import announce_events
+from agent.live import announce_events, pg_notify_sql
 from agent.models import AgentRun, RunEvent
-from config.db import Update
+from config.db import Update, insert, update_returning, update_then_insert
 
 R = AgentRun.Status
 
@@ -69,58 +68,110 @@ def transition_update(
     )
 
 
-def take_event_seqs(*, run_id: uuid.UUID | str, count: int) -> int:
-    """Inside a transaction: reserve the run's next `count` event numbers and return the
-    first. The UPDATE locks the run row until the transaction ends, so concurrent appends
-    (a step, a cancel from the API) take turns instead of racing for MAX(seq) + 1."""
-    runs = AgentRun.objects.filter(pk=run_id)
-    runs.update(last_event_seq=F("last_event_seq") + count)
-    return runs.values_list("last_event_seq", flat=True).get() - count + 1
+def write_with_events(
+    update: Update,
+    events: Sequence[RunEvent],
+    *,
+    rows: Sequence[Sequence[models.Model]] = (),
+    durable: bool = True,
+) -> bool:
+    """`update` of one run and, only if it matched, `events` (unsaved, of that run) numbered
+    from the run's event counter, which the UPDATE moves on past them, and `rows` (groups of
+    unsaved instances of one model each), in one transaction; the events are announced to
+    the live streams once it commits. On PostgreSQL it is one statement, its commit included
+    when no transaction is open (config.db.update_then_insert); not `durable`, that commit does
+    not wait for the disk. Each event gets its seq. False: no row matched, nothing written.
+
+    The UPDATE locks the run's row until the transaction ends, so concurrent appends (a step,
+    its streamed answer, a cancel from the API) take turns instead of racing for MAX(seq) + 1.
+    """
+    update = replace(
+        update,
+        add={**(update.add or {}), **({"last_event_seq": len(events)} if events else {})},
+        returning="last_event_seq",
+    )
+    run_id = str(update.where["pk"])
+    if connection.vendor == "postgresql":
+        # Inserted as offsets from the counter as the UPDATE leaves it: -n+1 .. 0.
+        _number(events, last=0)
+        notify = pg_notify_sql(run_id=run_id, seq_sql="held.last_event_seq") if events else None
+        last = update_then_insert(
+            update,
+            inserts=[events, *rows],
+            relative={RunEvent: "seq"},
+            also=[notify] if notify else [],
+            durable=durable,
+        )
+        if last is None:
+            return False
+        _number(events, last=last)
+        if events and notify is None:
+            announce_events(run_id=run_id, seq=last)
+    else:
+        with transaction.atomic():
+            last = update_returning(update)
+            if last is None:
+                return False
+            _number(events, last=last)
+            if events:
+                announce_events(run_id=run_id, seq=last)
+            for group in [events, *rows]:
+                insert(group)
+    return True
 
 
-def _append_event(*, run_id: uuid.UUID | str, type: str, data: dict | None) -> RunEvent:
-    with transaction.atomic():
-        seq = take_event_seqs(run_id=run_id, count=1)
-        announce_events(run_id=run_id, seq=seq)
-        # django-stubs accepts only the pk's own type (UUID) in an FK lookup; Django also
-        # takes the str form that run_transition accepts (a task's run id).
-        return RunEvent.objects.create(run_id=run_id, seq=seq, type=type, data=data or {})  # type: ignore[misc]
+def _number(events: Sequence[RunEvent], *, last: int) -> None:
+    """Number `events` up to `last`, in order."""
+    for offset, event in enumerate(events, start=1 - len(events)):
+        event.seq = last + offset
 
 
 def run_event_append(*, run: AgentRun, type: str, data: dict | None = None) -> RunEvent:
-    """Append the next event of `run` (append-only: events are never changed)."""
-    return _append_event(run_id=run.pk, type=type, data=data)
+    """Append the next event of `run` (append-only: events are never changed): on
+    PostgreSQL one statement, which moves the run's counter on and inserts the event."""
+    event = RunEvent(run=run, type=type, data=data or {})
+    if not write_with_events(Update(AgentRun, where={"pk": run.pk}, returning="pk"), [event]):
+        raise AgentRun.DoesNotExist(f"no run {run.pk}")
+    return event
 
 
 def run_transition(
     *,
     run_id: uuid.UUID | str,
     to_status: str,
-    when: Q | None = None,
+    where: dict | None = None,
+    any_of: Sequence[tuple[str, str, object]] = (),
+    add: dict | None = None,
     event_data: dict | None = None,
     **fields,
 ) -> bool:
     """Move run `run_id` to `to_status` from whatever status it is in, if the table allows
-    that and `when` holds, writing `fields` in the same UPDATE. A run that ends gives up its
-    lease and gets its END_EVENTS row (with `event_data`) in the same transaction.
+    that and the run matches `where` (field = value) and `any_of` (config.db.Update), writing
+    `fields` and adding `add` to counters in the same UPDATE. A run that ends gives up its
+    lease and gets its END_EVENTS row (with `event_data`) in the same statement.
 
     Returns False, and changes nothing, otherwise. The caller re-reads the run for its new
     state.
     """
     sources = sources_of(to_status)
+    if not sources:  # no status may move there (a run never becomes queued again)
+        return False
+    values = {"status": to_status, "updated_at": timezone.now(), **fields}
     ending = to_status in END_EVENTS
-    changes = {"updated_at": timezone.now(), **fields}
     if ending:
-        changes.update(lease_owner="", lease_expires_at=None)
-    # One UPDATE commits on its own; an ending adds its event in the same transaction.
-    with transaction.atomic() if ending else nullcontext():
-        moved = (
-            AgentRun.objects.filter(pk=run_id, status__in=sources)
-            .filter(when or Q())
-            .update(status=to_status, **changes)
-        )
-        if not moved:
-            return False
-        if ending:
-            _append_event(run_id=run_id, type=END_EVENTS[to_status], data=event_data)
-    return True
+        values.update(lease_owner="", lease_expires_at=None)
+    update = Update(
+        AgentRun,
+        where={"pk": run_id, **(where or {})},
+        where_in={"status": sources},
+        values=values,
+        add=add,
+        any_of=any_of,
+        returning="pk",
+    )
+    if not ending:
+        return update_returning(update) is not None
+    # django-stubs accepts only the pk's own type (UUID) in an FK lookup; Django also takes
+    # the str form of a task's run id.
+    event = RunEvent(run_id=run_id, type=END_EVENTS[to_status], data=event_data or {})  # type: ignore[misc]
+    return write_with_events(update, [event])

@@ -17,11 +17,11 @@ import redis
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
+from django.db.models import F
 from rest_framework.authtoken.models import Token
 
 from agent import api, live, services
-from agent.models import RunEvent
-from agent.transitions import take_event_seqs
+from agent.models import AgentRun, RunEvent
 from config.asgi import application
 from tests.agent.runs import start_run
 
@@ -263,7 +263,8 @@ def test_an_event_whose_announcement_was_lost_still_arrives_on_the_recheck(
 
     # When an event is committed that nobody announces
     with transaction.atomic():
-        seq = take_event_seqs(run_id=run.pk, count=1)
+        AgentRun.objects.filter(pk=run.pk).update(last_event_seq=F("last_event_seq") + 1)
+        seq = AgentRun.objects.values_list("last_event_seq", flat=True).get(pk=run.pk)
         RunEvent.objects.create(run=run, seq=seq, type="message", data={"content": "quiet"})
 
     # Then the stream still finds it in the database

@@ -6,7 +6,6 @@ from datetime import timedelta
 from itertools import product
 
 import pytest
-from django.db.models import Q
 from django.utils import timezone
 
 from agent import services
@@ -99,7 +98,7 @@ def test_it_refuses_an_allowed_transition_whose_condition_no_longer_holds():
     moved = run_transition(
         run_id=run.pk,
         to_status="completed",
-        when=Q(lease_owner="step-0"),
+        where={"lease_owner": "step-0"},
         event_data={"by": "step-0"},
     )
 
