@@ -70,6 +70,63 @@ def test_a_read_only_step_commits_its_reply_and_then_its_results_and_opens_no_co
     assert not [sql for sql in cost.statements if "MAX(" in sql.upper()]
 
 
+def run_writes(cost: DatabaseCost) -> list[str]:
+    """The statements that wrote the run's row or its events."""
+    tables = (AgentRun._meta.db_table, RunEvent._meta.db_table)
+    return [
+        sql
+        for sql in cost.statements
+        if sql.startswith(("UPDATE", "INSERT", "WITH")) and any(f'"{t}"' in sql for t in tables)
+    ]
+
+
+def test_the_last_step_saves_the_answer_and_ends_the_run_in_one_commit(postgres, demo, fake_openai):
+    run, first = first_step(fake_openai)
+    second = next_step(run, first)
+
+    with DatabaseCost() as cost:
+        outcome = next_step(run, second)
+
+    # The reply the answer came in, and the ending with its run.completed event: one
+    # statement each, which moves the event counter on and inserts the events, without a
+    # savepoint of their own; the answer posted on the ticket; one commit for all of it
+    assert outcome.kind == runtime.StepKind.FINISHED
+    assert cost.commits == 1
+    assert len(run_writes(cost)) == 2
+    ticket_savepoint = 1  # tickets.services.ticket_post_message's own
+    assert len([sql for sql in cost.statements if sql.startswith("SAVEPOINT")]) == ticket_savepoint
+    run.refresh_from_db()
+    assert (run.status, run.final_answer) == ("completed", "Done.")
+    assert list(RunEvent.objects.filter(run=run).values_list("seq", flat=True)) == list(
+        range(1, run.last_event_seq + 1)
+    )
+
+
+def test_an_event_is_appended_in_one_statement_with_its_announcement(postgres, demo):
+    run = start_run("Check the mug order.")
+    before = AgentRun.objects.get(pk=run.pk).last_event_seq
+
+    with DatabaseCost() as cost:
+        event = services.run_event_append(run=run, type="message", data={"content": "hi"})
+
+    # One statement moves the counter on and inserts the event (and, without Redis, announces
+    # it to the live streams: agent/live.py)
+    [statement] = cost.statements
+    assert statement.startswith('WITH held AS (UPDATE "agent_agentrun"')
+    assert 'INSERT INTO "agent_runevent"' in statement
+    assert cost.commits == 1
+    assert event.seq == before + 1
+    assert RunEvent.objects.get(run=run, seq=event.seq).data == {"content": "hi"}
+
+
+def test_an_event_for_a_run_that_is_gone_is_refused(demo):
+    run = start_run("Check the mug order.")
+    AgentRun.objects.filter(pk=run.pk).delete()
+
+    with pytest.raises(AgentRun.DoesNotExist):
+        services.run_event_append(run=run, type="message", data={})
+
+
 def tool_log_reads(cost: DatabaseCost) -> list[str]:
     table = ToolCallLog._meta.db_table
     return [
@@ -241,9 +298,16 @@ def read_backend_pid() -> int:
         return cursor.fetchone()[0]
 
 
+def only_the_steps_own_health_checks(monkeypatch) -> None:
+    """The call threads outlive a test: one whose connection last answered in an earlier
+    test checks it before its lookup (pool.RECHECK_AFTER_S), whichever thread takes it."""
+    monkeypatch.setattr(pool, "RECHECK_AFTER_S", float("inf"))
+
+
 def test_a_handed_over_step_sends_no_health_check_its_read_of_the_run_is_the_check(
-    demo, fake_openai
+    demo, fake_openai, monkeypatch
 ):
+    only_the_steps_own_health_checks(monkeypatch)
     run, first = first_step(fake_openai)
     # What a worker does between two tasks: the kept connection is due a check
     close_old_connections()
@@ -270,8 +334,9 @@ def terminate_from_another_connection(pid: int) -> None:
 
 
 def test_a_step_whose_kept_connection_the_database_dropped_reads_its_run_on_a_new_one(
-    postgres, demo, fake_openai
+    postgres, demo, fake_openai, monkeypatch
 ):
+    only_the_steps_own_health_checks(monkeypatch)
     run, first = first_step(fake_openai)
     dropped = read_backend_pid()
     terminate_from_another_connection(dropped)
