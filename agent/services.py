@@ -126,7 +126,6 @@ def run_step_save(
         where_in={"status": ACTIVE_STATUSES},
         values=values,
         add={"version": 1, **write.counts},
-        returning="pk",
     )
     events = [RunEvent(run=run, type=type, data=data) for type, data in write.events]
     if not write_with_events(update, events, rows=[write.messages, write.logs], durable=durable):

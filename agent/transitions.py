@@ -57,6 +57,21 @@ def transition_update(
     the run back in the same statement (a step taking its lease: agent.services
     .run_acquire_lease). Not for an ending, which adds its event."""
     assert to_status not in END_EVENTS, "an ending goes through run_transition"
+    return _moving(
+        run_id=run_id, to_status=to_status, where=where, any_of=any_of, values=values, add=add
+    )
+
+
+def _moving(
+    *,
+    run_id: uuid.UUID | str,
+    to_status: str,
+    where: dict | None,
+    any_of: Sequence[tuple[str, str, object]],
+    values: dict,
+    add: dict | None,
+) -> Update:
+    """The UPDATE that moves the run to `to_status` from any status the table allows."""
     return Update(
         AgentRun,
         where={"pk": run_id, **(where or {})},
@@ -64,7 +79,6 @@ def transition_update(
         values={"status": to_status, "updated_at": timezone.now(), **values},
         add=add,
         any_of=any_of,
-        returning="pk",
     )
 
 
@@ -130,7 +144,7 @@ def run_event_append(*, run: AgentRun, type: str, data: dict | None = None) -> R
     """Append the next event of `run` (append-only: events are never changed): on
     PostgreSQL one statement, which moves the run's counter on and inserts the event."""
     event = RunEvent(run=run, type=type, data=data or {})
-    if not write_with_events(Update(AgentRun, where={"pk": run.pk}, returning="pk"), [event]):
+    if not write_with_events(Update(AgentRun, where={"pk": run.pk}), [event]):
         raise AgentRun.DoesNotExist(f"no run {run.pk}")
     return event
 
@@ -153,21 +167,11 @@ def run_transition(
     Returns False, and changes nothing, otherwise. The caller re-reads the run for its new
     state.
     """
-    sources = sources_of(to_status)
-    if not sources:  # no status may move there (a run never becomes queued again)
-        return False
-    values = {"status": to_status, "updated_at": timezone.now(), **fields}
     ending = to_status in END_EVENTS
     if ending:
-        values.update(lease_owner="", lease_expires_at=None)
-    update = Update(
-        AgentRun,
-        where={"pk": run_id, **(where or {})},
-        where_in={"status": sources},
-        values=values,
-        add=add,
-        any_of=any_of,
-        returning="pk",
+        fields.update(lease_owner="", lease_expires_at=None)
+    update = _moving(
+        run_id=run_id, to_status=to_status, where=where, any_of=any_of, values=fields, add=add
     )
     if not ending:
         return update_returning(update) is not None

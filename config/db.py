@@ -117,7 +117,9 @@ def _conditions(
     for name, allowed in (where_in or {}).items():
         field, col = _column(model, name)
         prepared = [field.get_db_prep_value(value, here) for value in allowed]
-        conditions.append(f"{prefix}{col} IN ({', '.join(['%s'] * len(prepared))})")
+        # IN of nothing matches no row ("IN ()" is not SQL).
+        placeholders = ", ".join(["%s"] * len(prepared))
+        conditions.append(f"{prefix}{col} IN ({placeholders})" if prepared else "1 = 0")
         params.extend(prepared)
     return conditions, params
 
@@ -126,11 +128,12 @@ def _conditions(
 class Update:
     """An UPDATE of the row of `model` matching `where` (field = value, the primary key among
     them), `where_in` (field IN values) and `any_of`: fields in `values` get those values,
-    fields in `add` grow by those amounts; it returns its `returning` field as changed."""
+    fields in `add` grow by those amounts; it returns its `returning` field as changed (the
+    primary key unless told)."""
 
     model: type[models.Model]
     where: Mapping[str, object]
-    returning: str
+    returning: str = "pk"
     where_in: Mapping[str, Iterable] | None = None
     values: Mapping[str, object] | None = None
     add: Mapping[str, int] | None = None
