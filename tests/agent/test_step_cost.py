@@ -102,7 +102,7 @@ def test_the_last_step_saves_the_answer_and_ends_the_run_in_one_commit(postgres,
     )
 
 
-def test_an_event_is_appended_in_one_statement_with_its_announcement(postgres, demo):
+def test_an_event_is_appended_in_one_statement(postgres, demo):
     run = start_run("Check the mug order.")
     before = AgentRun.objects.get(pk=run.pk).last_event_seq
 
@@ -125,6 +125,9 @@ def test_an_event_for_a_run_that_is_gone_is_refused(demo):
 
     with pytest.raises(AgentRun.DoesNotExist):
         services.run_event_append(run=run, type="message", data={})
+
+    # Nothing was written
+    assert not RunEvent.objects.filter(run_id=run.pk).exists()
 
 
 def tool_log_reads(cost: DatabaseCost) -> list[str]:
