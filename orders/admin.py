@@ -1,7 +1,10 @@
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.http import HttpResponseRedirect
 
+from config.errors import ApplicationError
 from orders.models import Customer, Order, OrderLine
 from orders.selectors import refund_in_flight
+from refunds import services
 
 
 class OrderLineInline(admin.TabularInline):
@@ -13,11 +16,6 @@ class OrderLineInline(admin.TabularInline):
 class CustomerAdmin(admin.ModelAdmin):
     list_display = ["name", "email"]
     search_fields = ["name", "email"]
-
-
-# What the provider is asked to refund, and to whom: frozen while a refund on the order is
-# approved but not settled, so nobody can re-point money that is already moving.
-PAYMENT_FIELDS = ("payment_reference", "amount_paid", "currency", "customer")
 
 
 @admin.register(Order)
@@ -38,7 +36,24 @@ class OrderAdmin(admin.ModelAdmin):
     inlines = [OrderLineInline]
 
     def get_readonly_fields(self, request, obj=None):
+        # What the page shows; a page loaded before an approval can still post these fields,
+        # and services.order_edit refuses them under the order's lock.
         readonly = list(super().get_readonly_fields(request, obj))
         if obj is not None and refund_in_flight(obj):
-            readonly += [name for name in PAYMENT_FIELDS if name not in readonly]
+            readonly += [name for name in services.ORDER_PAYMENT_FIELDS if name not in readonly]
         return readonly
+
+    def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
+        try:
+            return super().changeform_view(request, object_id, form_url, extra_context)
+        except ApplicationError as refusal:
+            # Raised inside admin's transaction: the order, its lines and the log entry are
+            # all rolled back. The page, loaded again, shows the order as it is.
+            self.message_user(request, refusal.message, messages.ERROR)
+            return HttpResponseRedirect(request.path)
+
+    def save_model(self, request, obj, form, change):
+        if not change:
+            super().save_model(request, obj, form, change)
+            return
+        services.order_edit(order=obj, edited_by=request.user)

@@ -17,3 +17,9 @@ class ReviewForbidden(Forbidden):
     """Not a reviewer, or reviewing one's own request (403)."""
 
     code = "review_forbidden"
+
+
+class OrderFrozen(Conflict):
+    """An edit of an order's payment fields while a refund on it is in flight (409)."""
+
+    code = "order_payment_frozen"

@@ -23,7 +23,7 @@ from config.money import money_str, to_cents
 from config.roles import is_reviewer, support_role
 from orders.models import Order
 from policies.selectors import evaluate_refund_for_order
-from refunds.errors import RefundRefused, ReviewForbidden, StaleConfirmation
+from refunds.errors import OrderFrozen, RefundRefused, ReviewForbidden, StaleConfirmation
 from refunds.identity import derive_request_id, fingerprint, fingerprint_params
 from refunds.models import RefundConfirmation, RefundEvent, RefundRequest
 from refunds.signals import tell_ticket
@@ -568,3 +568,49 @@ def _expire_one(*, refund_pk: int, now: datetime) -> int:
     ):
         raise _changed_meanwhile(refund)
     return 1
+
+
+# --- An order edited while refunds on it are open ---------------------------------------------
+
+# What the provider is asked to refund and to whom, and the order's part of every approval's
+# fingerprint: frozen while a refund on the order is approved but not settled.
+ORDER_PAYMENT_FIELDS = {
+    "order_id": "order number",
+    "customer": "customer",
+    "payment_reference": "payment reference",
+    "amount_paid": "amount paid",
+    "currency": "currency",
+}
+
+
+@transaction.atomic
+def order_edit(*, order: Order, edited_by: User) -> None:
+    """Save `order`, an edited instance of a stored order, unless it moves money in flight.
+
+    Locks as refund_approve does: the order, then its open requests. An edit of a payment
+    field while a refund on the order is in flight is refused and saves nothing: that refund's
+    approval must still match when it executes.
+    """
+    stored = Order.objects.select_for_update().get(pk=order.pk)
+    open_refunds = list(
+        RefundRequest.objects.select_for_update()
+        .filter(order=stored)
+        .exclude(status__in=RefundRequest.SETTLED_STATUSES)
+        .order_by("pk")
+    )
+    changed = [
+        name
+        for name in ORDER_PAYMENT_FIELDS
+        if order.serializable_value(name) != stored.serializable_value(name)
+    ]
+    in_flight = [refund for refund in open_refunds if refund.status in IN_FLIGHT_STATUSES]
+    if changed and in_flight:
+        refund = in_flight[0]
+        fields = ", ".join(ORDER_PAYMENT_FIELDS[name] for name in changed)
+        raise OrderFrozen(
+            f"Order {stored.order_id} was not saved: refund {refund.request_id} is "
+            f"{refund.get_status_display().lower()}, and the order's payment fields ({fields}) "
+            f"stay as they are until it settles.",
+            extra={"request_id": refund.request_id, "fields": changed},
+        )
+    order.save()

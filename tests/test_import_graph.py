@@ -29,7 +29,8 @@ PACKAGES = ("config", "orders", "policies", "tickets", "refunds", "agent", "eval
 #             refunds.signals, never by importing tickets
 #   agent     runs, tools, the executor, model providers; its tools propose refunds
 #   desk      the support desk on top of it all: the ticket pages and API, the receivers that
-#             post other apps' news on tickets, the demo data
+#             post other apps' news on tickets, the demo data; and the order admin, whose
+#             edits go through refunds' services (they lock and rebind the refunds on the order)
 #   project   the root URLconf, which mounts every app; and the MCP server, the other door
 #             outside clients come in by: like the API it serves the desk to them (the
 #             agent's tools, for agent hosts) and authenticates them with DRF's tokens, so
@@ -58,6 +59,7 @@ DESK = (
     "tickets.apps",
     "tickets.demo",
     "tickets.management",
+    "orders.admin",
 )
 MCP_SERVER = ("agent.mcp", "agent.management.commands.mcp_server")
 PROJECT = ("config.urls", *MCP_SERVER)

@@ -1,0 +1,216 @@
+"""An order edited in admin while refunds on it are proposed or approved (issue 31, findings 5
+and 6): the edit takes the order's lock as an approval does, is refused while a refund is in
+flight, and rebinds a pending proposal to the edited order for the reviewer to decide again."""
+
+import threading
+
+import pytest
+from django.test import Client
+from django.utils import timezone
+from rest_framework.test import APIClient
+
+from orders.models import Order
+from policies.selectors import evaluate_refund_for_order
+from refunds.errors import OrderFrozen
+from refunds.models import RefundConfirmation, RefundRequest, SimulatedRefund
+from refunds.services import order_edit, refund_approve
+from refunds.tasks import execute_refund
+from tests.factories import CustomerFactory, RefundProposalFactory, UserFactory
+from tests.refunds.test_review_concurrency import backend_pid, waits_for_a_lock
+from tests.services import run_in_threads, wait_for
+
+
+def change_url(order: Order) -> str:
+    return f"/admin/orders/order/{order.pk}/change/"
+
+
+def split(moment) -> tuple[str, str]:
+    """A datetime as admin's split date and time inputs show it."""
+    if moment is None:
+        return "", ""
+    local = timezone.localtime(moment)
+    return f"{local:%Y-%m-%d}", f"{local:%H:%M:%S}"
+
+
+def change_form(order: Order, **edits) -> dict:
+    """What admin's change form for `order` posts: the order as shown, with `edits` typed in."""
+    data = {
+        "order_id": order.order_id,
+        "customer": order.customer_id,
+        "status": order.status,
+        "currency": order.currency,
+        "amount_paid": f"{order.amount_paid:.2f}",
+        "payment_reference": order.payment_reference,
+        "note": order.note,
+        "lines-TOTAL_FORMS": "0",
+        "lines-INITIAL_FORMS": "0",
+    }
+    for field in ("placed_at", "shipped_at", "delivered_at"):
+        data[f"{field}_0"], data[f"{field}_1"] = split(getattr(order, field))
+    return {**data, **edits}
+
+
+def admin_client(username: str = "t_admin", **roles) -> tuple[Client, object]:
+    user = UserFactory(username=username, is_staff=True, is_superuser=True, **roles)
+    client = Client()
+    client.force_login(user)
+    return client, user
+
+
+def api_client(user) -> APIClient:
+    client = APIClient()
+    client.force_authenticate(user)
+    return client
+
+
+def versions(refund: RefundRequest) -> list[tuple]:
+    return list(
+        RefundConfirmation.objects.filter(refund_request=refund)
+        .order_by("version")
+        .values_list("version", "status", "proposed_by__username")
+    )
+
+
+def approve_url(refund: RefundRequest) -> str:
+    return f"/api/refunds/{refund.request_id}/approve/"
+
+
+# --- 5. an edit of a payment field while a refund is in flight ---------------------------------
+
+
+@pytest.mark.django_db
+def test_it_refuses_an_edit_of_a_payment_field_while_a_refund_is_in_flight(agent_user, reviewer):
+    refund = RefundProposalFactory(requested_by=agent_user)
+    v1 = refund.confirmations.get()
+    refund_approve(refund=refund, reviewer=reviewer, version=1, fingerprint=v1.fingerprint)
+    order = Order.objects.get(pk=refund.order_id)
+    before = Order.objects.values().get(pk=order.pk)
+    events = refund.events.count()
+    admin = UserFactory(username="t_admin", is_staff=True, is_superuser=True)
+    order.payment_reference = "pi_redirected"
+
+    with pytest.raises(OrderFrozen) as refused:
+        order_edit(order=order, edited_by=admin)
+
+    assert (refused.value.status_code, refused.value.code) == (409, "order_payment_frozen")
+    assert refused.value.message == (
+        f"Order {order.order_id} was not saved: refund {refund.request_id} is approved, and "
+        f"the order's payment fields (payment reference) stay as they are until it settles."
+    )
+    assert Order.objects.values().get(pk=order.pk) == before
+    assert refund.events.count() == events
+
+
+@pytest.mark.django_db
+def test_it_saves_an_edit_of_other_fields_while_a_refund_is_in_flight(agent_user, reviewer):
+    refund = RefundProposalFactory(requested_by=agent_user)
+    v1 = refund.confirmations.get()
+    refund_approve(refund=refund, reviewer=reviewer, version=1, fingerprint=v1.fingerprint)
+    order = Order.objects.get(pk=refund.order_id)
+    admin = UserFactory(username="t_admin", is_staff=True, is_superuser=True)
+    order.note = "Customer called."
+
+    order_edit(order=order, edited_by=admin)
+
+    assert Order.objects.get(pk=order.pk).note == "Customer called."
+    assert versions(refund) == [(1, "approved", "t_agent")]
+
+
+# The edits a raced admin page can carry: every field frozen while a refund is in flight.
+FROZEN_EDITS = ["payment_reference", "amount_paid", "currency", "customer", "order_id"]
+ROUNDS = 10
+
+
+def frozen_edit(field: str) -> dict:
+    values = {
+        "payment_reference": "pi_redirected",
+        "amount_paid": "9999.00",
+        "currency": "USD",
+        "order_id": "99990000000001",
+    }
+    return {field: values[field] if field != "customer" else CustomerFactory().pk}
+
+
+def edit_during_approval(*, client, reviewer, agent_user, field: str, monkeypatch) -> tuple:
+    """One round: an admin posts an edit of `field` while an approval of a refund on the order
+    holds its locks. What came of it: (field, the admin was told nothing was saved, the order
+    is as it was, how the refund's execution ended, refunds sent to the original reference)."""
+    # Given a proposal, and an admin page of its order loaded before the approval
+    refund = RefundProposalFactory(requested_by=agent_user)
+    order = refund.order
+    v1 = refund.confirmations.get()
+    form = change_form(order, **frozen_edit(field))
+    before = Order.objects.values().get(pk=order.pk)
+    # and an approval that, once it holds its locks, pauses in its policy check until the
+    # admin's save is blocked on a lock or has finished
+    approving, edit_finished = threading.Event(), threading.Event()
+    editor_backend: list[int] = []
+
+    def paused_policy_check(**kwargs):
+        approving.set()
+        wait_for(
+            lambda: (
+                edit_finished.is_set()
+                or (bool(editor_backend) and waits_for_a_lock(editor_backend[0]))
+            ),
+            timeout=15,
+            what="the admin's save to block or finish",
+        )
+        return evaluate_refund_for_order(**kwargs)
+
+    def post_edit():
+        editor_backend.append(backend_pid())
+        assert approving.wait(timeout=15)
+        try:
+            return client.post(change_url(order), form, follow=True)
+        finally:
+            edit_finished.set()
+
+    def approve():
+        return refund_approve(
+            refund=refund, reviewer=reviewer, version=1, fingerprint=v1.fingerprint
+        )
+
+    # When the admin saves while the approval holds the order
+    with monkeypatch.context() as patch:
+        patch.setattr("refunds.services.evaluate_refund_for_order", paused_policy_check)
+        approval, response = run_in_threads(2, lambda index: post_edit() if index else approve())
+
+    assert isinstance(approval, RefundRequest), approval
+    assert not isinstance(response, Exception), response
+    page = response.content.decode()
+    return (
+        field,
+        response.redirect_chain == [(change_url(order), 302)]
+        and f"Order {order.order_id} was not saved: refund {refund.request_id}" in page,
+        Order.objects.values().get(pk=order.pk) == before,
+        execute_refund(refund.pk),
+        SimulatedRefund.objects.filter(
+            idempotency_key=refund.request_id, payment_reference=before["payment_reference"]
+        ).count(),
+    )
+
+
+@pytest.mark.services
+@pytest.mark.django_db(transaction=True)
+def test_an_admin_edit_posted_during_an_approval_is_refused_and_the_refund_executes(
+    postgres, agent_user, reviewer, simulated_provider, enqueued, monkeypatch
+):
+    client, _ = admin_client()
+    fields = [FROZEN_EDITS[round_ % len(FROZEN_EDITS)] for round_ in range(ROUNDS)]
+
+    outcomes = [
+        edit_during_approval(
+            client=client,
+            reviewer=reviewer,
+            agent_user=agent_user,
+            field=field,
+            monkeypatch=monkeypatch,
+        )
+        for field in fields
+    ]
+
+    # Then every approval stands and executes as approved, every edit is refused with a message
+    # and leaves the order as it was
+    assert outcomes == [(field, True, True, "succeeded", 1) for field in fields]
+    assert len(enqueued) == ROUNDS
