@@ -56,4 +56,10 @@ class OrderAdmin(admin.ModelAdmin):
         if not change:
             super().save_model(request, obj, form, change)
             return
-        services.order_edit(order=obj, edited_by=request.user)
+        for confirmation in services.order_edit(order=obj, edited_by=request.user):
+            self.message_user(
+                request,
+                f"Refund {confirmation.refund_request.request_id} now waits for review as "
+                f"version {confirmation.version}, bound to the edited order.",
+                messages.WARNING,
+            )

@@ -48,7 +48,7 @@ class RefundAlreadyDecided(Conflict):
 class ProposalOutcome(StrEnum):
     CREATED = "created"  # a new intent
     UNCHANGED = "unchanged"  # the same parameters again
-    NEW_VERSION = "new_version"  # the amount, reason or explanation changed
+    NEW_VERSION = "new_version"  # the amount, reason or explanation changed, or the order did
     RENEWED = "renewed"  # the previous version lapsed (or none was pending): this replaces it
 
 
@@ -289,7 +289,10 @@ def _repropose(
     pending = refund.confirmations.filter(status=C.PENDING).first()
     lapsed = pending is not None and pending.expires_at <= now
     unchanged = (refund.amount, refund.reason, refund.explanation) == (amount, reason, explanation)
-    if pending is not None and not lapsed and unchanged:
+    # A pending version the order no longer matches (edited outside order_edit, or before it
+    # rebound pending versions) can never be approved: the same parameters again replace it.
+    bound = pending is not None and pending.fingerprint == _fingerprint_of(refund)
+    if pending is not None and not lapsed and unchanged and bound:
         return Proposal(refund=refund, confirmation=pending, outcome=ProposalOutcome.UNCHANGED)
 
     evaluation = _evaluate(
@@ -362,10 +365,13 @@ def _check_reviewer(*, refund: RefundRequest, reviewer: User) -> None:
 
 
 def proposers_of(refund: RefundRequest) -> set[int]:
+    """Who proposed any version, and who edited the order into one (order_edit): they chose
+    what the reviewer is asked to approve."""
     proposed = refund.confirmations.exclude(proposed_by=None).values_list(
         "proposed_by_id", flat=True
     )
-    return {refund.requested_by_id, *proposed}
+    edited = refund.events.filter(detail__has_key="order_edited").values_list("actor_id", flat=True)
+    return {refund.requested_by_id, *proposed, *edited}
 
 
 def _current_pending(*, refund: RefundRequest, version: int, now: datetime) -> RefundConfirmation:
@@ -581,16 +587,28 @@ ORDER_PAYMENT_FIELDS = {
     "amount_paid": "amount paid",
     "currency": "currency",
 }
+# How a change of a fingerprinted parameter reads on the ticket and in the review trail.
+PARAMETER_WORDS = {
+    "order_id": "order number",
+    "customer_id": "customer id",
+    "payment_reference": "payment reference",
+}
 
 
 @transaction.atomic
-def order_edit(*, order: Order, edited_by: User) -> None:
-    """Save `order`, an edited instance of a stored order, unless it moves money in flight.
+def order_edit(
+    *, order: Order, edited_by: User, now: datetime | None = None
+) -> list[RefundConfirmation]:
+    """Save `order`, an edited instance of a stored order, with what the edit means for the
+    open refunds on it. Returns the versions it made (see below).
 
     Locks as refund_approve does: the order, then its open requests. An edit of a payment
     field while a refund on the order is in flight is refused and saves nothing: that refund's
-    approval must still match when it executes.
+    approval must still match when it executes. A pending version whose fingerprint the edit
+    changes is superseded by a new pending version bound to the edited order, for a reviewer
+    to decide again; the old one could never be approved.
     """
+    now = now or timezone.now()
     stored = Order.objects.select_for_update().get(pk=order.pk)
     open_refunds = list(
         RefundRequest.objects.select_for_update()
@@ -614,3 +632,64 @@ def order_edit(*, order: Order, edited_by: User) -> None:
             extra={"request_id": refund.request_id, "fields": changed},
         )
     order.save()
+    rebound = (
+        _rebind_pending(refund=refund, order=order, edited_by=edited_by, now=now)
+        for refund in open_refunds
+        if refund.status == S.PENDING_APPROVAL
+    )
+    return [confirmation for confirmation in rebound if confirmation is not None]
+
+
+def _rebind_pending(
+    *, refund: RefundRequest, order: Order, edited_by: User, now: datetime
+) -> RefundConfirmation | None:
+    """Supersede `refund`'s pending version with one bound to the edited `order`, if the edit
+    changed its fingerprint. Caller holds SELECT FOR UPDATE on the order and on `refund`."""
+    pending = refund.confirmations.filter(status=C.PENDING).first()
+    if pending is None or pending.expires_at <= now:
+        return None  # a lapsed version is for the expiry sweep; proposing again renews it
+    refund.order = order
+    params = fingerprint_params(refund)
+    if fingerprint(params) == pending.fingerprint:
+        return None
+    changes = {
+        key: [pending.params.get(key), value]
+        for key, value in params.items()
+        if pending.params.get(key) != value
+    }
+    if not confirmation_transition(confirmation=pending, to_status=C.SUPERSEDED):
+        raise _changed_meanwhile(refund)
+    version = pending.version + 1  # the pending version is always the newest
+    confirmation = RefundConfirmation.objects.create(
+        refund_request=refund,
+        version=version,
+        fingerprint=fingerprint(params),
+        params=params,
+        status=C.PENDING,
+        # The proposer's parameters, bound to the edited order: still their proposal, and it
+        # lapses when theirs would have (an edit does not renew it).
+        proposed_by_id=pending.proposed_by_id,
+        expires_at=pending.expires_at,
+    )
+    RefundEvent.objects.create(
+        refund_request=refund,
+        from_status=refund.status,
+        to_status=refund.status,
+        actor=edited_by,
+        detail={"order_edited": changes, "superseded_version": pending.version, "version": version},
+    )
+    RefundRequest.objects.filter(pk=refund.pk).update(updated_at=now)
+    tell_ticket(
+        refund,
+        f"{_label(refund)}: order {order.order_id} was edited by {edited_by.get_username()} "
+        f"({order_edit_words(changes)}); version {version} replaces version {pending.version}, "
+        f"waiting for review.",
+    )
+    return confirmation
+
+
+def order_edit_words(changes: dict) -> str:
+    """An order edit's changes to the fingerprinted parameters, as the review trail shows them."""
+    return "; ".join(
+        f"{PARAMETER_WORDS.get(key, key)} {old} → {new}" for key, (old, new) in changes.items()
+    )

@@ -64,13 +64,18 @@ def _tool_call_rows(calls) -> list[ToolCallRow]:
 
 
 def _event_rows(events) -> list[EventRow]:
-    return [
-        EventRow(
-            event=event,
-            change=f"{status_label(event.from_status)} → {status_label(event.to_status)}",
+    return [EventRow(event=event, change=_change(event)) for event in events]
+
+
+def _change(event) -> str:
+    edited = event.detail.get("order_edited")
+    if edited:
+        # No status changed: the order under the proposal did (services.order_edit).
+        return (
+            f"Order edited: {services.order_edit_words(edited)}; version "
+            f"{event.detail['version']} replaces version {event.detail['superseded_version']}"
         )
-        for event in events
-    ]
+    return f"{status_label(event.from_status)} → {status_label(event.to_status)}"
 
 
 @login_required
