@@ -1,4 +1,5 @@
-"""The embedded message broker: Kombu's filesystem transport, safe under concurrent use.
+"""The message brokers: Kombu's filesystem transport, safe under concurrent use, and its Redis
+transport, which a worker survives losing with tasks in flight.
 
 Kombu's publisher creates a message file under its final name and only then writes it, and
 its consumer takes whatever it lists. A consumer that lists in between reads an empty or half
@@ -18,7 +19,7 @@ from queue import Empty
 from time import monotonic
 
 from kombu.exceptions import ChannelError
-from kombu.transport import filesystem
+from kombu.transport import filesystem, redis
 from kombu.utils.encoding import bytes_to_str, str_to_bytes
 from kombu.utils.json import dumps, loads
 from kombu.utils.objects import cached_property
@@ -131,3 +132,34 @@ class AtomicFilesystemChannel(filesystem.Channel):
 
 class AtomicFilesystemTransport(filesystem.Transport):
     Channel = AtomicFilesystemChannel
+
+
+class KeptParamsRedisChannel(redis.Channel):
+    """Kombu's Redis channel, except that it keeps the parameters it connected with.
+
+    When a worker loses Redis, Celery's consumer collects the connection (kombu's
+    Connection.collect): it closes the channel, then detaches the transport from its client
+    (transport.client = None), even when the close failed part-way on the dead socket, as it
+    does while a read is pending. Then the consumer closes the connection again, and the
+    channel's second close hands back the tasks still running (acks_late) on a new pool, or a
+    task that ends later acknowledges on it; kombu builds that pool from
+    transport.client.hostname: AttributeError, which is no broker error, so it escapes the
+    consumer: "Unrecoverable error", and the worker exits with its embedded beat. With the
+    kept parameters the channel reaches Redis like any other: a broker error while Redis is
+    down (which the consumer ignores), the message handed back or acknowledged once it is up.
+    """
+
+    def __init__(self, *args, **kwargs):
+        self._kept_connparams: dict[bool, dict] = {}
+        super().__init__(*args, **kwargs)
+        self._connparams(asynchronous=False)  # kept now, while attached; the ping kept the other
+
+    def _connparams(self, asynchronous=False):
+        transport = self.connection
+        if transport is not None and transport.client is not None:
+            self._kept_connparams[asynchronous] = super()._connparams(asynchronous=asynchronous)
+        return dict(self._kept_connparams[asynchronous])
+
+
+class KeptParamsRedisTransport(redis.Transport):
+    Channel = KeptParamsRedisChannel

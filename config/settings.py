@@ -129,12 +129,18 @@ REDIS_BROKER_TRANSPORT_OPTIONS = {
     "socket_connect_timeout": env.float("CELERY_BROKER_CONNECT_TIMEOUT_S", default=2.0),
     "socket_timeout": env.float("CELERY_BROKER_SOCKET_TIMEOUT_S", default=3.0),
 }
+# Kombu's, but a worker that loses Redis with tasks running lives on (config/broker.py).
+REDIS_BROKER_TRANSPORT = "config.broker:KeptParamsRedisTransport"
 if REDIS_URL:
     CACHES = {
         "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
     }
     CELERY_BROKER_URL = REDIS_URL
     CELERY_BROKER_TRANSPORT_OPTIONS: dict = REDIS_BROKER_TRANSPORT_OPTIONS
+    # Named, the transport no longer comes from the URL's scheme, and kombu gives rediss://
+    # its TLS defaults only by that scheme: a rediss:// broker keeps kombu's transport.
+    if REDIS_URL.startswith("redis://"):
+        CELERY_BROKER_TRANSPORT = REDIS_BROKER_TRANSPORT
 else:
     # Files, not each process's memory: every web process of this machine counts the same
     # throttle hits (config/throttling.py). Several machines need REDIS_URL.

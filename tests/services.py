@@ -108,8 +108,12 @@ class WorkerProcess:
         log_name: str = "worker",
         extra_args: list[str] | None = None,
         application_name: str = "",
+        concurrency: int = 1,
     ):
         self.queue = queue
+        # Above 1 the worker keeps a read pending on the broker while a task runs, as
+        # `make worker` does; `finished` then no longer implies that earlier tasks ran.
+        self.concurrency = concurrency
         self.extra_env = extra_env or {}
         # Its connections' name in pg_stat_activity (`backends`), when given: PostgreSQL only.
         self.application_name = application_name
@@ -135,7 +139,7 @@ class WorkerProcess:
                 "worker",
                 "-Q",
                 self.queue,
-                "--concurrency=1",
+                f"--concurrency={self.concurrency}",
                 "--pool=prefork",
                 "--loglevel=INFO",
                 "--without-gossip",

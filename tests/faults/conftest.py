@@ -69,6 +69,12 @@ class PrivateRedis:
         except redis.RedisError:
             return False
 
+    def kill(self) -> None:
+        """SIGKILL the server, as a crash or the OOM killer would: its clients get no goodbye."""
+        self.process.kill()
+        self.process.wait(timeout=10)
+        self.process = None
+
     def hang(self) -> None:
         """Freeze the server: connections stay open and nothing answers."""
         self.process.send_signal(signal.SIGSTOP)
@@ -92,14 +98,13 @@ def _reset_publisher_pools() -> None:
 
 
 @contextmanager
-def celery_publishing_to(url: str, transport_options: dict):
+def celery_publishing_to(url: str, transport: str, transport_options: dict):
     conf = celery_app.conf
     saved = (conf.broker_url, conf.broker_transport, conf.broker_transport_options)
     _reset_publisher_pools()
-    # The transport then comes from the URL's scheme (a set broker_transport would win).
     conf.broker_url, conf.broker_transport, conf.broker_transport_options = (
         url,
-        None,
+        transport,
         transport_options,
     )
     try:
@@ -120,8 +125,10 @@ def private_redis(tmp_path):
         services.missing(f"{REDIS_SERVER} on PATH (a private Redis to stop and restart)")
     server = PrivateRedis(tmp_path / "redis.log").start()
     try:
-        # With the transport options a REDIS_URL deployment gets.
-        with celery_publishing_to(server.url, settings.REDIS_BROKER_TRANSPORT_OPTIONS):
+        # With the transport and options a REDIS_URL deployment gets.
+        with celery_publishing_to(
+            server.url, settings.REDIS_BROKER_TRANSPORT, settings.REDIS_BROKER_TRANSPORT_OPTIONS
+        ):
             yield server
     finally:
         server.stop()
