@@ -10,10 +10,27 @@ VAR_DIR = BASE_DIR / "var"
 env = environ.Env()
 environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
 
-SECRET_KEY = env("DJANGO_SECRET_KEY", default="dev-insecure-refund-desk-key-change-me")
+# Public, in this repository: `manage.py check --deploy` refuses it (config/checks.py).
+DEV_SECRET_KEY = "dev-insecure-refund-desk-key-change-me"
+SECRET_KEY = env("DJANGO_SECRET_KEY", default=DEV_SECRET_KEY)
 # Off unless asked for: a production start never shows a debug page. `make run` turns it on.
 DEBUG = env.bool("DJANGO_DEBUG", default=False)
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost"])
+# Served over HTTPS, the default with DEBUG off: plain http is redirected (not /healthz and
+# /metrics, which probes and scrapers ask inside the network, and whose token a redirect
+# would not unsend), cookies go over HTTPS only, and browsers are told to use nothing else
+# for SECURE_HSTS_SECONDS. Off with DEBUG on (`make run`) and under pytest (test clients and
+# live servers speak http); DJANGO_HTTPS=false serves a desk over plain http. Behind a proxy
+# that ends TLS the server must see the scheme: uvicorn believes X-Forwarded-Proto from
+# --forwarded-allow-ips.
+_HTTPS = env.bool("DJANGO_HTTPS", default=not DEBUG and not env("PYTEST_VERSION", default=""))
+SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=_HTTPS)
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^metrics$"]
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = _HTTPS
+SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=365 * 24 * 3600 if _HTTPS else 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = True
+# Preloading (hstspreload.org) binds a whole domain for months: its owner's decision.
+SILENCED_SYSTEM_CHECKS = ["security.W021"]
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -33,6 +50,7 @@ INSTALLED_APPS = [
     "agent",
     "refunds",
     "evals",
+    "config",
 ]
 
 MIDDLEWARE = [
