@@ -59,6 +59,7 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     # Outside the others, so it also sees the debug pages for their crashes.
     "config.middleware.NoDebugErrorPages",
+    "config.middleware.DatabaseUnavailable",
     "config.middleware.RejectNulBytes",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -149,7 +150,13 @@ REDIS_BROKER_TRANSPORT_OPTIONS = {
 }
 if REDIS_URL:
     CACHES = {
-        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            # A Redis that hangs holds each throttled request this long, not forever: then
+            # throttling steps aside (config/throttling.py).
+            "OPTIONS": REDIS_BROKER_TRANSPORT_OPTIONS,
+        }
     }
     CELERY_BROKER_URL = REDIS_URL
     CELERY_BROKER_TRANSPORT_OPTIONS: dict = REDIS_BROKER_TRANSPORT_OPTIONS
