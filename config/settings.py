@@ -1,5 +1,6 @@
 """Refund Desk settings: one file, every knob from the environment (see .env.example)."""
 
+import sys
 from pathlib import Path
 
 import environ
@@ -105,6 +106,28 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and env.boo
     DATABASES["default"].setdefault("OPTIONS", {}).update(
         {"server_side_binding": True, "prepare_threshold": 5}
     )
+# A web server serves each request on a thread of its own (uvicorn and runserver alike), and
+# each thread kept its connection for CONN_MAX_AGE: a burst left as many connections as it had
+# requests, up to PostgreSQL's limit. A process serving requests (config.asgi or config.wsgi
+# loads these settings: uvicorn, gunicorn; or runserver) takes them from a pool instead, at
+# most DATABASE_POOL_MAX_SIZE, each back when its request ends; a request waits up to
+# DATABASE_POOL_TIMEOUT_S for one, then answers 503. Workers keep theirs: few threads, each
+# reusing its connection step after step. DATABASE_POOL_MAX_SIZE=0: no pool.
+_WEB_PROCESS = bool({"config.asgi", "config.wsgi"} & sys.modules.keys()) or sys.argv[1:2] == [
+    "runserver"
+]
+DATABASE_POOL_MAX_SIZE = env.int("DATABASE_POOL_MAX_SIZE", default=10)
+if (
+    _WEB_PROCESS
+    and DATABASE_POOL_MAX_SIZE
+    and DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql"
+):
+    DATABASES["default"]["CONN_MAX_AGE"] = 0  # Django's pool: a connection per request
+    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+        "min_size": 1,
+        "max_size": DATABASE_POOL_MAX_SIZE,
+        "timeout": env.float("DATABASE_POOL_TIMEOUT_S", default=10.0),
+    }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # Django's, making the file's folder (var/) on first connection (config/sqlite/base.py).
     DATABASES["default"]["ENGINE"] = "config.sqlite"
