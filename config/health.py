@@ -31,6 +31,7 @@ import uuid
 from collections.abc import Callable
 from datetime import timedelta
 
+import psycopg
 import redis
 from django.conf import settings
 from django.core.cache import caches
@@ -131,7 +132,7 @@ def _connect_probe():
         # Kept between probes: no transaction may stay open on it.
         params["autocommit"] = True
         # Not get_new_connection: in a web process that would take one of the pool's.
-        return connection.Database.connect(**params)
+        return psycopg.connect(**params)
     if connection.vendor == "sqlite":
         params["timeout"] = timeout
     return connection.get_new_connection(params)
