@@ -194,14 +194,23 @@ def event_stream(run: AgentRun, after: int) -> Iterator[str]:
 _stream_readers = ThreadPoolExecutor(max_workers=STREAM_READ_THREADS, thread_name_prefix="stream")
 
 
-def _stream_read_on_shared_thread(run: AgentRun, after: int) -> StreamRead:
+def _retire_connection_if_due() -> None:
     # No request signal reaches these threads to retire a connection that broke or outlived
     # CONN_MAX_AGE, as close_old_connections does for a request's thread: do it here.
     if connection.errors_occurred or (
         connection.close_at is not None and time.monotonic() >= connection.close_at
     ):
         connection.close_if_unusable_or_obsolete()
-    return stream_read(run, after)
+
+
+def _stream_read_on_shared_thread(run: AgentRun, after: int) -> StreamRead:
+    _retire_connection_if_due()
+    try:
+        return stream_read(run, after)
+    finally:
+        # Also after the read: a web process's pooled connection (CONN_MAX_AGE 0) goes back
+        # to the pool now, rather than staying with this thread until its next read.
+        _retire_connection_if_due()
 
 
 def close_stream_reader_connections(timeout_s: float = 10.0) -> None:

@@ -5,7 +5,9 @@ answers itself. The domain's ApplicationError family lives in config/errors.py."
 import math
 
 from django.core.exceptions import PermissionDenied, RequestDataTooBig, SuspiciousOperation
-from django.http import Http404, JsonResponse
+from django.db import InterfaceError, OperationalError
+from django.http import Http404, HttpResponse, JsonResponse
+from django.template.loader import render_to_string
 from django.urls import Resolver404, resolve
 from django.utils.log import log_response
 from django.views import defaults
@@ -60,6 +62,8 @@ def api_exception_handler(exc, context):
         return Response(
             error_body(exc.message, exc.code, exc.extra), status=exc.status_code, headers=headers
         )
+    if isinstance(exc, DATABASE_UNAVAILABLE):
+        return database_unavailable(context["request"], exc)
     if isinstance(exc, exceptions.Throttled):
         # (set by DRF's Throttled, missing from its type stubs)
         return _throttled(getattr(exc, "wait", None))
@@ -192,6 +196,43 @@ def permission_denied(request, exception):
             status=status.HTTP_403_FORBIDDEN,
         )
     return defaults.permission_denied(request, exception)
+
+
+# What a query raises when no connection can be had: the server refused it or dropped it, or
+# no pool slot came free within DATABASE_POOL_TIMEOUT_S.
+DATABASE_UNAVAILABLE = (OperationalError, InterfaceError)
+DATABASE_RETRY_AFTER_S = 5
+
+
+def database_unavailable(request, exc: Exception) -> HttpResponse:
+    """503 with Retry-After, not a 500: nothing is wrong with the request, and it will work
+    once the database is back. JSON under /api/; elsewhere a page that needs no database (no
+    user, no context processors). Logged one line each, without a traceback: an outage would
+    otherwise bury the log in identical ones."""
+    if is_api(request):
+        response: HttpResponse = JsonResponse(
+            error_body(
+                "The database cannot be reached right now; try again in "
+                f"{wait_in_words(DATABASE_RETRY_AFTER_S)}.",
+                "database_unavailable",
+                {"retry_after": DATABASE_RETRY_AFTER_S},
+            ),
+            status=status.HTTP_503_SERVICE_UNAVAILABLE,
+        )
+    else:
+        response = HttpResponse(
+            render_to_string("503.html"), status=status.HTTP_503_SERVICE_UNAVAILABLE
+        )
+    response["Retry-After"] = str(DATABASE_RETRY_AFTER_S)
+    log_response(
+        "Database unavailable (%s: %s): %s",
+        type(exc).__name__,
+        exc,
+        request.path,
+        response=response,
+        request=request,
+    )
+    return response
 
 
 def server_error(request):

@@ -3,7 +3,8 @@
 Four checks, each bounded by HEALTHZ_TIMEOUT_S, none of them cached (a cached answer would
 hide an outage for as long as it lived):
 
-* database  SELECT 1 on a connection of its own, with a short connect timeout
+* database  SELECT 1 on a connection of its own, with a short connect timeout, kept for the
+            next probe (one session per process, not one per probe)
 * broker    Redis answers PING; or the filesystem broker's folder takes a file
 * worker    some worker connected to the broker recorded a heartbeat within three
             WORKER_HEARTBEAT_S (config/celery.py records one when its consumer starts and
@@ -21,13 +22,16 @@ in-process state or a per-process cache would not be; and neither needs a broadc
 the filesystem transport cannot do (so no `celery inspect ping`).
 """
 
+import contextlib
 import math
 import os
+import threading
 import time
 import uuid
 from collections.abc import Callable
 from datetime import timedelta
 
+import psycopg
 import redis
 from django.conf import settings
 from django.core.cache import caches
@@ -116,25 +120,79 @@ def _probe(reach: Callable[[], object]) -> dict:
     return {"status": OK, "latency_ms": round((time.perf_counter() - started) * 1000, 1)}
 
 
-def _select_one() -> None:
-    """SELECT 1 on a new connection with the request's settings but a short timeout: Django's
-    own would wait out the TCP timeout for a server that vanished, and a failure on it would
-    leave the request's connection broken."""
+def _connect_probe():
+    """A new connection with the request's settings but a short timeout: Django's own would
+    wait out the TCP timeout for a server that vanished, and a failure on it would leave the
+    request's connection broken."""
     timeout = settings.HEALTHZ_TIMEOUT_S
     params = connection.get_connection_params()
     if connection.vendor == "postgresql":
         params["connect_timeout"] = max(2, math.ceil(timeout))  # libpq's minimum is 2 s
         params.setdefault("options", f"-c statement_timeout={int(timeout * 1000)}")
-    elif connection.vendor == "sqlite":
+        # Kept between probes: no transaction may stay open on it.
+        params["autocommit"] = True
+        # Not get_new_connection: in a web process that would take one of the pool's.
+        return psycopg.connect(**params)
+    if connection.vendor == "sqlite":
         params["timeout"] = timeout
-    raw = connection.get_new_connection(params)
+    return connection.get_new_connection(params)
+
+
+def _select_one_on(raw) -> None:
+    cursor = raw.cursor()
     try:
-        cursor = raw.cursor()
         cursor.execute("SELECT 1")
         cursor.fetchone()
-        cursor.close()
     finally:
-        raw.close()
+        cursor.close()
+
+
+class _ProbeConnection:
+    """The database check's connection, kept from one probe to the next: load balancers probe
+    every few seconds each, and a session per probe is a backend process started and ended on
+    the server every time."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._raw = None
+
+    def select_one(self) -> None:
+        if not self._lock.acquire(timeout=settings.HEALTHZ_TIMEOUT_S):
+            raise TimeoutError("an earlier probe is still waiting for the database")
+        try:
+            if self._raw is not None:
+                try:
+                    return _select_one_on(self._raw)
+                except Exception:
+                    # Dropped since the last probe (a restart, a failover): try a new one.
+                    self._drop()
+            self._raw = _connect_probe()
+            try:
+                _select_one_on(self._raw)
+            except Exception:
+                self._drop()
+                raise
+        finally:
+            self._lock.release()
+
+    def close(self) -> None:
+        with self._lock:
+            self._drop()
+
+    def _drop(self) -> None:
+        raw, self._raw = self._raw, None
+        if raw is not None:
+            with contextlib.suppress(Exception):  # it is gone either way
+                raw.close()
+
+
+_probe_connection = _ProbeConnection()
+
+
+def close_probe_connection() -> None:
+    """Close the database check's connection (before a test database is dropped: PostgreSQL
+    refuses while it is connected)."""
+    _probe_connection.close()
 
 
 def _reach_broker() -> None:
@@ -164,7 +222,7 @@ def _write_probe_file(folder: str) -> None:
 
 
 def check_database() -> dict:
-    return _probe(_select_one)
+    return _probe(_probe_connection.select_one)
 
 
 def check_broker() -> dict:

@@ -8,7 +8,14 @@ from django.http import Http404, JsonResponse
 from django.views import defaults
 from rest_framework import status
 
-from config.api_errors import error_body, is_api, page_not_found, server_error
+from config.api_errors import (
+    DATABASE_UNAVAILABLE,
+    database_unavailable,
+    error_body,
+    is_api,
+    page_not_found,
+    server_error,
+)
 from config.logs import bind_log_context, is_safe_id, replace_log_context
 
 REQUEST_ID_HEADER = "X-Request-ID"
@@ -104,6 +111,23 @@ class RejectNulBytes:
                 )
             return defaults.bad_request(request, SuspiciousOperation("NUL in query"))
         return self.get_response(request)
+
+
+class DatabaseUnavailable:
+    """A view that cannot reach the database answers 503 with Retry-After
+    (config.api_errors.database_unavailable) instead of a 500. DRF's views get the same from
+    the API's exception handler."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        return self.get_response(request)
+
+    def process_exception(self, request, exception):
+        if isinstance(exception, DATABASE_UNAVAILABLE):
+            return database_unavailable(request, exception)
+        return None
 
 
 class NoDebugErrorPages:

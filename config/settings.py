@@ -1,5 +1,6 @@
 """Refund Desk settings: one file, every knob from the environment (see .env.example)."""
 
+import sys
 from pathlib import Path
 
 import environ
@@ -10,10 +11,27 @@ VAR_DIR = BASE_DIR / "var"
 env = environ.Env()
 environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
 
-SECRET_KEY = env("DJANGO_SECRET_KEY", default="dev-insecure-refund-desk-key-change-me")
+# Public, in this repository: `manage.py check --deploy` refuses it (config/checks.py).
+DEV_SECRET_KEY = "dev-insecure-refund-desk-key-change-me"
+SECRET_KEY = env("DJANGO_SECRET_KEY", default=DEV_SECRET_KEY)
 # Off unless asked for: a production start never shows a debug page. `make run` turns it on.
 DEBUG = env.bool("DJANGO_DEBUG", default=False)
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost"])
+# Served over HTTPS, the default with DEBUG off: plain http is redirected (not /healthz and
+# /metrics, which probes and scrapers ask inside the network, and whose token a redirect
+# would not unsend), cookies go over HTTPS only, and browsers are told to use nothing else
+# for SECURE_HSTS_SECONDS. Off with DEBUG on (`make run`) and under pytest (test clients and
+# live servers speak http); DJANGO_HTTPS=false serves a desk over plain http. Behind a proxy
+# that ends TLS the server must see the scheme: uvicorn believes X-Forwarded-Proto from
+# --forwarded-allow-ips.
+_HTTPS = env.bool("DJANGO_HTTPS", default=not DEBUG and not env("PYTEST_VERSION", default=""))
+SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=_HTTPS)
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^metrics$"]
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = _HTTPS
+SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=365 * 24 * 3600 if _HTTPS else 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = True
+# Preloading (hstspreload.org) binds a whole domain for months: its owner's decision.
+SILENCED_SYSTEM_CHECKS = ["security.W021"]
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -33,6 +51,7 @@ INSTALLED_APPS = [
     "agent",
     "refunds",
     "evals",
+    "config",
 ]
 
 MIDDLEWARE = [
@@ -41,6 +60,7 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     # Outside the others, so it also sees the debug pages for their crashes.
     "config.middleware.NoDebugErrorPages",
+    "config.middleware.DatabaseUnavailable",
     "config.middleware.RejectNulBytes",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -86,6 +106,28 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and env.boo
     DATABASES["default"].setdefault("OPTIONS", {}).update(
         {"server_side_binding": True, "prepare_threshold": 5}
     )
+# A web server serves each request on a thread of its own (uvicorn and runserver alike), and
+# each thread kept its connection for CONN_MAX_AGE: a burst left as many connections as it had
+# requests, up to PostgreSQL's limit. A process serving requests (config.asgi or config.wsgi
+# loads these settings: uvicorn, gunicorn; or runserver) takes them from a pool instead, at
+# most DATABASE_POOL_MAX_SIZE, each back when its request ends; a request waits up to
+# DATABASE_POOL_TIMEOUT_S for one, then answers 503. Workers keep theirs: few threads, each
+# reusing its connection step after step. DATABASE_POOL_MAX_SIZE=0: no pool.
+_WEB_PROCESS = bool({"config.asgi", "config.wsgi"} & sys.modules.keys()) or sys.argv[1:2] == [
+    "runserver"
+]
+DATABASE_POOL_MAX_SIZE = env.int("DATABASE_POOL_MAX_SIZE", default=10)
+if (
+    _WEB_PROCESS
+    and DATABASE_POOL_MAX_SIZE
+    and DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql"
+):
+    DATABASES["default"]["CONN_MAX_AGE"] = 0  # Django's pool: a connection per request
+    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+        "min_size": 1,
+        "max_size": DATABASE_POOL_MAX_SIZE,
+        "timeout": env.float("DATABASE_POOL_TIMEOUT_S", default=10.0),
+    }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # Django's, making the file's folder (var/) on first connection (config/sqlite/base.py).
     DATABASES["default"]["ENGINE"] = "config.sqlite"
@@ -133,7 +175,13 @@ REDIS_BROKER_TRANSPORT_OPTIONS = {
 REDIS_BROKER_TRANSPORT = "config.broker:KeptParamsRedisTransport"
 if REDIS_URL:
     CACHES = {
-        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            # A Redis that hangs holds each throttled request this long, not forever: then
+            # throttling steps aside (config/throttling.py).
+            "OPTIONS": REDIS_BROKER_TRANSPORT_OPTIONS,
+        }
     }
     CELERY_BROKER_URL = REDIS_URL
     CELERY_BROKER_TRANSPORT_OPTIONS: dict = REDIS_BROKER_TRANSPORT_OPTIONS

@@ -4,16 +4,23 @@ Counts live in the default cache (Redis with REDIS_URL, else files in var/cache/
 web process sees the same ones. Rates ("10/min"; empty or "0" turns a throttle off) are read
 from settings on each request, not fixed when DRF loads the classes, so a test can set them.
 
+The API throttles step aside while their cache cannot be reached (logged when that starts
+and ends, not per request): throttling only slows a client down, and refusing every request
+for want of it would take the API down with Redis, approvals included.
+
 Sign-in guesses are counted as failures, not attempts, on every door: the login page, the
 admin's login and POST /api/auth/token/. Over a limit a sign-in is refused before the
 password is checked, so guessing stops even at the right password.
 """
 
 import hashlib
+import logging
 import math
+import threading
 import time
 from dataclasses import dataclass
 
+import redis
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.admin.forms import AdminAuthenticationForm
@@ -22,9 +29,20 @@ from django.core.cache import cache
 from django.core.exceptions import ValidationError
 from rest_framework import serializers
 from rest_framework.authtoken.serializers import AuthTokenSerializer
-from rest_framework.throttling import AnonRateThrottle, BaseThrottle, UserRateThrottle
+from rest_framework.throttling import (
+    AnonRateThrottle,
+    BaseThrottle,
+    SimpleRateThrottle,
+    UserRateThrottle,
+)
 
 from config.errors import wait_in_words
+
+logger = logging.getLogger(__name__)
+
+# What the cache raises when it cannot be reached: Redis refused, dropped or timed out; the
+# cache's folder unreadable.
+CACHE_UNREACHABLE = (redis.ConnectionError, redis.TimeoutError, OSError)
 
 
 def rate_from_settings(name: str) -> str | None:
@@ -33,11 +51,51 @@ def rate_from_settings(name: str) -> str | None:
     return None if rate in ("", "0") else rate
 
 
-class _RateFromSettings:
+class _CacheOutage:
+    """Whether this process found the throttles' cache unreachable; each change is logged
+    once."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._down = False
+
+    def _became(self, down: bool) -> bool:
+        with self._lock:
+            changed, self._down = self._down != down, down
+        return changed
+
+    def failed(self, exc: Exception) -> None:
+        if self._became(True):
+            logger.error(
+                "The throttle cache cannot be reached (%s): API requests are not throttled "
+                "until it answers again.",
+                type(exc).__name__,
+            )
+
+    def answered(self) -> None:
+        if self._down and self._became(False):
+            logger.warning("The throttle cache answers again: API requests are throttled.")
+
+
+cache_outage = _CacheOutage()
+
+
+class _RateFromSettings(SimpleRateThrottle):
     rate_setting: str
 
     def get_rate(self) -> str | None:
         return rate_from_settings(self.rate_setting)
+
+    def allow_request(self, request, view) -> bool:
+        """DRF's count, but a request is let through when the cache cannot be reached."""
+        try:
+            allowed = super().allow_request(request, view)
+        except CACHE_UNREACHABLE as exc:
+            cache_outage.failed(exc)
+            return True
+        if hasattr(self, "history"):  # the count was read: the cache answered
+            cache_outage.answered()
+        return allowed
 
 
 class UserThrottle(_RateFromSettings, UserRateThrottle):

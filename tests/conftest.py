@@ -11,6 +11,7 @@ from django.db import connections
 
 from agent.pool import close_idle_threads
 from config.celery import app as celery_app
+from config.health import close_probe_connection
 from config.roles import Role
 from refunds.adapters import simulated_calls
 from tests import services
@@ -43,6 +44,14 @@ def call_threads_closed_before_the_test_database_goes(django_db_setup):
     before the test database is dropped (PostgreSQL refuses while they are connected)."""
     yield
     close_idle_threads()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def health_probe_closed_before_the_test_database_goes(django_db_setup):
+    """/healthz keeps its database connection between probes: close it before the test
+    database is dropped."""
+    yield
+    close_probe_connection()
 
 
 # Data that migrations put in every database (roles, their permissions, the published refund

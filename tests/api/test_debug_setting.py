@@ -164,7 +164,8 @@ def test_it_serves_static_files_under_make_run(tmp_path, dev_server):
 
 
 def test_it_answers_the_api_from_the_dev_server_with_debug_off(tmp_path, dev_server):
-    server = dev_server(clean_environment(tmp_path, DJANGO_DEBUG="false"))
+    # Over plain http: with DEBUG off the desk otherwise redirects to HTTPS.
+    server = dev_server(clean_environment(tmp_path, DJANGO_DEBUG="false", DJANGO_HTTPS="false"))
 
     status, content_type, body = server.get("/api/tickets/")
 

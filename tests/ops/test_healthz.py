@@ -5,10 +5,16 @@ import json
 import time
 
 import pytest
+from django.db import connection
 from django.test import Client
 
 from config.celery import app as celery_app
-from config.health import periodic_sweeps, record_sweep, record_worker_heartbeat
+from config.health import (
+    close_probe_connection,
+    periodic_sweeps,
+    record_sweep,
+    record_worker_heartbeat,
+)
 from tests.conftest import TEST_QUEUE
 from tests.ops.conftest import healthz_in_another_process
 from tests.services import WorkerProcess, database_url_for_subprocess, wait_for
@@ -103,6 +109,60 @@ def test_it_is_degraded_before_any_worker_or_sweep_has_run(ops_store):
         "stale_after_s": 30.0,
     }
     assert {sweep["status"] for sweep in body["checks"]["beat"]["sweeps"].values()} == {"stale"}
+
+
+def sessions_started() -> int:
+    """Sessions PostgreSQL has started on the test database so far, once the count is still
+    (a closed session's count may reach the statistics a moment after it ended)."""
+
+    def count() -> int:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_stat_clear_snapshot()")
+            cursor.execute(
+                "SELECT sessions FROM pg_stat_database WHERE datname = current_database()"
+            )
+            return cursor.fetchone()[0]
+
+    last = count()
+    for _ in range(20):
+        time.sleep(0.25)
+        if (now := count()) == last:
+            return now
+        last = now
+    return last
+
+
+@pytest.mark.services
+def test_it_opens_at_most_one_database_session_for_fifty_probes(postgres, ops_store):
+    # Given a process whose database check has not connected yet
+    close_probe_connection()
+    before = sessions_started()
+
+    # When fifty anonymous probes ask
+    answers = [healthz()[0] for _ in range(50)]
+
+    # Then each was answered, and all of them made one new session at most
+    assert answers == [200] * 50
+    assert sessions_started() - before <= 1
+
+
+@pytest.mark.services
+def test_it_reconnects_when_the_kept_connection_was_dropped(postgres, ops_store):
+    # Given a probe's connection, kept, then terminated by the server (a restart, a failover)
+    assert healthz()[1]["checks"]["database"]["status"] == "ok"
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+            " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            " AND state = 'idle' AND query = 'SELECT 1'"
+        )
+        assert cursor.fetchone()[0] >= 1
+
+    # When the next probe asks
+    status, body = healthz()
+
+    # Then the database is reported up, on a new connection
+    assert (status, body["checks"]["database"]["status"]) == (200, "ok")
 
 
 def test_it_answers_503_when_the_database_cannot_be_reached():
