@@ -3,11 +3,14 @@ session start with the HTTP status and a message the host shows; once open, fixe
 user and ticket; the bound ticket's resources."""
 
 import json
+from datetime import timedelta
 
 import httpx2
 import pytest
 from django.contrib.auth import get_user_model
+from django.utils import timezone
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+from rest_framework.authtoken.models import Token
 
 from agent.models import McpSession, ToolCallLog
 from agent.untrusted import untrusted_blocks
@@ -117,6 +120,21 @@ def test_an_inactive_user_is_refused_with_401(mcp_url, demo):
 
     assert response.status_code == 401
     assert answer(response)["error"]["data"]["reason"] == "user_inactive"
+    assert not McpSession.objects.exists()
+
+
+def test_an_expired_token_is_refused_with_401_and_deleted(mcp_url, demo):
+    # Given a token issued longer ago than API_TOKEN_TTL_DAYS (30 by default, as the server runs)
+    token = token_for("agent")
+    Token.objects.filter(key=token).update(created=timezone.now() - timedelta(days=31))
+
+    # When a host opens a session with it
+    response = post(mcp_url, INITIALIZE, desk_headers(token))
+
+    # Then it is refused, and the token is gone
+    assert response.status_code == 401
+    assert answer(response)["error"]["data"]["reason"] == "token_expired"
+    assert not Token.objects.filter(key=token).exists()
     assert not McpSession.objects.exists()
 
 
