@@ -245,6 +245,40 @@ def test_listing_tools_is_refused_once_the_role_is_gone(mcp_url, demo):
     assert "no longer holds" in answer(response)["error"]["message"]
 
 
+def test_a_request_id_used_for_another_call_is_refused_without_running(mcp_url, demo):
+    headers = open_raw_session(mcp_url, desk_headers(token_for("agent")))
+
+    def call_7(name: str, arguments: dict) -> dict:
+        request = {"name": name, "arguments": arguments}
+        return answer(
+            post(
+                mcp_url,
+                {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": request},
+                headers,
+            )
+        )
+
+    def result(message: dict) -> dict:
+        (text,) = untrusted_blocks(message["result"]["content"][0]["text"])
+        return json.loads(text)
+
+    first = call_7("get_order", {"order_id": "202610110087"})
+    same = call_7("get_order", {"order_id": "202610110087"})
+    other = call_7("list_customer_orders", {})
+
+    assert result(same) == result(first)
+    assert result(first)["ok"] is True
+    assert other["error"] == {
+        "code": -32600,
+        "message": "The call id 7 was already used for another call; nothing was run. Send "
+        "each call with an id of its own.",
+        "data": {"reason": "id_reused"},
+    }
+    assert list(ToolCallLog.objects.values_list("tool_call_id", "tool_name")) == [
+        ("7", "get_order")
+    ]
+
+
 def test_closing_a_session_ends_it(mcp_url, demo):
     token = token_for("intern")
 
