@@ -23,7 +23,7 @@ import logging
 import math
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager, nullcontext
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
@@ -152,11 +152,10 @@ def _file_lock(path: Path) -> Iterator[None]:
 def _counting(work: Callable[[_Counts], T]) -> T:
     """`work` on the shared counts, made atomic; on the process's own while Redis is down."""
     shared = caches["default"]
+    lock: AbstractContextManager[None] = nullcontext()
     if isinstance(shared, FileBasedCache):
         # Its add and incr read and then write a file: one lock for every process sharing it.
         lock = _file_lock(Path(settings.CACHES["default"]["LOCATION"]) / "sign-in.lock")
-    else:
-        lock = nullcontext()
     try:
         with lock:
             return work(_Counts(shared))
