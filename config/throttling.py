@@ -134,8 +134,9 @@ class _Counts:
         self.cache.delete_many([window.key, f"{window.key}:ends"])
 
 
-# Where sign-ins are counted while the shared cache is unreachable.
-_process_counts = _Counts(LocMemCache("sign-in-failures", {}))
+# Where sign-ins are counted while the shared cache is unreachable. As many entries as the file
+# cache keeps: a full cache drops a third of its counts to make room.
+_process_counts = _Counts(LocMemCache("sign-in-failures", {"OPTIONS": {"MAX_ENTRIES": 10_000}}))
 
 
 @contextmanager
