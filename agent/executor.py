@@ -103,15 +103,16 @@ def execute_tool_call(
 
     Precondition: no transaction is open. The handler runs on a call thread (agent/pool.py)
     with its own database connection, so it could not see uncommitted rows, and the log row
-    must commit on its own. A call already logged under `tool_call_id` returns the logged
-    result and runs nothing.
+    must commit on its own. The same call (tool and canonical arguments) already logged under
+    `tool_call_id` returns the logged result and runs nothing; another call under that id
+    raises CallIdReused.
     """
     if connection.in_atomic_block:
         raise RuntimeError("execute_tool_call must be called outside a transaction")
     tool_call_id = clean_text(tool_call_id or "")[:TEXT_LIMIT]
-    logged = _logged_result(ctx, tool_call_id)
+    logged = _logged_call(ctx, tool_call_id)
     if logged is not None:
-        return logged
+        return _replayed(logged, name=name, arguments_raw=arguments_raw)
     call = Requested(tool_call_id, name, arguments_raw, position_in_reply)
     row, outcome = _finish(ctx, _start(ctx, call, checks=LogChecks(ctx)), wait=None)
     return _record(ctx, row=row, outcome=outcome)
@@ -475,12 +476,51 @@ def _identical_calls(run: AgentRun, name: str, digest: str) -> int:
     return ToolCallLog.objects.filter(run=run, tool_name=name, args_digest=digest).count()
 
 
-def _logged_result(ctx: ToolContext, tool_call_id: str) -> dict | None:
+class CallIdReused(Exception):
+    """A call id its run or session logged for another call (another tool, other arguments):
+    the earlier call's result is not this one's. Nothing was run and no row written (the id
+    has its row already)."""
+
+    def __init__(self, tool_call_id: str):
+        self.message = (
+            f"The call id {tool_call_id} was already used for another call; nothing was run. "
+            "Send each call with an id of its own."
+        )
+        super().__init__(self.message)
+
+
+@dataclass(frozen=True)
+class _LoggedCall:
+    tool_call_id: str
+    tool_name: str
+    arguments_raw: str
+    result: dict
+
+
+def _logged_call(ctx: ToolContext, tool_call_id: str) -> _LoggedCall | None:
     if isinstance(ctx, RunContext):
         calls = ToolCallLog.objects.filter(run=ctx.run, tool_call_id=tool_call_id)
     else:
         calls = ToolCallLog.objects.filter(mcp_session=ctx.mcp_session, tool_call_id=tool_call_id)
-    return calls.values_list("result", flat=True).first()
+    row = calls.values_list("tool_name", "arguments_raw", "result").first()
+    return None if row is None else _LoggedCall(tool_call_id, *row)
+
+
+def _replayed(logged: _LoggedCall, *, name: str, arguments_raw: str) -> dict:
+    """The logged result, when the call asked for again is the logged one."""
+    if _call_digest(name, arguments_raw) != _call_digest(logged.tool_name, logged.arguments_raw):
+        raise CallIdReused(logged.tool_call_id)
+    return logged.result
+
+
+def _call_digest(name: str, arguments_raw: str) -> str:
+    """A call as its log row names it: the tool, and the arguments in canonical form (the
+    text itself when it is not JSON), so the same call sent again with other spacing or key
+    order is the same call."""
+    text = clean_text(arguments_raw or "")
+    parsed, problem = _parse(text) if len(text) <= MAX_ARGUMENTS_CHARS else (None, "too long")
+    arguments = text if problem else canonical_json(_jsonable(parsed))
+    return _digest([clean_text(name or "")[:TEXT_LIMIT], arguments])
 
 
 def _source(ctx: ToolContext) -> str:
@@ -747,9 +787,10 @@ def _record(ctx: ToolContext, *, row: ToolCallLog, outcome: Outcome) -> dict:
             if row.ok and tool is not None and tool.after_logged is not None:
                 tool.after_logged(row)
     except IntegrityError:
-        # Another execution of the same tool call logged first: its answer is the answer.
-        winner = _logged_result(ctx, row.tool_call_id)
+        # Another execution under the same id logged first: its answer is the answer, if it
+        # was the same call.
+        winner = _logged_call(ctx, row.tool_call_id)
         if winner is None:
             raise
-        return winner
+        return _replayed(winner, name=row.tool_name, arguments_raw=row.arguments_raw)
     return outcome.result

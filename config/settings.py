@@ -297,7 +297,7 @@ PROMETHEUS_MULTIPROC_DIR = env("PROMETHEUS_MULTIPROC_DIR", default=str(VAR_DIR /
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         # Token first: an anonymous API call then answers 401 with WWW-Authenticate.
-        "rest_framework.authentication.TokenAuthentication",
+        "config.authentication.ExpiringTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["config.permissions.IsStaffMember"],
@@ -331,6 +331,9 @@ LOGIN_THROTTLE = env("LOGIN_THROTTLE", default="" if _THROTTLE_OFF_IN_TESTS else
 LOGIN_THROTTLE_ADDRESS = env(
     "LOGIN_THROTTLE_ADDRESS", default="" if _THROTTLE_OFF_IN_TESTS else "30/min"
 )
+# How long an API token from POST /api/auth/token/ is good for, in days from when it was
+# issued; 0 = until it is deleted. A password change or a deactivation deletes a user's tokens.
+API_TOKEN_TTL_DAYS = env.int("API_TOKEN_TTL_DAYS", default=30)
 SPECTACULAR_SETTINGS = {
     "TITLE": "Refund Desk API",
     "DESCRIPTION": "Tickets, customers, assistant runs, refund review and inbound email. "

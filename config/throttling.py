@@ -1,16 +1,25 @@
 """Throttling: API requests per user or address, and failed sign-ins against password guessing.
 
-Counts live in the default cache (Redis with REDIS_URL, else files in var/cache/), so every
-web process sees the same ones. Rates ("10/min"; empty or "0" turns a throttle off) are read
-from settings on each request, not fixed when DRF loads the classes, so a test can set them.
+API request counts live in the default cache (Redis with REDIS_URL, else files in var/cache/),
+so every web process sees the same ones. Rates ("10/min"; empty or "0" turns a throttle off)
+are read from settings on each request, not fixed when DRF loads the classes, so a test can
+set them.
 
 The API throttles step aside while their cache cannot be reached (logged when that starts
 and ends, not per request): throttling only slows a client down, and refusing every request
 for want of it would take the API down with Redis, approvals included.
 
-Sign-in guesses are counted as failures, not attempts, on every door: the login page, the
-admin's login and POST /api/auth/token/. Over a limit a sign-in is refused before the
-password is checked, so guessing stops even at the right password.
+Sign-in guesses are limited on every door: the login page, the admin's login and POST
+/api/auth/token/. A sign-in is counted as failed before its password is checked, atomically
+(Redis INCR; the file cache's counts under a lock every process of the machine takes), and
+given back only when the password was right: guesses sent in parallel cannot all get past a
+check made before any of them was counted. Over a limit a sign-in is refused before the
+password is checked, so guessing stops even at the right password. The name is counted as
+Django's sign-in looks it up (stripped, NFKC): a fullwidth spelling counts with the plain one.
+
+With Redis unreachable, sign-ins are counted in the process's memory instead (and logged):
+nobody is locked out by an outage, and a guesser who can take Redis down still gets no more
+than the limit per web process.
 """
 
 import hashlib
@@ -18,17 +27,27 @@ import logging
 import math
 import threading
 import time
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
 
-import redis
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.admin.forms import AdminAuthenticationForm
+from django.contrib.auth import get_user_model
 from django.contrib.auth.views import LoginView
-from django.core.cache import cache
+from django.core.cache import BaseCache, caches
+from django.core.cache.backends.filebased import FileBasedCache
+from django.core.cache.backends.locmem import LocMemCache
 from django.core.exceptions import ValidationError
-from rest_framework import serializers
+from django.core.files import locks
+from redis import ConnectionError as RedisConnectionError
+from redis import RedisError
+from redis import TimeoutError as RedisTimeoutError
 from rest_framework.authtoken.serializers import AuthTokenSerializer
+from rest_framework.exceptions import Throttled
 from rest_framework.throttling import (
     AnonRateThrottle,
     BaseThrottle,
@@ -42,7 +61,9 @@ logger = logging.getLogger(__name__)
 
 # What the cache raises when it cannot be reached: Redis refused, dropped or timed out; the
 # cache's folder unreadable.
-CACHE_UNREACHABLE = (redis.ConnectionError, redis.TimeoutError, OSError)
+CACHE_UNREACHABLE = (RedisConnectionError, RedisTimeoutError, OSError)
+
+T = TypeVar("T")
 
 
 def rate_from_settings(name: str) -> str | None:
@@ -122,7 +143,7 @@ PERIODS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 @dataclass(frozen=True)
 class _Window:
-    """A sliding window: at most `count` failures in `seconds`, kept in the cache at `key`."""
+    """At most `count` failures at `key` in a window of `seconds` from the first one."""
 
     key: str
     count: int
@@ -133,21 +154,86 @@ class _Window:
         count, period = rate.split("/")
         return cls(key=key, count=int(count), seconds=PERIODS[period.strip()[0]])
 
-    def history(self, now: float) -> list[float]:
-        return [moment for moment in cache.get(self.key, []) if moment > now - self.seconds]
 
-    def wait(self, now: float) -> float | None:
-        """Seconds until one more failure fits, or None if it fits now."""
-        history = self.history(now)
-        if len(history) < self.count:
-            return None
-        # Oldest first: the failure whose leaving makes room.
-        return history[len(history) - self.count] + self.seconds - now
+class _Counts:
+    """Failure counts in `cache`, whose add and incr must be atomic (Redis, memory) or run
+    under a lock (files). A window's end is kept beside its count, for Retry-After."""
+
+    def __init__(self, cache: BaseCache):
+        self.cache = cache
+
+    def add_one(self, window: _Window) -> tuple[int, float]:
+        """Count one more failure; the count in its window and the seconds the window has left."""
+        now, ends_key = time.time(), f"{window.key}:ends"
+        self.cache.add(ends_key, now + window.seconds, window.seconds)
+        ends = self.cache.get(ends_key, now + window.seconds)
+        self.cache.add(window.key, 0, window.seconds)
+        try:
+            count = self.cache.incr(window.key)
+        except ValueError:  # the window ended between the add and the incr
+            self.cache.set(window.key, 1, window.seconds)
+            count = 1
+        # The file cache's incr forgets the expiry, and Redis's INCR of a key that expired
+        # since its existence check makes one without any.
+        self.cache.touch(window.key, max(math.ceil(ends - now), 1))
+        return count, ends - now
+
+    def take_back(self, window: _Window) -> None:
+        try:
+            self.cache.decr(window.key)
+        except ValueError:  # the window is over
+            return
+        ends = self.cache.get(f"{window.key}:ends")
+        self.cache.touch(window.key, max(math.ceil((ends or 0) - time.time()), 1))
+
+    def forget(self, window: _Window) -> None:
+        self.cache.delete_many([window.key, f"{window.key}:ends"])
+
+
+# Where sign-ins are counted while the shared cache is unreachable. As many entries as the file
+# cache keeps: a full cache drops a third of its counts to make room.
+_process_counts = _Counts(LocMemCache("sign-in-failures", {"OPTIONS": {"MAX_ENTRIES": 10_000}}))
+
+
+@contextmanager
+def _file_lock(path: Path) -> Iterator[None]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a") as handle:
+        locks.lock(handle, locks.LOCK_EX)
+        try:
+            yield
+        finally:
+            locks.unlock(handle)
+
+
+def _counting(work: Callable[[_Counts], T]) -> T:
+    """`work` on the shared counts, made atomic; on the process's own while Redis is down."""
+    shared = caches["default"]
+    lock: AbstractContextManager[None] = nullcontext()
+    if isinstance(shared, FileBasedCache):
+        # Its add and incr read and then write a file: one lock for every process sharing it.
+        lock = _file_lock(Path(settings.CACHES["default"]["LOCATION"]) / "sign-in.lock")
+    try:
+        with lock:
+            return work(_Counts(shared))
+    except RedisError:
+        logger.warning(
+            "Sign-in limits: the cache is unreachable; counting in this process until it is back"
+        )
+        return work(_process_counts)
+
+
+def sign_in_name(username: str) -> str:
+    """`username` as Django's sign-in looks it up: the login form strips it and normalises it
+    to NFKC (so "\uff41gent" signs in as "agent"); DRF's token serializer only strips it, so
+    its names are counted with the ones they resemble. No case folding: Django's usernames are
+    case-sensitive, and "Agent" is not "agent"."""
+    return get_user_model().normalize_username(username.strip())
 
 
 def _username_key(address: str, username: str) -> str:
     # Hashed: a username is whatever was typed, any length, any characters.
-    typed = f"{address}\n{username.strip().casefold()}".encode()
+    typed = f"{address}\n{sign_in_name(username)}".encode()
     return f"signin-failures:{hashlib.sha256(typed).hexdigest()}"
 
 
@@ -167,21 +253,39 @@ class SignInGuard:
             if (rate := rate_from_settings(setting))
         ]
 
-    def wait(self, request, username: str) -> float | None:
-        """Seconds before this address may try `username` again, or None if it may now."""
-        now = time.time()
-        waits = [wait for window in self._windows(request, username) if (wait := window.wait(now))]
-        return max(waits) if waits else None
+    def start(self, request, username: str) -> float | None:
+        """A sign-in is about to check a password: count it as failed now. None: check the
+        password, and call `succeeded` if it was right. Otherwise the seconds before this
+        address may try `username` again; the password must not be checked, and nothing is
+        counted."""
+        windows = self._windows(request, username)
 
-    def record_failure(self, request, username: str) -> None:
-        now = time.time()
-        for window in self._windows(request, username):
-            cache.set(window.key, [*window.history(now), now], window.seconds)
+        def count(counts: _Counts) -> float | None:
+            taken = [(window, *counts.add_one(window)) for window in windows]
+            waits = [left for window, count, left in taken if count > window.count]
+            if not waits:
+                return None
+            for window in windows:
+                counts.take_back(window)
+            return max(waits)
 
-    def record_success(self, request, username: str) -> None:
-        """The right password: this username's failures from this address are forgotten (the
-        address's are not, or one known account would wipe out a spray of guesses)."""
-        cache.delete(_username_key(client_address(request), username))
+        return _counting(count)
+
+    def succeeded(self, request, username: str) -> None:
+        """The right password: the address gets its count back, and this username's failures
+        from this address are forgotten (the address's are not, or one known account would
+        wipe out a spray of guesses)."""
+        windows = self._windows(request, username)
+        username_key = _username_key(client_address(request), username)
+
+        def give_back(counts: _Counts) -> None:
+            for window in windows:
+                if window.key == username_key:
+                    counts.forget(window)
+                else:
+                    counts.take_back(window)
+
+        _counting(give_back)
 
 
 sign_in_guard = SignInGuard()
@@ -191,31 +295,17 @@ def sign_in_refusal(wait: float) -> str:
     return f"Too many failed sign-ins from your address; try again in {wait_in_words(wait)}."
 
 
-class SignInThrottle(BaseThrottle):
-    """POST /api/auth/token/ refused while its address and username are over the failure
-    limits. It counts nothing itself: SignInTokenSerializer records the failures."""
-
-    def allow_request(self, request, view) -> bool:
-        data = request.data
-        username = data.get("username", "") if hasattr(data, "get") else ""
-        self._wait = sign_in_guard.wait(request, str(username))
-        return self._wait is None
-
-    def wait(self) -> float | None:
-        return self._wait
-
-
 class SignInTokenSerializer(AuthTokenSerializer):
-    """DRF's credentials check, counting each failure against the caller's address."""
+    """DRF's credentials check under the failed sign-in limits: refused (429) over them."""
 
     def validate(self, attrs):
         request, username = self.context["request"], attrs.get("username", "")
-        try:
-            validated = super().validate(attrs)
-        except serializers.ValidationError:
-            sign_in_guard.record_failure(request, username)
-            raise
-        sign_in_guard.record_success(request, username)
+        wait = sign_in_guard.start(request, username)
+        if wait is not None:
+            raise Throttled(wait=wait)
+        # A wrong password raises here, and stays counted.
+        validated = super().validate(attrs)
+        sign_in_guard.succeeded(request, username)
         return validated
 
 
@@ -225,7 +315,7 @@ class ThrottledLoginView(LoginView):
 
     def post(self, request, *args, **kwargs):
         username = request.POST.get("username", "")
-        wait = sign_in_guard.wait(request, username)
+        wait = sign_in_guard.start(request, username)
         if wait is None:
             return super().post(request, *args, **kwargs)
         messages.error(request, sign_in_refusal(wait))
@@ -236,12 +326,9 @@ class ThrottledLoginView(LoginView):
         return response
 
     def form_valid(self, form):
-        sign_in_guard.record_success(self.request, form.cleaned_data.get("username", ""))
+        # The name as typed, as `post` counted it.
+        sign_in_guard.succeeded(self.request, form.data.get("username", ""))
         return super().form_valid(form)
-
-    def form_invalid(self, form):
-        sign_in_guard.record_failure(self.request, form.data.get("username", ""))
-        return super().form_invalid(form)
 
 
 class GuardedAdminAuthenticationForm(AdminAuthenticationForm):
@@ -250,13 +337,10 @@ class GuardedAdminAuthenticationForm(AdminAuthenticationForm):
 
     def clean(self):
         username = self.data.get("username", "")
-        wait = sign_in_guard.wait(self.request, username)
+        wait = sign_in_guard.start(self.request, username)
         if wait is not None:
             raise ValidationError(sign_in_refusal(wait), code="throttled")
-        try:
-            cleaned = super().clean()
-        except ValidationError:
-            sign_in_guard.record_failure(self.request, username)
-            raise
-        sign_in_guard.record_success(self.request, username)
+        # A wrong password raises here, and stays counted.
+        cleaned = super().clean()
+        sign_in_guard.succeeded(self.request, username)
         return cleaned

@@ -68,6 +68,7 @@ PROJECT = ("config.urls", *MCP_SERVER)
 # neither an HTTP framework nor them.
 HTTP_MODULES = {
     "api",
+    "authentication",
     "serializers",
     "urls",
     "views",

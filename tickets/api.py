@@ -13,6 +13,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from config.api_errors import error_responses
+from config.authentication import api_token_issue
 from config.permissions import IsStaffMember
 from config.roles import Role, support_role
 from orders.models import Customer
@@ -33,7 +34,8 @@ from tickets.serializers import (
 
 
 class ObtainTokenView(ObtainAuthToken):
-    """POST {username, password} -> {token}. Send it as `Authorization: Token <token>`."""
+    """POST {username, password} -> {token}. Send it as `Authorization: Token <token>`. The
+    same token until it expires (API_TOKEN_TTL_DAYS), then a new one."""
 
     authentication_classes: list = []
     permission_classes = [AllowAny]
@@ -49,7 +51,10 @@ class ObtainTokenView(ObtainAuthToken):
         },
     )
     def post(self, request, *args, **kwargs):
-        return super().post(request, *args, **kwargs)
+        serializer = self.get_serializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        token = api_token_issue(user=serializer.validated_data["user"])
+        return Response({"token": token.key})
 
 
 class _SupportRoleIn(BasePermission):

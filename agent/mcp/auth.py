@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from django.contrib.auth.models import User
 from rest_framework.authtoken.models import Token
 
+from config.authentication import api_token_expired
 from config.roles import support_role
 from orders.models import Customer
 from tickets.models import Ticket
@@ -78,10 +79,18 @@ def token_from_environment(value: str | None) -> str:
 
 
 def authenticated_user(key: str) -> User:
-    """The active user whose token `key` is, as DRF's TokenAuthentication decides it."""
+    """The active user whose token `key` is, as the API's token authentication decides it
+    (config.authentication): an expired token is deleted."""
     token = Token.objects.select_related("user").filter(key=key).first()
     if token is None:
         raise SessionRefused(401, "token_invalid", "The desk API token is not valid.")
+    if api_token_expired(token):
+        token.delete()
+        raise SessionRefused(
+            401,
+            "token_expired",
+            "The desk API token has expired; get a new one from POST /api/auth/token/.",
+        )
     if not token.user.is_active:
         raise SessionRefused(
             401, "user_inactive", "The desk user this token belongs to is inactive."

@@ -4,8 +4,10 @@
 descriptions the assistant's model is given: one declaration, two surfaces. `tools/call` is
 agent.executor.execute_tool_call in the session's McpContext: the same pipeline, errors,
 ToolCallLog row and untrusted wrapping as a call in a run, the request's JSON-RPC id (scoped
-to the session) as the tool call id. A refused call is a tool result with `isError: true`
-whose content is the structured error, as the model would read it.
+to the session) as the tool call id. An id sent again answers its logged result if the call
+is the same (tool and canonical arguments), and a JSON-RPC error if it is another. A refused
+call is a tool result with `isError: true` whose content is the structured error, as the
+model would read it.
 
 The server holds no state of its own: `session_of(ctx)` names the McpSession a request
 belongs to (the HTTP gate put it on the request; a stdio server has exactly one), and every
@@ -27,7 +29,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_REQUEST
 
 from agent.context import McpContext
-from agent.executor import execute_tool_call
+from agent.executor import CallIdReused, execute_tool_call
 from agent.mcp import resources
 from agent.mcp.auth import SessionRefused
 from agent.mcp.sessions import mcp_context, mcp_session_seen
@@ -159,7 +161,12 @@ def build_server(
                 arguments_raw=arguments_raw,
             )
 
-        return call_result(await _refusals_as_errors(in_db_thread(work)))
+        try:
+            result = await _refusals_as_errors(in_db_thread(work))
+        except CallIdReused as reused:
+            # The id names the earlier call's log row: a JSON-RPC error, not a tool result.
+            raise MCPError(INVALID_REQUEST, reused.message, data={"reason": "id_reused"}) from None
+        return call_result(result)
 
     async def list_tools(ctx: Context, params: types.PaginatedRequestParams | None):
         context = await authorised(ctx)

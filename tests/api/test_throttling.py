@@ -11,11 +11,14 @@ import uuid
 import pytest
 from django.conf import settings as django_settings
 from django.contrib.auth import get_user_model
+from django.test import Client
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from config.errors import wait_in_words
 from tests.api.conftest import PASSWORD, token_header
+from tests.api.hashers import CountingMD5PasswordHasher
+from tests.services import run_in_threads
 
 pytestmark = pytest.mark.django_db
 
@@ -30,6 +33,14 @@ def counts_of_this_test_only(settings):
         "default": {**django_settings.CACHES["default"], "KEY_PREFIX": prefix},
     }
     return prefix
+
+
+@pytest.fixture
+def checked_passwords(settings) -> type[CountingMD5PasswordHasher]:
+    """The hasher that checks every password from here on, counting the checks."""
+    settings.PASSWORD_HASHERS = ["tests.api.hashers.CountingMD5PasswordHasher"]
+    CountingMD5PasswordHasher.checked = 0
+    return CountingMD5PasswordHasher
 
 
 def token_request(username: str, password: str, address: str = "10.0.0.1"):
@@ -177,7 +188,7 @@ def test_failures_counted_by_another_process_count_here(demo, settings, client):
         from config.throttling import sign_in_guard
         request = RequestFactory().post("/login/", REMOTE_ADDR="10.9.9.9")
         for _ in range(3):
-            sign_in_guard.record_failure(request, "agent")
+            sign_in_guard.start(request, "agent")
         """
     )
     prefix = settings.CACHES["default"]["KEY_PREFIX"]
@@ -252,3 +263,84 @@ def test_the_mail_gateway_is_not_throttled_as_an_anonymous_address(demo, setting
         assert response.status_code == 201, response.content
     # while any other anonymous caller is still held to the rate
     assert [token_request("agent", PASSWORD).status_code for _ in range(3)] == [200, 200, 429]
+
+
+# The guesses' threads read the demo users on connections of their own: committed data.
+@pytest.mark.django_db(transaction=True)
+def test_it_checks_at_most_the_limits_number_of_passwords_for_parallel_token_guesses(
+    demo, settings, checked_passwords
+):
+    # Given a limit of 10 failed sign-ins per address and username
+    settings.LOGIN_THROTTLE = "10/min"
+
+    # When 30 wrong guesses arrive at the token endpoint at once
+    answers = run_in_threads(30, lambda n: token_request("agent", f"guess-{n}").status_code)
+
+    # Then 10 passwords were checked, and the other 20 guesses were refused unchecked
+    assert sorted(answers) == [400] * 10 + [429] * 20
+    assert checked_passwords.checked == 10
+    assert not Token.objects.exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_checks_at_most_the_limits_number_of_passwords_for_parallel_login_page_guesses(
+    demo, settings, checked_passwords
+):
+    # Given a limit of 10, and guesses spelling the name plainly, in fullwidth letters (which
+    # the login form reads as "agent", NFKC) and with a space around it
+    settings.LOGIN_THROTTLE = "10/min"
+    names = ["agent", "\uff41\uff47\uff45\uff4e\uff54", " agent "]
+
+    # When 30 wrong guesses arrive at once
+    answers = run_in_threads(
+        30, lambda n: login_page(Client(), names[n % 3], f"guess-{n}").status_code
+    )
+
+    # Then every spelling counted against one limit: 10 passwords were checked
+    assert sorted(answers) == [200] * 10 + [429] * 20
+    assert checked_passwords.checked == 10
+
+
+def test_it_counts_a_fullwidth_spelling_of_a_name_with_the_name(demo, settings, client):
+    # Given three failures for "agent" under a limit of 3
+    settings.LOGIN_THROTTLE = "3/min"
+    guesses = [login_page(client, "agent", f"guess-{n}").status_code for n in range(3)]
+
+    # When the right password comes with the name in fullwidth letters, which the login form
+    # signs in as "agent"
+    fullwidth = login_page(client, "\uff41\uff47\uff45\uff4e\uff54", PASSWORD)
+    by_token = token_request("\uff41\uff47\uff45\uff4e\uff54", PASSWORD)
+
+    # Then it is refused like the plain name, and nobody signed in
+    assert guesses == [200, 200, 200]
+    assert fullwidth.status_code == 429
+    assert "_auth_user_id" not in client.session
+    assert_throttled(by_token, at_most=60)
+    assert not Token.objects.exists()
+
+
+def test_it_keeps_limiting_sign_ins_in_the_process_while_redis_is_unreachable(
+    demo, settings, caplog
+):
+    # Given a Redis cache nobody answers on (port 1: privileged, nothing listens), a limit of 3
+    settings.CACHES = {
+        **settings.CACHES,
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": "redis://127.0.0.1:1/0",
+        },
+    }
+    settings.LOGIN_THROTTLE = "3/min"
+    # (the process's own counts outlive the test: an address of this test alone)
+    address = f"outage-{uuid.uuid4().hex}"
+
+    # When a guesser tries four times, and the right password comes from another address
+    guesses = [token_request("agent", f"guess-{n}", address).status_code for n in range(3)]
+    fourth = token_request("agent", PASSWORD, address)
+    elsewhere = token_request("agent", PASSWORD, f"{address}-2")
+
+    # Then sign-ins still work, the limit still holds, and the outage is in the log
+    assert guesses == [400, 400, 400]
+    assert_throttled(fourth, at_most=60)
+    assert elsewhere.status_code == 200
+    assert "Sign-in limits: the cache is unreachable" in caplog.text

@@ -3,11 +3,14 @@ session start with the HTTP status and a message the host shows; once open, fixe
 user and ticket; the bound ticket's resources."""
 
 import json
+from datetime import timedelta
 
 import httpx2
 import pytest
 from django.contrib.auth import get_user_model
+from django.utils import timezone
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+from rest_framework.authtoken.models import Token
 
 from agent.models import McpSession, ToolCallLog
 from agent.untrusted import untrusted_blocks
@@ -120,6 +123,21 @@ def test_an_inactive_user_is_refused_with_401(mcp_url, demo):
     assert not McpSession.objects.exists()
 
 
+def test_an_expired_token_is_refused_with_401_and_deleted(mcp_url, demo):
+    # Given a token issued longer ago than API_TOKEN_TTL_DAYS (30 by default, as the server runs)
+    token = token_for("agent")
+    Token.objects.filter(key=token).update(created=timezone.now() - timedelta(days=31))
+
+    # When a host opens a session with it
+    response = post(mcp_url, INITIALIZE, desk_headers(token))
+
+    # Then it is refused, and the token is gone
+    assert response.status_code == 401
+    assert answer(response)["error"]["data"]["reason"] == "token_expired"
+    assert not Token.objects.filter(key=token).exists()
+    assert not McpSession.objects.exists()
+
+
 def test_a_user_without_a_support_role_is_refused_with_403(mcp_url, demo):
     response = post(mcp_url, INITIALIZE, desk_headers(token_for("reviewer")))
 
@@ -225,6 +243,40 @@ def test_listing_tools_is_refused_once_the_role_is_gone(mcp_url, demo):
     response = list_tools(mcp_url, headers)
 
     assert "no longer holds" in answer(response)["error"]["message"]
+
+
+def test_a_request_id_used_for_another_call_is_refused_without_running(mcp_url, demo):
+    headers = open_raw_session(mcp_url, desk_headers(token_for("agent")))
+
+    def call_7(name: str, arguments: dict) -> dict:
+        request = {"name": name, "arguments": arguments}
+        return answer(
+            post(
+                mcp_url,
+                {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": request},
+                headers,
+            )
+        )
+
+    def result(message: dict) -> dict:
+        (text,) = untrusted_blocks(message["result"]["content"][0]["text"])
+        return json.loads(text)
+
+    first = call_7("get_order", {"order_id": "202610110087"})
+    same = call_7("get_order", {"order_id": "202610110087"})
+    other = call_7("list_customer_orders", {})
+
+    assert result(same) == result(first)
+    assert result(first)["ok"] is True
+    assert other["error"] == {
+        "code": -32600,
+        "message": "The call id 7 was already used for another call; nothing was run. Send "
+        "each call with an id of its own.",
+        "data": {"reason": "id_reused"},
+    }
+    assert list(ToolCallLog.objects.values_list("tool_call_id", "tool_name")) == [
+        ("7", "get_order")
+    ]
 
 
 def test_closing_a_session_ends_it(mcp_url, demo):

@@ -9,10 +9,11 @@ from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 
 from agent.context import McpContext
-from agent.executor import execute_tool_call
+from agent.executor import CallIdReused, execute_tool_call
 from agent.mcp.auth import session_scope
 from agent.mcp.sessions import mcp_context, mcp_session_start
 from agent.models import McpSession, ToolCallLog
+from tests.agent.runs import probe_tool
 from tests.factories import AgentRunFactory
 
 pytestmark = pytest.mark.django_db
@@ -87,18 +88,49 @@ def test_a_session_is_scoped_like_a_run_from_what_it_recorded(demo):
 
 # The executor runs the tool on a thread of its own: the data must be committed.
 @pytest.mark.django_db(transaction=True)
-def test_a_redelivered_call_id_returns_the_logged_result_without_running(demo):
+def test_it_answers_the_same_call_under_its_id_again_from_the_log_without_running_it(demo):
     ctx = mcp_context(open_session().pk)
 
+    with probe_tool("probe") as calls:
+        first = execute_tool_call(ctx, tool_call_id="3", name="probe", arguments_raw="{}")
+        # The same call: its arguments spaced otherwise
+        again = execute_tool_call(ctx, tool_call_id="3", name="probe", arguments_raw=" { } ")
+
+    assert again == first == {"ok": True, "probed": 1}
+    assert len(calls) == 1
+    assert list(ToolCallLog.objects.values_list("tool_call_id", "tool_name")) == [("3", "probe")]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_refuses_another_call_under_a_used_id_without_running_it(demo):
+    # Given call 3 of the session: get_order of the mug
+    ctx = mcp_context(open_session().pk)
     first = execute_tool_call(
-        ctx, tool_call_id="3", name="get_order", arguments_raw='{"order_id": "202610110087"}'
-    )
-    again = execute_tool_call(
-        ctx, tool_call_id="3", name="list_customer_orders", arguments_raw="{}"
+        ctx, tool_call_id="3", name="get_order", arguments_raw=f'{{"order_id": "{MUG}"}}'
     )
 
-    assert again == first
-    assert ToolCallLog.objects.get().tool_name == "get_order"
+    # When id 3 comes again for another tool, and for the same tool with other arguments
+    with probe_tool("list_everything") as calls, pytest.raises(CallIdReused) as another_tool:
+        execute_tool_call(ctx, tool_call_id="3", name="list_everything", arguments_raw="{}")
+    with pytest.raises(CallIdReused) as other_arguments:
+        execute_tool_call(
+            ctx, tool_call_id="3", name="get_order", arguments_raw='{"order_id": "202610200456"}'
+        )
+
+    # Then both are refused, nothing ran, and the log holds the first call only
+    assert first["ok"] is True
+    assert (
+        str(another_tool.value)
+        == str(other_arguments.value)
+        == (
+            "The call id 3 was already used for another call; nothing was run. Send each call "
+            "with an id of its own."
+        )
+    )
+    assert calls == []
+    assert list(ToolCallLog.objects.values_list("tool_call_id", "tool_name", "arguments")) == [
+        ("3", "get_order", {"order_id": MUG})
+    ]
 
 
 # --- Admin -----------------------------------------------------------------------------------

@@ -1,0 +1,20 @@
+"""A user's API tokens last no longer than the password and the account they were issued for.
+
+Connected to the user model's post_save in TicketsConfig.ready() (the desk serves the token
+endpoint). Token is named by its app label, not imported: this is not HTTP code, and DRF's
+model module is part of an HTTP framework.
+"""
+
+from django.apps import apps
+
+
+def revoke_api_tokens(sender, instance, **kwargs) -> None:
+    """A user was saved: their API tokens go when the password was set, or when the account is
+    inactive (a reactivated account does not get its old tokens back).
+
+    `_password` holds the new password from set_password() until the save after it: every
+    password form, the admin's and `manage.py changepassword` go through it. Django's own
+    rehash of a password on sign-in (a stronger hasher) clears it first, so it keeps tokens.
+    """
+    if getattr(instance, "_password", None) is not None or not instance.is_active:
+        apps.get_model("authtoken", "Token").objects.filter(user_id=instance.pk).delete()
