@@ -39,7 +39,7 @@ from orders.selectors import (
 )
 from policies.selectors import search_clauses
 from refunds import services as refund_services
-from refunds.errors import RefundRefused
+from refunds.errors import AmountNotExpressible, RefundRefused
 from refunds.models import RefundRequest
 from refunds.selectors import order_refund_requests
 from refunds.services import ProposalOutcome, RefundAlreadyDecided
@@ -315,6 +315,13 @@ def create_refund(ctx: ToolContext, args: dict) -> dict:
             decided.message,
             next_actions=["get_refund_status"],
             extra=decided.extra,
+        ) from None
+    except AmountNotExpressible as refusal:
+        raise ToolError(
+            ErrorCode.INVALID_ARGUMENTS,
+            refusal.message,
+            next_actions=["create_refund"],
+            extra={**refusal.extra, "field_errors": {"amount": refusal.message}},
         ) from None
     except ApplicationError as refusal:
         raise ToolError(
@@ -628,7 +635,8 @@ TOOLS: tuple[Tool, ...] = (
                     "maximum": float(MAX_AMOUNT),
                     "multipleOf": 0.01,
                     "description": "Amount to refund in the order's currency, e.g. 129.00 "
-                    "(at most 2 decimals).",
+                    "(at most 2 decimals; whole in a currency without a minor unit, such as "
+                    "JPY).",
                 },
                 "reason": {"type": "string", "enum": RefundRequest.Reason.values},
                 "explanation": {

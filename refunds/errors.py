@@ -1,4 +1,4 @@
-from config.errors import Conflict, Forbidden, Refused
+from config.errors import ApplicationError, Conflict, Forbidden, Refused
 
 
 class StaleConfirmation(Conflict):
@@ -17,3 +17,10 @@ class ReviewForbidden(Forbidden):
     """Not a reviewer, or reviewing one's own request (403)."""
 
     code = "review_forbidden"
+
+
+class AmountNotExpressible(ApplicationError):
+    """The amount is not a whole number of the currency's minor unit, or needs more decimal
+    places than the desk stores (400)."""
+
+    code = "amount_not_expressible"

@@ -7,9 +7,15 @@ from django.utils import timezone
 from agent.context import RunContext
 from agent.errors import ToolError
 from agent.tools import create_refund
+from refunds.errors import AmountNotExpressible
 from refunds.identity import derive_request_id, fingerprint, fingerprint_params
 from refunds.models import RefundConfirmation, RefundEvent, RefundRequest
-from refunds.services import refund_approve, refund_expire_confirmations, refund_reject
+from refunds.services import (
+    refund_approve,
+    refund_expire_confirmations,
+    refund_propose,
+    refund_reject,
+)
 from tests.factories import AgentRunFactory, OrderFactory, TicketFactory
 from tickets.models import TicketMessage
 
@@ -320,3 +326,74 @@ def test_a_further_refund_after_a_settled_one_is_a_new_intent(ctx, reviewer):
         ticket_reference="TCK-7001", order_id="202610110087", n=1
     )
     assert RefundRequest.objects.count() == 2
+
+
+def test_it_refuses_an_amount_the_orders_currency_cannot_express(ticket, ctx):
+    # Given an order paid in yen, which has no minor unit
+    ticket.order.currency = "JPY"
+    ticket.order.save()
+
+    # When the model proposes 12.50 JPY
+    with pytest.raises(ToolError) as refusal:
+        create_refund(ctx, args(amount=Decimal("12.50")))
+
+    # Then it is told which field and why, and nothing was proposed
+    message = "12.50 JPY cannot be refunded: JPY has no minor unit, so the amount must be whole."
+    assert refusal.value.as_result() == {
+        "ok": False,
+        "error": {
+            "code": "INVALID_ARGUMENTS",
+            "message": message,
+            "retryable": False,
+            "next_actions": ["create_refund"],
+            "currency": "JPY",
+            "decimal_places": 0,
+            "field_errors": {"amount": message},
+        },
+    }
+    assert RefundRequest.objects.count() == 0
+    assert RefundConfirmation.objects.count() == 0
+    assert TicketMessage.objects.count() == 0
+
+
+@pytest.mark.parametrize(
+    ("currency", "amount", "message"),
+    [
+        (
+            "JPY",
+            "12.5",
+            "12.5 JPY cannot be refunded: JPY has no minor unit, so the amount must be whole.",
+        ),
+        (
+            "KWD",
+            "12.345",
+            "12.345 KWD cannot be refunded: the desk holds KWD amounts to 2 decimal places.",
+        ),
+        (
+            "CNY",
+            "10.001",
+            "10.001 CNY cannot be refunded: the desk holds CNY amounts to 2 decimal places.",
+        ),
+    ],
+)
+def test_the_proposal_service_refuses_an_amount_it_cannot_hold_instead_of_rounding_it(
+    ticket, agent_user, currency, amount, message
+):
+    ticket.order.currency = currency
+    ticket.order.save()
+
+    with pytest.raises(AmountNotExpressible) as refusal:
+        refund_propose(
+            ticket=ticket,
+            order=ticket.order,
+            amount=Decimal(amount),
+            reason="damaged",
+            explanation="Broken.",
+            requested_by=agent_user,
+            role="agent",
+        )
+
+    assert (refusal.value.code, refusal.value.message) == ("amount_not_expressible", message)
+    assert refusal.value.status_code == 400
+    assert RefundRequest.objects.count() == 0
+    assert TicketMessage.objects.count() == 0
