@@ -39,7 +39,7 @@ from orders.selectors import (
 )
 from policies.selectors import search_clauses
 from refunds import services as refund_services
-from refunds.errors import AmountNotExpressible, RefundRefused
+from refunds.errors import AmountNotExpressible, CurrencyNotSupported, RefundRefused
 from refunds.models import RefundRequest
 from refunds.selectors import order_refund_requests
 from refunds.services import ProposalOutcome, RefundAlreadyDecided
@@ -307,6 +307,8 @@ def create_refund(ctx: ToolContext, args: dict) -> dict:
             role=ctx.role,
             run=ctx.run,
         )
+    except CurrencyNotSupported as refusal:
+        raise _currency_error(refusal, currency=order.currency) from None
     except RefundRefused as refusal:
         raise _policy_error(refusal) from None
     except RefundAlreadyDecided as decided:
@@ -373,6 +375,23 @@ def _policy_error(refusal: RefundRefused) -> ToolError:
         f"The refund policy does not allow this refund ({details}).",
         next_actions=[NextAction.EXPLAIN_POLICY, "search_policies"],
         extra=extra,
+    )
+
+
+def _currency_error(refusal: CurrencyNotSupported, *, currency: str) -> ToolError:
+    failing = refusal.extra.get("verdicts", [])
+    details = "; ".join(f"{v['clause']}: {v['detail']}" for v in failing)
+    return ToolError(
+        ErrorCode.CURRENCY_NOT_SUPPORTED,
+        f"The refund policy sets no limits for {currency}, so the desk cannot refund this "
+        f"order ({details}).",
+        # No smaller amount and no other role helps: only a policy naming the currency does.
+        next_actions=[NextAction.EXPLAIN_POLICY, NextAction.ASK_AGENT],
+        extra={
+            "currency": currency,
+            "clauses": refusal.extra.get("failing_clauses", []),
+            "verdicts": failing,
+        },
     )
 
 

@@ -13,6 +13,12 @@ class RefundRefused(Refused):
     code = "refund_refused"
 
 
+class CurrencyNotSupported(RefundRefused):
+    """The published policy sets no limits for the refund's currency (422, clause R-5)."""
+
+    code = "currency_not_supported"
+
+
 class ReviewForbidden(Forbidden):
     """Not a reviewer, or reviewing one's own request (403)."""
 

@@ -23,7 +23,13 @@ from config.money import desk_can_hold, desk_places, money_str, to_cents
 from config.roles import is_reviewer, support_role
 from orders.models import Order
 from policies.selectors import evaluate_refund_for_order
-from refunds.errors import AmountNotExpressible, RefundRefused, ReviewForbidden, StaleConfirmation
+from refunds.errors import (
+    AmountNotExpressible,
+    CurrencyNotSupported,
+    RefundRefused,
+    ReviewForbidden,
+    StaleConfirmation,
+)
 from refunds.identity import derive_request_id, fingerprint, fingerprint_params
 from refunds.models import RefundConfirmation, RefundEvent, RefundRequest
 from refunds.signals import tell_ticket
@@ -64,7 +70,8 @@ def _refuse_unless_allowed(evaluation, message: str) -> None:
         return
     failing = evaluation.failing()
     details = "; ".join(f"{v['clause']}: {v['detail']}" for v in failing)
-    raise RefundRefused(
+    refusal = RefundRefused if evaluation.currency_supported else CurrencyNotSupported
+    raise refusal(
         f"{message} {details}",
         extra={"failing_clauses": evaluation.failing_clauses(), "verdicts": failing},
     )
