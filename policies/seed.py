@@ -70,7 +70,8 @@ REFUNDS_V1_CLAUSES = [
 
 
 # Rules before 0003 named one `currency` and gave `role_limits` in it; since then `role_limits`
-# maps each currency to its limits, and a currency it does not name is refused.
+# maps each currency to its limits, and a currency it does not name is refused. The
+# version 0003 publishes takes effect on the day that change was made.
 LIMITS_PER_CURRENCY_FROM = datetime.date(2026, 12, 4)
 LIMITS_PER_CURRENCY_TEXT = (
     " Limits are set per currency: a refund in a currency for which this policy sets no "
