@@ -39,7 +39,7 @@ from orders.selectors import (
 )
 from policies.selectors import search_clauses
 from refunds import services as refund_services
-from refunds.errors import RefundRefused
+from refunds.errors import AmountNotExpressible, CurrencyNotSupported, RefundRefused
 from refunds.models import RefundRequest
 from refunds.selectors import order_refund_requests
 from refunds.services import ProposalOutcome, RefundAlreadyDecided
@@ -307,6 +307,8 @@ def create_refund(ctx: ToolContext, args: dict) -> dict:
             role=ctx.role,
             run=ctx.run,
         )
+    except CurrencyNotSupported as refusal:
+        raise _currency_error(refusal, currency=order.currency) from None
     except RefundRefused as refusal:
         raise _policy_error(refusal) from None
     except RefundAlreadyDecided as decided:
@@ -315,6 +317,13 @@ def create_refund(ctx: ToolContext, args: dict) -> dict:
             decided.message,
             next_actions=["get_refund_status"],
             extra=decided.extra,
+        ) from None
+    except AmountNotExpressible as refusal:
+        raise ToolError(
+            ErrorCode.INVALID_ARGUMENTS,
+            refusal.message,
+            next_actions=["create_refund"],
+            extra={**refusal.extra, "field_errors": {"amount": refusal.message}},
         ) from None
     except ApplicationError as refusal:
         raise ToolError(
@@ -366,6 +375,23 @@ def _policy_error(refusal: RefundRefused) -> ToolError:
         f"The refund policy does not allow this refund ({details}).",
         next_actions=[NextAction.EXPLAIN_POLICY, "search_policies"],
         extra=extra,
+    )
+
+
+def _currency_error(refusal: CurrencyNotSupported, *, currency: str) -> ToolError:
+    failing = refusal.extra.get("verdicts", [])
+    details = "; ".join(f"{v['clause']}: {v['detail']}" for v in failing)
+    return ToolError(
+        ErrorCode.CURRENCY_NOT_SUPPORTED,
+        f"The refund policy sets no limits for {currency}, so the desk cannot refund this "
+        f"order ({details}).",
+        # No smaller amount and no other role helps: only a policy naming the currency does.
+        next_actions=[NextAction.EXPLAIN_POLICY, NextAction.ASK_AGENT],
+        extra={
+            "currency": currency,
+            "clauses": refusal.extra.get("failing_clauses", []),
+            "verdicts": failing,
+        },
     )
 
 
@@ -628,7 +654,8 @@ TOOLS: tuple[Tool, ...] = (
                     "maximum": float(MAX_AMOUNT),
                     "multipleOf": 0.01,
                     "description": "Amount to refund in the order's currency, e.g. 129.00 "
-                    "(at most 2 decimals).",
+                    "(at most 2 decimals; whole in a currency without a minor unit, such as "
+                    "JPY).",
                 },
                 "reason": {"type": "string", "enum": RefundRequest.Reason.values},
                 "explanation": {

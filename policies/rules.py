@@ -2,13 +2,19 @@
 
 Pure functions over plain facts; no database. Every verdict names the clause it enforces, so a
 refusal can always be explained by pointing at the policy text (DESIGN §4).
+
+Role limits are set per currency: `role_limits` maps a currency code to each role's limit in
+that currency, and a refund is only ever compared with the limits of its own currency. A
+currency the rules set no limits for is refused under R-5, never compared as a bare number
+(DESIGN §1, invariant 4).
 """
 
+import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal, InvalidOperation
 
-from config.money import money_str
+from config.money import desk_can_hold, desk_places, money_str
 
 PASS = "pass"
 FAIL = "fail"
@@ -22,7 +28,8 @@ REASONS_BEFORE_DELIVERY = ("not_received",)
 REASONS_AFTER_DELIVERY = ("damaged", "wrong_item")
 REASONS_ANY_TIME = ("other",)
 
-REQUIRED_RULE_KEYS = ("refund_window_days", "non_refundable_categories", "role_limits", "currency")
+REQUIRED_RULE_KEYS = ("refund_window_days", "non_refundable_categories", "role_limits")
+CURRENCY_CODE = re.compile(r"[A-Z]{3}")
 
 
 @dataclass(frozen=True)
@@ -33,6 +40,7 @@ class RefundFacts:
     amount_paid: Decimal
     refunded_so_far: Decimal  # committed refunds (orders.selectors.refunded_total)
     amount: Decimal  # requested
+    currency: str  # the order's: amount, amount_paid and refunded_so_far are all in it
     reason: str  # damaged / not_received / wrong_item / other
     actor_role: str  # config.roles.Role values: intern / agent / supervisor
     now: datetime
@@ -49,6 +57,8 @@ class Evaluation:
     # [{"clause": "R-1", "outcome": "pass" | "fail", "detail": "..."}], in clause order.
     verdicts: list[dict] = field(default_factory=list)
     policy_version_id: int | None = None
+    # False when the rules set no limits for the refund's currency (R-5 fails for that).
+    currency_supported: bool = True
 
     def failing(self) -> list[dict]:
         return [verdict for verdict in self.verdicts if verdict["outcome"] == FAIL]
@@ -85,7 +95,8 @@ def _check_window(facts: RefundFacts, rules: dict) -> dict:
     )
 
 
-def _check_balance(facts: RefundFacts, currency: str) -> dict:
+def _check_balance(facts: RefundFacts) -> dict:
+    currency = facts.currency
     balance = facts.amount_paid - facts.refunded_so_far
     amount = money_str(facts.amount)
     figures = (
@@ -157,8 +168,17 @@ def _limit_of(role_limits: dict, role: str) -> Decimal | None:
         return None
 
 
-def _check_authority(facts: RefundFacts, rules: dict, currency: str) -> dict:
-    role_limits = rules["role_limits"]
+def _check_authority(facts: RefundFacts, rules: dict) -> dict:
+    currency = facts.currency
+    if currency not in rules["role_limits"]:
+        return _verdict(
+            "R-5",
+            False,
+            f"the policy sets no refund limits for {currency} (only for "
+            f"{', '.join(sorted(rules['role_limits']))}); a refund in {currency} cannot be "
+            "proposed or approved at the desk",
+        )
+    role_limits = rules["role_limits"][currency]
     role = facts.actor_role
     limit = _limit_of(role_limits, role)
     total = facts.amount + facts.requester_other_amount
@@ -221,30 +241,67 @@ def validate_rules(rules: dict) -> list[str]:
         not isinstance(categories, list) or not all(isinstance(c, str) for c in categories)
     ):
         problems.append("non_refundable_categories must be a list of category names")
-    limits = rules.get("role_limits")
     if "role_limits" in rules:
-        if not isinstance(limits, dict):
-            problems.append("role_limits must map roles to amounts")
-        else:
-            for role, limit in limits.items():
-                # Amounts are strings like "500.00" so they never pass through a float.
-                if not isinstance(limit, str) or _limit_of(limits, role) is None:
-                    problems.append(f"role_limits.{role} must be an amount string like '500.00'")
+        problems.extend(_role_limit_problems(rules["role_limits"]))
+    if "currency" in rules:
+        problems.append(
+            "'currency' is not a rule: role_limits names each currency it sets limits for"
+        )
     return problems
+
+
+def _role_limit_problems(limits) -> list[str]:
+    if not isinstance(limits, dict) or not limits:
+        return [
+            "role_limits must map currency codes to each role's limit, "
+            'like {"CNY": {"agent": "500.00"}}'
+        ]
+    problems = []
+    for currency, by_role in limits.items():
+        if not isinstance(currency, str) or not CURRENCY_CODE.fullmatch(currency):
+            problems.append(f"role_limits.{currency} is not a currency code like 'CNY'")
+        elif not isinstance(by_role, dict):
+            problems.append(f"role_limits.{currency} must map roles to amounts")
+        else:
+            for role, limit in by_role.items():
+                problem = _limit_problem(currency, role, limit)
+                if problem:
+                    problems.append(problem)
+    return problems
+
+
+def _limit_problem(currency: str, role: str, limit) -> str | None:
+    # Amounts are strings like "500.00" so they never pass through a float.
+    try:
+        amount = Decimal(limit) if isinstance(limit, str) else None
+    except InvalidOperation:
+        amount = None
+    if amount is None or not amount.is_finite() or amount < 0:
+        return f"role_limits.{currency}.{role} must be an amount string like '500.00'"
+    if not desk_can_hold(amount, currency):
+        return (
+            f"role_limits.{currency}.{role} has more decimal places than {currency} amounts "
+            f"can have ({desk_places(currency)})"
+        )
+    return None
 
 
 def evaluate_refund(
     facts: RefundFacts, rules: dict, *, policy_version_id: int | None = None
 ) -> Evaluation:
     """One verdict per clause, R-1 to R-6; the refund is allowed only if every clause passes."""
-    currency = rules.get("currency", "CNY")
     verdicts = [
         _check_window(facts, rules),
-        _check_balance(facts, currency),
+        _check_balance(facts),
         _check_categories(facts, rules),
         _check_reason(facts),
-        _check_authority(facts, rules, currency),
+        _check_authority(facts, rules),
         _check_four_eyes(facts),
     ]
     allowed = all(verdict["outcome"] == PASS for verdict in verdicts)
-    return Evaluation(allowed=allowed, verdicts=verdicts, policy_version_id=policy_version_id)
+    return Evaluation(
+        allowed=allowed,
+        verdicts=verdicts,
+        policy_version_id=policy_version_id,
+        currency_supported=facts.currency in rules["role_limits"],
+    )

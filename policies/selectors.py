@@ -45,6 +45,7 @@ def evaluate_refund_for_order(
         amount_paid=order.amount_paid,
         refunded_so_far=refunded_total(order),
         amount=Decimal(amount),
+        currency=order.currency,
         reason=reason,
         actor_role=actor_role,
         now=now or timezone.now(),

@@ -29,7 +29,7 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.db import IntegrityError, transaction
 
-from config.money import to_cents
+from config.money import from_minor_units, to_cents, to_minor_units
 from refunds.models import SimulatedRefund
 
 logger = logging.getLogger(__name__)
@@ -293,12 +293,6 @@ def stripe_errors_classified() -> Iterator[None]:
         ) from exc
 
 
-def to_minor_units(amount: Decimal) -> int:
-    if to_cents(amount) != amount:
-        raise ValueError(f"{amount} has more than two decimal places")
-    return int(amount * 100)
-
-
 class StripeAdapter:
     """Stripe through its official SDK. No SDK retries: an unanswered call is reconciled."""
 
@@ -323,11 +317,19 @@ class StripeAdapter:
         payment_reference: str,
         metadata: dict,
     ) -> ProviderRefund:
+        try:
+            minor_units = to_minor_units(amount, currency)
+        except ValueError as exc:
+            # Refused before anything is sent: no refund exists under this key.
+            raise ProviderTerminalError(str(exc), code="amount_not_expressible") from exc
         with stripe_errors_classified():
             refund = self.client.v1.refunds.create(
                 {
                     "payment_intent": payment_reference,
-                    "amount": to_minor_units(amount),
+                    "amount": minor_units,
+                    # The unit `amount` is counted in, stated rather than left for the
+                    # provider to assume.
+                    "currency": currency.lower(),
                     "metadata": metadata,
                 },
                 {"idempotency_key": idempotency_key},
@@ -351,9 +353,11 @@ class StripeAdapter:
 
 
 def _from_stripe(refund) -> ProviderRefund:
+    """Stripe's refund in major units, read by the currency Stripe says it is in."""
+    currency = str(refund.currency).upper()
     return ProviderRefund(
         id=refund.id,
         status=refund.status,
-        amount=(Decimal(refund.amount) / 100).quantize(Decimal("0.01")),
-        currency=str(refund.currency).upper(),
+        amount=from_minor_units(refund.amount, currency),
+        currency=currency,
     )

@@ -1,4 +1,4 @@
-from config.errors import Conflict, Forbidden, Refused
+from config.errors import ApplicationError, Conflict, Forbidden, Refused
 
 
 class StaleConfirmation(Conflict):
@@ -13,6 +13,12 @@ class RefundRefused(Refused):
     code = "refund_refused"
 
 
+class CurrencyNotSupported(RefundRefused):
+    """The published policy sets no limits for the refund's currency (422, clause R-5)."""
+
+    code = "currency_not_supported"
+
+
 class ReviewForbidden(Forbidden):
     """Not a reviewer, or reviewing one's own request (403)."""
 
@@ -23,3 +29,10 @@ class OrderFrozen(Conflict):
     """An edit of an order's payment fields while a refund on it is in flight (409)."""
 
     code = "order_payment_frozen"
+
+
+class AmountNotExpressible(ApplicationError):
+    """The amount is not a whole number of the currency's minor unit, or needs more decimal
+    places than the desk stores (400)."""
+
+    code = "amount_not_expressible"

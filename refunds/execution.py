@@ -209,17 +209,21 @@ def _settle_from_provider(
     detail: dict[str, object] = {
         "provider_refund_id": found.id,
         "provider_status": found.status,
-        "provider_amount": money_str(found.amount),
+        # Exact, in the provider's currency: a mismatch must show what the provider holds.
+        "provider_amount": str(found.amount),
+        "provider_currency": found.currency,
         "source": source,
     }
-    if found.amount != refund.amount:
+    if (found.amount, found.currency) != (refund.amount, refund.currency):
         detail["amount_mismatch"] = True
         logger.error(
-            "Refund %s: provider refund %s is for %s, the request for %s",
+            "Refund %s: provider refund %s is for %s %s, the request for %s %s",
             refund.request_id,
             found.id,
             found.amount,
+            found.currency,
             refund.amount,
+            refund.currency,
         )
     if found.failed:
         detail["error"] = f"provider refund {found.id} is {found.status}"

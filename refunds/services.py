@@ -19,11 +19,18 @@ from django.utils import timezone
 
 from config.celery import enqueue_on_commit
 from config.errors import ApplicationError, Conflict
-from config.money import money_str, to_cents
+from config.money import desk_can_hold, desk_places, money_str, to_cents
 from config.roles import is_reviewer, support_role
 from orders.models import Order
 from policies.selectors import evaluate_refund_for_order
-from refunds.errors import OrderFrozen, RefundRefused, ReviewForbidden, StaleConfirmation
+from refunds.errors import (
+    AmountNotExpressible,
+    CurrencyNotSupported,
+    OrderFrozen,
+    RefundRefused,
+    ReviewForbidden,
+    StaleConfirmation,
+)
 from refunds.identity import derive_request_id, fingerprint, fingerprint_params
 from refunds.models import RefundConfirmation, RefundEvent, RefundRequest
 from refunds.signals import tell_ticket
@@ -64,7 +71,8 @@ def _refuse_unless_allowed(evaluation, message: str) -> None:
         return
     failing = evaluation.failing()
     details = "; ".join(f"{v['clause']}: {v['detail']}" for v in failing)
-    raise RefundRefused(
+    refusal = RefundRefused if evaluation.currency_supported else CurrencyNotSupported
+    raise refusal(
         f"{message} {details}",
         extra={"failing_clauses": evaluation.failing_clauses(), "verdicts": failing},
     )
@@ -166,10 +174,11 @@ def refund_propose(
     not.
     """
     now = now or timezone.now()
-    amount = to_cents(amount)
     if amount <= 0:
         raise ApplicationError("A refund must be more than 0.00.", code="invalid_amount")
     order = Order.objects.select_for_update().get(pk=order.pk)
+    _refuse_unless_holdable(amount=amount, currency=order.currency)
+    amount = to_cents(amount)
     refund = _lock_open_intent(ticket=ticket, order=order)
     if refund is None:
         try:
@@ -200,6 +209,23 @@ def refund_propose(
         role=role,
         run=run,
         now=now,
+    )
+
+
+def _refuse_unless_holdable(*, amount: Decimal, currency: str) -> None:
+    """Refuse an amount the order's currency cannot express or the desk cannot store, rather
+    than round it: the provider is paid in whole minor units (12.5 JPY is no amount)."""
+    if desk_can_hold(amount, currency):
+        return
+    places = desk_places(currency)
+    why = (
+        f"{currency} has no minor unit, so the amount must be whole"
+        if places == 0
+        else f"the desk holds {currency} amounts to {places} decimal places"
+    )
+    raise AmountNotExpressible(
+        f"{amount} {currency} cannot be refunded: {why}.",
+        extra={"currency": currency, "decimal_places": places},
     )
 
 

@@ -163,3 +163,16 @@ def propose_new_version(refund, *, requested_by, amount=Decimal("100.00")):
         requested_by=requested_by,
         role="agent",
     ).refund
+
+
+def publish_role_limits(role_limits: dict):
+    """Publish the refund policy's next version with these per-currency role limits, e.g.
+    {"CNY": {"agent": "500.00"}, "KWD": {"agent": "20.00"}}; returns the new version."""
+    from policies.selectors import published_version
+    from policies.services import policy_version_draft_from, policy_version_publish
+
+    current = published_version()
+    draft = policy_version_draft_from(
+        version=current, rules={**current.rules, "role_limits": role_limits}
+    )
+    return policy_version_publish(version=draft)

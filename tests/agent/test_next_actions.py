@@ -23,6 +23,7 @@ from agent.mcp.auth import session_scope
 from agent.mcp.sessions import mcp_context, mcp_session_start
 from agent.models import AgentRun
 from agent.tools import SUPPORT_ROLES, TOOLS, Tool, ToolKind, registered_tool, tool_names
+from orders.models import Order
 from refunds.models import RefundRequest
 from refunds.services import refund_approve
 from tests.agent.runs import call_tool, run_context
@@ -117,6 +118,11 @@ def a_reason_the_policy_denies(settings) -> dict:
 def over_the_agents_limit(settings) -> dict:
     arguments = {**MUG_REFUND, "order_id": HEADPHONES, "amount": 899}
     return call_tool(run_context("agent", "TCK-1004"), "create_refund", arguments)
+
+
+def a_currency_the_policy_does_not_name(settings) -> dict:
+    Order.objects.filter(order_id=MUG).update(currency="KWD")
+    return call_tool(run_context("agent"), "create_refund", MUG_REFUND)
 
 
 def changing_an_approved_refund(settings) -> dict:
@@ -252,6 +258,12 @@ PATHS = [
         over_the_agents_limit,
         ErrorCode.AMOUNT_OVER_ROLE_LIMIT,
         ["escalate_to_supervisor", "propose_smaller_amount"],
+    ),
+    ErrorPath(
+        "currency the policy does not name",
+        a_currency_the_policy_does_not_name,
+        ErrorCode.CURRENCY_NOT_SUPPORTED,
+        ["explain_policy", "ask_agent"],
     ),
     ErrorPath(
         "refund already decided",

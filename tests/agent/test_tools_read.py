@@ -179,7 +179,7 @@ def test_it_searches_published_policy_clauses(demo):
     assert 1 <= len(result["clauses"]) <= 3
     first = result["clauses"][0]
     assert first["ref"] == "R-2"
-    assert (first["policy"], first["version"]) == ("refunds", 1)
+    assert (first["policy"], first["version"]) == ("refunds", 2)
     assert set(first) == {
         "ref",
         "title",

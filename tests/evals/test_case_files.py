@@ -17,7 +17,7 @@ from evals import coverage
 from evals.case_files import load_cases as harness_load_cases
 from evals.shop import SETUP_REQUESTER
 from policies.rules import RefundFacts, evaluate_refund
-from policies.seed import REFUNDS_V1_CLAUSES, REFUNDS_V1_RULES
+from policies.seed import REFUNDS_RULES, REFUNDS_V1_CLAUSES
 from refunds.models import RefundRequest
 from tickets.demo import (
     BLENDER_REFUND,
@@ -265,6 +265,7 @@ def refund_facts(case: dict, *, now: datetime) -> RefundFacts:
             Decimal("0.00"),
         ),
         amount=Decimal(refund["amount"]),
+        currency="CNY",
         # Without an expected reason any fitting one will do; "other" fits every open order.
         reason=refund.get("reason", "other"),
         actor_role=ROLE_OF[requester],
@@ -283,7 +284,7 @@ def refund_facts(case: dict, *, now: datetime) -> RefundFacts:
 def test_an_expected_refund_passes_every_clause_of_the_published_policy(case):
     now = datetime(2026, 11, 24, 12, 0, tzinfo=UTC)
 
-    evaluation = evaluate_refund(refund_facts(case, now=now), REFUNDS_V1_RULES)
+    evaluation = evaluate_refund(refund_facts(case, now=now), REFUNDS_RULES)
 
     assert evaluation.failing() == []
 
@@ -297,7 +298,7 @@ def test_the_policy_check_of_expected_refunds_can_fail():
     }
     now = datetime(2026, 11, 24, 12, 0, tzinfo=UTC)
 
-    evaluation = evaluate_refund(refund_facts(over, now=now), REFUNDS_V1_RULES)
+    evaluation = evaluate_refund(refund_facts(over, now=now), REFUNDS_RULES)
 
     assert evaluation.failing_clauses() == ["R-2"]
 

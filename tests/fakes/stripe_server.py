@@ -1,15 +1,16 @@
 """A fake Stripe API over real HTTP, speaking enough of the refunds protocol for the adapter.
 
-* `POST /v1/refunds` (form-encoded: payment_intent, amount, metadata[...]) with Stripe's
-  idempotency semantics: a repeated `Idempotency-Key` with the same parameters replays the
-  first response (`Idempotent-Replayed: true`); with other parameters it answers 400
-  `idempotency_error`. Refunding more than is left on the payment intent answers 400
-  `charge_already_refunded`-style `invalid_request_error`.
+* `POST /v1/refunds` (form-encoded: payment_intent, amount in the currency's minor units,
+  currency, metadata[...]) with Stripe's idempotency semantics: a repeated `Idempotency-Key`
+  with the same parameters replays the first response (`Idempotent-Replayed: true`); with
+  other parameters it answers 400 `idempotency_error`. Refunding more than is left on the
+  payment intent answers 400 `charge_already_refunded`-style `invalid_request_error`.
 * `GET /v1/refunds?payment_intent=...&limit=...` and `GET /v1/refunds/{id}`.
 * Scripted trouble: `fail_next(n, status=500)` answers the next n requests with an error
   before doing anything; `stall_next(n, seconds)` does the work, then sleeps before answering
   (the provider refunded, the client timed out); `decline_next(n)` answers 402 card_error.
-* `requests` logs every request; `refunds` is the provider's truth.
+* `requests` logs every request; `refunds` is the provider's truth: each refund keeps the
+  amount and currency it was created with, and answers in the currency it was sent.
 """
 
 import json
@@ -42,6 +43,7 @@ class FakeStripe:
     # payment_intent -> amount captured in minor units; unknown intents get `default_captured`.
     captured: dict = field(default_factory=dict)
     default_captured: int = 1_000_000
+    # The payment intents' currency: what a refund is in when the request names none.
     currency: str = "cny"
     # What a new refund's status is: "pending" makes Stripe accept it and settle it later
     # (a test then changes the stored refund's status).
@@ -154,7 +156,7 @@ class FakeStripe:
             "id": f"re_{uuid.uuid4().hex[:24]}",
             "object": "refund",
             "amount": amount,
-            "currency": self.currency,
+            "currency": params.get("currency", self.currency),
             "status": self.new_refund_status,
             "payment_intent": intent,
             "metadata": metadata,

@@ -63,18 +63,18 @@ def messages_of(response) -> list[str]:
 
 
 def test_it_saves_edits_of_a_published_version_as_a_new_draft(superuser_client):
-    v1 = published_version()
-    before = snapshot(v1)
-    data = form_data(v1)
-    data["rules"] = json.dumps({**v1.rules, "refund_window_days": 45})
+    current = published_version()
+    before = snapshot(current)
+    data = form_data(current)
+    data["rules"] = json.dumps({**current.rules, "refund_window_days": 45})
     data["clauses-0-text"] = "A refund can be requested up to 45 days after delivery."
 
-    response = superuser_client.post(change_url(v1), data)
+    response = superuser_client.post(change_url(current), data)
 
-    draft = PolicyVersion.objects.get(policy=v1.policy, version=2)
+    draft = PolicyVersion.objects.get(policy=current.policy, version=3)
     assert response.status_code == 302
     assert response["Location"] == change_url(draft)
-    assert snapshot(v1) == before
+    assert snapshot(current) == before
     assert draft.status == "draft"
     assert draft.rules["refund_window_days"] == 45
     assert draft.clauses.get(ref="R-1").text == (
@@ -82,30 +82,30 @@ def test_it_saves_edits_of_a_published_version_as_a_new_draft(superuser_client):
     )
     assert draft.clauses.count() == 6
     assert messages_of(response) == [
-        "refunds v1 is published and was left unchanged. Your edits were saved as a new "
-        "draft, v2; publish it to put them into effect."
+        "refunds v2 is published and was left unchanged. Your edits were saved as a new "
+        "draft, v3; publish it to put them into effect."
     ]
     assert LogEntry.objects.get().object_id == str(draft.pk)
 
 
 def test_it_carries_added_and_deleted_clauses_into_the_draft(superuser_client):
-    v1 = published_version()
-    before = snapshot(v1)
-    data = form_data(v1)
+    current = published_version()
+    before = snapshot(current)
+    data = form_data(current)
     data["clauses-5-DELETE"] = "on"
     data.update(
         {
             "clauses-TOTAL_FORMS": "7",
-            "clauses-6-policy_version": str(v1.pk),
+            "clauses-6-policy_version": str(current.pk),
             "clauses-6-ref": "R-7",
             "clauses-6-title": "Loyalty members",
             "clauses-6-text": "Members get 60 days.",
         }
     )
 
-    superuser_client.post(change_url(v1), data)
+    superuser_client.post(change_url(current), data)
 
-    draft = PolicyVersion.objects.get(policy=v1.policy, version=2)
+    draft = PolicyVersion.objects.get(policy=current.policy, version=3)
     assert list(draft.clauses.order_by("ref").values_list("ref", flat=True)) == [
         "R-1",
         "R-2",
@@ -114,31 +114,31 @@ def test_it_carries_added_and_deleted_clauses_into_the_draft(superuser_client):
         "R-5",
         "R-7",
     ]
-    assert snapshot(v1) == before
+    assert snapshot(current) == before
 
 
 def test_it_makes_no_draft_when_a_published_version_is_saved_unchanged(superuser_client):
-    v1 = published_version()
-    before = snapshot(v1)
+    current = published_version()
+    before = snapshot(current)
 
-    response = superuser_client.post(change_url(v1), form_data(v1))
+    response = superuser_client.post(change_url(current), form_data(current))
 
     assert response.status_code == 302
-    assert PolicyVersion.objects.filter(policy=v1.policy).count() == 1
-    assert snapshot(v1) == before
-    assert messages_of(response) == [f"Nothing was changed; {v1} is unchanged."]
+    assert PolicyVersion.objects.filter(policy=current.policy).count() == 2
+    assert snapshot(current) == before
+    assert messages_of(response) == [f"Nothing was changed; {current} is unchanged."]
 
 
 def test_it_refuses_rules_the_refund_code_cannot_read(superuser_client):
-    v1 = published_version()
-    data = form_data(v1)
-    data["rules"] = json.dumps({**v1.rules, "role_limits": {"agent": 500}})
+    current = published_version()
+    data = form_data(current)
+    data["rules"] = json.dumps({**current.rules, "role_limits": {"CNY": {"agent": 500}}})
 
-    response = superuser_client.post(change_url(v1), data)
+    response = superuser_client.post(change_url(current), data)
 
     assert response.status_code == 200
-    assert "role_limits.agent must be an amount string like" in response.content.decode()
-    assert PolicyVersion.objects.filter(policy=v1.policy).count() == 1
+    assert "role_limits.CNY.agent must be an amount string like" in response.content.decode()
+    assert PolicyVersion.objects.filter(policy=current.policy).count() == 2
 
 
 def test_it_edits_a_draft_in_place(superuser_client):
@@ -150,27 +150,27 @@ def test_it_edits_a_draft_in_place(superuser_client):
 
     assert response.status_code == 302
     assert draft.clauses.get(ref="R-2").title == "Amount limited to what is left"
-    assert PolicyVersion.objects.filter(policy=draft.policy).count() == 2
+    assert PolicyVersion.objects.filter(policy=draft.policy).count() == 3
     assert published_version().clauses.get(ref="R-2").title == (
         "Refund amount limited to the balance"
     )
 
 
 def test_it_shows_a_retired_version_read_only(superuser_client):
-    v1 = published_version()
-    policy_version_publish(version=policy_version_draft_from(version=v1))
-    before = snapshot(v1)
-    data = form_data(v1)
-    data["rules"] = json.dumps({**v1.rules, "refund_window_days": 90})
+    current = published_version()
+    policy_version_publish(version=policy_version_draft_from(version=current))
+    before = snapshot(current)
+    data = form_data(current)
+    data["rules"] = json.dumps({**current.rules, "refund_window_days": 90})
 
-    page = superuser_client.get(change_url(v1))
-    response = superuser_client.post(change_url(v1), data)
+    page = superuser_client.get(change_url(current))
+    response = superuser_client.post(change_url(current), data)
 
     assert page.status_code == 200
     assert 'name="rules"' not in page.content.decode()
     assert response.status_code == 403
-    assert snapshot(v1) == before
-    assert PolicyVersion.objects.filter(policy=v1.policy).count() == 2
+    assert snapshot(current) == before
+    assert PolicyVersion.objects.filter(policy=current.policy).count() == 3
 
 
 def test_it_warns_on_the_published_version_page(superuser_client):
@@ -181,8 +181,8 @@ def test_it_warns_on_the_published_version_page(superuser_client):
 
 
 def test_it_publishes_the_selected_draft(superuser_client):
-    v1 = published_version()
-    draft = policy_version_draft_from(version=v1)
+    current = published_version()
+    draft = policy_version_draft_from(version=current)
 
     response = superuser_client.post(
         reverse("admin:policies_policyversion_changelist"),
@@ -191,27 +191,27 @@ def test_it_publishes_the_selected_draft(superuser_client):
 
     assert response.status_code == 302
     assert published_version().pk == draft.pk
-    assert PolicyVersion.objects.get(pk=v1.pk).status == "retired"
+    assert PolicyVersion.objects.get(pk=current.pk).status == "retired"
     assert messages_of(response) == [
-        "refunds v2 is now published; the version it replaces is retired."
+        "refunds v3 is now published; the version it replaces is retired."
     ]
 
 
 def test_it_refuses_to_publish_a_version_that_is_not_a_draft(superuser_client):
-    v1 = published_version()
+    current = published_version()
 
     response = superuser_client.post(
         reverse("admin:policies_policyversion_changelist"),
-        {"action": "publish_selected_draft", "_selected_action": [str(v1.pk)]},
+        {"action": "publish_selected_draft", "_selected_action": [str(current.pk)]},
     )
 
-    assert messages_of(response) == ["Only a draft can be published; refunds v1 is published."]
-    assert PolicyVersion.objects.get(pk=v1.pk).status == "published"
+    assert messages_of(response) == ["Only a draft can be published; refunds v2 is published."]
+    assert PolicyVersion.objects.get(pk=current.pk).status == "published"
 
 
 def test_it_publishes_only_one_draft_at_a_time(superuser_client):
-    v1 = published_version()
-    drafts = [policy_version_draft_from(version=v1) for _ in range(2)]
+    current = published_version()
+    drafts = [policy_version_draft_from(version=current) for _ in range(2)]
 
     response = superuser_client.post(
         reverse("admin:policies_policyversion_changelist"),
@@ -222,7 +222,7 @@ def test_it_publishes_only_one_draft_at_a_time(superuser_client):
     )
 
     assert messages_of(response) == ["Select exactly one draft to publish."]
-    assert published_version().pk == v1.pk
+    assert published_version().pk == current.pk
     assert set(
         PolicyVersion.objects.filter(pk__in=[d.pk for d in drafts]).values_list("status", flat=True)
     ) == {"draft"}
@@ -236,22 +236,22 @@ def test_it_lists_and_searches_versions(superuser_client):
     missing = superuser_client.get(changelist, {"q": "xylophone"})
 
     assert listing.status_code == 200
-    assert found.context["cl"].result_count == 1
+    assert found.context["cl"].result_count == 2  # v1 (retired) and v2
     assert missing.context["cl"].result_count == 0
     assert superuser_client.get(reverse("admin:policies_policy_changelist")).status_code == 200
 
 
 def test_it_lets_a_reviewer_view_but_not_edit_policies(client, reviewer):
-    v1 = published_version()
-    before = snapshot(v1)
+    current = published_version()
+    before = snapshot(current)
     client.force_login(reviewer)
-    data = form_data(v1)
-    data["rules"] = json.dumps({**v1.rules, "refund_window_days": 90})
+    data = form_data(current)
+    data["rules"] = json.dumps({**current.rules, "refund_window_days": 90})
 
-    page = client.get(change_url(v1))
-    response = client.post(change_url(v1), data)
+    page = client.get(change_url(current))
+    response = client.post(change_url(current), data)
 
     assert page.status_code == 200
     assert response.status_code == 403
-    assert snapshot(v1) == before
-    assert Clause.objects.filter(policy_version__policy=v1.policy).count() == 6
+    assert snapshot(current) == before
+    assert Clause.objects.filter(policy_version=current).count() == 6

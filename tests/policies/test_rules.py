@@ -7,10 +7,16 @@ from decimal import Decimal
 import pytest
 
 from policies.rules import Evaluation, RefundFacts, evaluate_refund, validate_rules
-from policies.seed import REFUNDS_V1_RULES
+from policies.seed import REFUNDS_RULES
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
-RULES = REFUNDS_V1_RULES
+RULES = REFUNDS_RULES
+CNY_LIMITS = RULES["role_limits"]["CNY"]
+# Limits in Kuwaiti dinar as well: 1 KWD is about 23 CNY, so 500 KWD is no agent's amount.
+CNY_AND_KWD = {
+    **RULES,
+    "role_limits": {"CNY": CNY_LIMITS, "KWD": {"agent": "20.00", "supervisor": "200.00"}},
+}
 
 # A refund every clause allows: an agent refunding a damaged mug delivered 5 days ago.
 ALLOWED = RefundFacts(
@@ -20,6 +26,7 @@ ALLOWED = RefundFacts(
     amount_paid=Decimal("129.00"),
     refunded_so_far=Decimal("0.00"),
     amount=Decimal("129.00"),
+    currency="CNY",
     reason="damaged",
     actor_role="agent",
     now=NOW,
@@ -283,7 +290,7 @@ def test_it_explains_authority_with_the_limit_and_where_to_escalate(role, amount
 
 
 def test_it_refuses_a_role_whose_limit_is_zero():
-    rules = {**RULES, "role_limits": {**RULES["role_limits"], "agent": "0.00"}}
+    rules = {**RULES, "role_limits": {"CNY": {**CNY_LIMITS, "agent": "0.00"}}}
 
     evaluation = evaluate_refund(ALLOWED, rules)
 
@@ -332,14 +339,92 @@ def test_it_reports_every_failing_clause_in_clause_order():
     assert len(evaluation.verdicts) == 6
 
 
+def test_it_refuses_a_currency_the_policy_sets_no_limits_for():
+    # Given an agent's 499.00 KWD refund (about 11,500 CNY) and limits set in CNY only
+    facts = replace(
+        ALLOWED, currency="KWD", amount=Decimal("499.00"), amount_paid=Decimal("499.00")
+    )
+
+    evaluation = evaluate_refund(facts, RULES)
+
+    # Then R-5 refuses it as a currency the policy does not name, never as 499 < 500
+    assert evaluation.allowed is False
+    assert evaluation.currency_supported is False
+    assert evaluation.failing() == [
+        {
+            "clause": "R-5",
+            "outcome": "fail",
+            "detail": "the policy sets no refund limits for KWD (only for CNY); a refund in "
+            "KWD cannot be proposed or approved at the desk",
+        }
+    ]
+    assert verdict_of(evaluation, "R-2")["detail"] == (
+        "requested 499.00 KWD is within the refundable balance of 499.00 KWD "
+        "(paid 499.00 KWD, already refunded 0.00 KWD)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("role", "amount", "outcome", "detail"),
+    [
+        (
+            "agent",
+            "499.00",
+            "fail",
+            "requested 499.00 KWD exceeds the agent limit of 20.00 KWD; above every desk "
+            "limit; escalate beyond the desk",
+        ),
+        (
+            "agent",
+            "20.01",
+            "fail",
+            "requested 20.01 KWD exceeds the agent limit of 20.00 KWD; escalate to a supervisor",
+        ),
+        ("agent", "20.00", "pass", "requested 20.00 KWD is within the agent limit of 20.00 KWD"),
+        (
+            "supervisor",
+            "200.00",
+            "pass",
+            "requested 200.00 KWD is within the supervisor limit of 200.00 KWD",
+        ),
+        ("intern", "1.00", "fail", "interns may not propose refunds; ask an agent or a supervisor"),
+    ],
+)
+def test_it_holds_a_refund_to_the_limits_of_its_own_currency(role, amount, outcome, detail):
+    facts = replace(
+        ALLOWED,
+        currency="KWD",
+        actor_role=role,
+        amount=Decimal(amount),
+        amount_paid=Decimal("999.00"),
+    )
+
+    evaluation = evaluate_refund(facts, CNY_AND_KWD)
+
+    assert evaluation.currency_supported is True
+    assert verdict_of(evaluation, "R-5") == {"clause": "R-5", "outcome": outcome, "detail": detail}
+
+
+def test_it_keeps_the_cny_limits_for_a_cny_refund_when_other_currencies_are_named():
+    facts = replace(ALLOWED, amount=Decimal("499.00"), amount_paid=Decimal("499.00"))
+
+    assert verdict_of(evaluate_refund(facts, CNY_AND_KWD), "R-5")["detail"] == (
+        "requested 499.00 CNY is within the agent limit of 500.00 CNY"
+    )
+
+
 def test_it_accepts_the_published_rules():
     assert validate_rules(RULES) == []
+    assert validate_rules(CNY_AND_KWD) == []
 
 
 @pytest.mark.parametrize(
     ("rules", "problem"),
     [
-        ({k: v for k, v in RULES.items() if k != "currency"}, "missing key 'currency'"),
+        (
+            {k: v for k, v in RULES.items() if k != "role_limits"},
+            "missing key 'role_limits'",
+        ),
         (
             {**RULES, "refund_window_days": "30"},
             "refund_window_days must be a whole number of days >= 0",
@@ -353,10 +438,49 @@ def test_it_accepts_the_published_rules():
             "non_refundable_categories must be a list of category names",
         ),
         (
-            {**RULES, "role_limits": {"agent": 500.0}},
-            "role_limits.agent must be an amount string like '500.00'",
+            {**RULES, "role_limits": {"CNY": {"agent": 500.0}}},
+            "role_limits.CNY.agent must be an amount string like '500.00'",
         ),
-        ({**RULES, "role_limits": ["agent"]}, "role_limits must map roles to amounts"),
+        (
+            {**RULES, "role_limits": {"CNY": {"agent": "-1.00"}}},
+            "role_limits.CNY.agent must be an amount string like '500.00'",
+        ),
+        (
+            {**RULES, "role_limits": {"CNY": {"agent": "NaN"}}},
+            "role_limits.CNY.agent must be an amount string like '500.00'",
+        ),
+        (
+            {**RULES, "role_limits": {"JPY": {"agent": "500.50"}}},
+            "role_limits.JPY.agent has more decimal places than JPY amounts can have (0)",
+        ),
+        (
+            {**RULES, "role_limits": {"KWD": {"agent": "20.005"}}},
+            "role_limits.KWD.agent has more decimal places than KWD amounts can have (2)",
+        ),
+        # The single-currency shape: limits not keyed by currency.
+        (
+            {**RULES, "role_limits": {"agent": "500.00"}},
+            "role_limits.agent is not a currency code like 'CNY'",
+        ),
+        (
+            {**RULES, "role_limits": {"cny": CNY_LIMITS}},
+            "role_limits.cny is not a currency code like 'CNY'",
+        ),
+        ({**RULES, "role_limits": {"CNY": "500.00"}}, "role_limits.CNY must map roles to amounts"),
+        (
+            {**RULES, "role_limits": {}},
+            "role_limits must map currency codes to each role's limit, "
+            'like {"CNY": {"agent": "500.00"}}',
+        ),
+        (
+            {**RULES, "role_limits": ["agent"]},
+            "role_limits must map currency codes to each role's limit, "
+            'like {"CNY": {"agent": "500.00"}}',
+        ),
+        (
+            {**RULES, "currency": "CNY"},
+            "'currency' is not a rule: role_limits names each currency it sets limits for",
+        ),
         ([], "rules must be a JSON object"),
     ],
 )

@@ -49,11 +49,11 @@ def test_it_returns_the_clause_with_its_policy_and_version():
     assert result == {
         "ref": "R-3",
         "title": "Non-refundable categories: digital goods and gift cards",
-        "text": Clause.objects.get(ref="R-3", policy_version__version=1).text,
+        "text": Clause.objects.get(ref="R-3", policy_version__version=2).text,
         "policy": "refunds",
         "policy_title": "Refund policy",
-        "version": 1,
-        "effective_from": "2026-01-01",
+        "version": 2,
+        "effective_from": "2026-12-04",
     }
 
 
@@ -77,7 +77,7 @@ def test_it_caps_the_results_at_the_limit():
 def test_it_searches_published_versions_only():
     policy = Policy.objects.get(slug="refunds")
     draft = PolicyVersion.objects.create(
-        policy=policy, version=2, effective_from=datetime.date(2027, 1, 1)
+        policy=policy, version=3, effective_from=datetime.date(2027, 1, 1)
     )
     Clause.objects.create(
         policy_version=draft,

@@ -15,11 +15,11 @@ pytestmark = pytest.mark.django_db
 
 def test_it_publishes_refunds_v1_with_the_migrations():
     policy = Policy.objects.get(slug="refunds")
-    version = PolicyVersion.objects.get(policy=policy)
+    version = PolicyVersion.objects.get(policy=policy, version=1)
 
     assert policy.title == "Refund policy"
-    assert version.version == 1
-    assert version.status == "published"
+    # Retired by 0003, which republished its rules with the limits keyed by currency.
+    assert version.status == "retired"
     assert version.effective_from == datetime.date(2026, 1, 1)
     assert version.rules == {
         "refund_window_days": 30,
@@ -37,7 +37,7 @@ def test_it_publishes_refunds_v1_with_the_migrations():
 def test_it_returns_the_published_version():
     version = published_version()
 
-    assert (version.policy.slug, version.version, version.status) == ("refunds", 1, "published")
+    assert (version.policy.slug, version.version, version.status) == ("refunds", 2, "published")
 
 
 def test_it_raises_when_a_policy_has_no_published_version():
@@ -128,15 +128,16 @@ def test_it_uses_the_given_time_and_reviewer():
 
 
 def test_it_applies_the_rules_of_the_version_that_is_published():
-    v1 = published_version()
-    v1.status = PolicyVersion.Status.RETIRED
-    v1.save(update_fields=["status"])
-    v2 = PolicyVersion.objects.create(
-        policy=v1.policy,
-        version=2,
-        effective_from=datetime.date(2026, 6, 1),
+    v2 = published_version()
+    v2.status = PolicyVersion.Status.RETIRED
+    v2.save(update_fields=["status"])
+    cny = v2.rules["role_limits"]["CNY"]
+    v3 = PolicyVersion.objects.create(
+        policy=v2.policy,
+        version=3,
+        effective_from=datetime.date(2027, 6, 1),
         status=PolicyVersion.Status.PUBLISHED,
-        rules={**v1.rules, "role_limits": {**v1.rules["role_limits"], "agent": "1000.00"}},
+        rules={**v2.rules, "role_limits": {"CNY": {**cny, "agent": "1000.00"}}},
     )
     order = OrderFactory(amount_paid=Decimal("899.00"))
     OrderLineFactory(order=order, category="electronics")
@@ -146,4 +147,4 @@ def test_it_applies_the_rules_of_the_version_that_is_published():
     )
 
     assert evaluation.allowed is True
-    assert evaluation.policy_version_id == v2.pk
+    assert evaluation.policy_version_id == v3.pk

@@ -29,47 +29,47 @@ def clause_rows(version: PolicyVersion) -> list[tuple[str, str, str]]:
 
 
 def test_it_drafts_a_copy_of_the_published_version():
-    v1 = published_version()
+    current = published_version()
 
-    draft = policy_version_draft_from(version=v1)
+    draft = policy_version_draft_from(version=current)
 
-    assert (draft.policy_id, draft.version, draft.status) == (v1.policy_id, 2, "draft")
-    assert draft.rules == v1.rules
-    assert draft.effective_from == max(timezone.localdate(), v1.effective_from)
-    assert clause_rows(draft) == clause_rows(v1)
+    assert (draft.policy_id, draft.version, draft.status) == (current.policy_id, 3, "draft")
+    assert draft.rules == current.rules
+    assert draft.effective_from == max(timezone.localdate(), current.effective_from)
+    assert clause_rows(draft) == clause_rows(current)
     assert len(clause_rows(draft)) == 6
 
 
 def test_it_leaves_the_source_untouched_when_the_draft_changes():
-    v1 = published_version()
-    rules_before, clauses_before = dict(v1.rules), clause_rows(v1)
-    draft = policy_version_draft_from(version=v1)
+    current = published_version()
+    rules_before, clauses_before = dict(current.rules), clause_rows(current)
+    draft = policy_version_draft_from(version=current)
 
     draft.rules["refund_window_days"] = 14
     policy_version_update(version=draft, rules=draft.rules)
     clause_save(version=draft, ref="R-1", title="Refund window", text="Fourteen days.")
 
-    v1.refresh_from_db()
-    assert v1.rules == rules_before
-    assert v1.rules["refund_window_days"] == 30
-    assert clause_rows(v1) == clauses_before
+    current.refresh_from_db()
+    assert current.rules == rules_before
+    assert current.rules["refund_window_days"] == 30
+    assert clause_rows(current) == clauses_before
 
 
 def test_it_numbers_a_draft_after_the_highest_version():
-    v1 = published_version()
-    policy_version_draft_from(version=v1)
+    current = published_version()
+    policy_version_draft_from(version=current)
 
-    another = policy_version_draft_from(version=v1)
+    another = policy_version_draft_from(version=current)
 
-    assert another.version == 3
+    assert another.version == 4
 
 
 def test_it_drafts_with_the_rules_and_clauses_given():
-    v1 = published_version()
-    rules = {**v1.rules, "refund_window_days": 45}
+    current = published_version()
+    rules = {**current.rules, "refund_window_days": 45}
 
     draft = policy_version_draft_from(
-        version=v1,
+        version=current,
         rules=rules,
         effective_from=datetime.date(2027, 1, 1),
         clauses=[{"ref": "R-1", "title": "Longer window", "text": "45 days after delivery."}],
@@ -81,59 +81,59 @@ def test_it_drafts_with_the_rules_and_clauses_given():
 
 
 def test_it_publishes_a_draft_and_retires_the_previous_version():
-    v1 = published_version()
-    draft = policy_version_draft_from(version=v1)
+    current = published_version()
+    draft = policy_version_draft_from(version=current)
 
     published = policy_version_publish(version=draft)
 
-    v1.refresh_from_db()
+    current.refresh_from_db()
     assert published.status == "published"
-    assert v1.status == "retired"
+    assert current.status == "retired"
     assert published_version().pk == draft.pk
-    assert PolicyVersion.objects.filter(policy=v1.policy, status="published").count() == 1
+    assert PolicyVersion.objects.filter(policy=current.policy, status="published").count() == 1
 
 
 @pytest.mark.parametrize("status", ["published", "retired"])
 def test_it_refuses_to_publish_a_version_that_is_not_a_draft(status):
-    v1 = published_version()
-    draft = policy_version_draft_from(version=v1)
+    current = published_version()
+    draft = policy_version_draft_from(version=current)
     policy_version_publish(version=draft)
-    target = draft if status == "published" else PolicyVersion.objects.get(pk=v1.pk)
+    target = draft if status == "published" else PolicyVersion.objects.get(pk=current.pk)
 
     with pytest.raises(PolicyPublishRefused):
         policy_version_publish(version=target)
 
     assert published_version().pk == draft.pk
-    assert PolicyVersion.objects.get(pk=v1.pk).status == "retired"
+    assert PolicyVersion.objects.get(pk=current.pk).status == "retired"
 
 
 def test_it_refuses_to_publish_rules_the_refund_code_cannot_read():
-    v1 = published_version()
-    rules = {k: v for k, v in v1.rules.items() if k != "role_limits"}
-    draft = policy_version_draft_from(version=v1, rules=rules)
+    current = published_version()
+    rules = {k: v for k, v in current.rules.items() if k != "role_limits"}
+    draft = policy_version_draft_from(version=current, rules=rules)
 
     with pytest.raises(PolicyPublishRefused) as refusal:
         policy_version_publish(version=draft)
 
     assert refusal.value.extra == {"problems": ["missing key 'role_limits'"]}
     assert PolicyVersion.objects.get(pk=draft.pk).status == "draft"
-    assert published_version().pk == v1.pk
+    assert published_version().pk == current.pk
 
 
 def test_it_refuses_to_publish_a_version_without_clauses():
-    v1 = published_version()
-    draft = policy_version_draft_from(version=v1, clauses=[])
+    current = published_version()
+    draft = policy_version_draft_from(version=current, clauses=[])
 
     with pytest.raises(PolicyPublishRefused):
         policy_version_publish(version=draft)
 
     assert PolicyVersion.objects.get(pk=draft.pk).status == "draft"
-    assert published_version().pk == v1.pk
+    assert published_version().pk == current.pk
 
 
 def test_it_enforces_one_published_version_per_policy_in_the_database():
-    v1 = published_version()
-    draft = policy_version_draft_from(version=v1)
+    current = published_version()
+    draft = policy_version_draft_from(version=current)
 
     with pytest.raises(IntegrityError), transaction.atomic():
         PolicyVersion.objects.filter(pk=draft.pk).update(status="published")
@@ -166,7 +166,7 @@ def test_it_refuses_to_edit_a_published_or_retired_version(edit, status):
     version.refresh_from_db()
     assert version.status == status
     assert version.rules == rules_before
-    assert version.effective_from == datetime.date(2026, 1, 1)
+    assert version.effective_from == datetime.date(2026, 12, 4)
     assert clause_rows(version) == clauses_before
 
 
@@ -209,8 +209,8 @@ def blocked_backends() -> int:
 
 @pytest.mark.django_db(transaction=True)
 def test_it_keeps_one_published_version_when_two_drafts_publish_at_once(postgres):
-    v1 = published_version()
-    drafts = [policy_version_draft_from(version=v1) for _ in range(2)]
+    current = published_version()
+    drafts = [policy_version_draft_from(version=current) for _ in range(2)]
     errors = []
 
     def publish(draft):
@@ -225,7 +225,7 @@ def test_it_keeps_one_published_version_when_two_drafts_publish_at_once(postgres
     threads = [threading.Thread(target=publish, args=(draft,)) for draft in drafts]
     # Hold the published row so both publishers are inside their transactions at once.
     with transaction.atomic():
-        PolicyVersion.objects.select_for_update().get(pk=v1.pk)
+        PolicyVersion.objects.select_for_update().get(pk=current.pk)
         for thread in threads:
             thread.start()
         deadline = time.monotonic() + 10
@@ -236,6 +236,8 @@ def test_it_keeps_one_published_version_when_two_drafts_publish_at_once(postgres
         thread.join(timeout=30)
 
     assert errors == []
-    statuses = dict(PolicyVersion.objects.filter(policy=v1.policy).values_list("version", "status"))
-    assert statuses[1] == "retired"
-    assert sorted([statuses[2], statuses[3]]) == ["published", "retired"]
+    statuses = dict(
+        PolicyVersion.objects.filter(policy=current.policy).values_list("version", "status")
+    )
+    assert (statuses[1], statuses[2]) == ("retired", "retired")
+    assert sorted([statuses[3], statuses[4]]) == ["published", "retired"]

@@ -65,6 +65,7 @@ def test_it_refunds_an_approved_request_at_the_provider(simulated_provider, make
         "provider_refund_id": ledger.provider_refund_id,
         "provider_status": "succeeded",
         "provider_amount": "129.00",
+        "provider_currency": "CNY",
         "source": "execute",
     }
     label = f"Refund {refund.request_id} of 129.00 CNY"

@@ -1,3 +1,4 @@
+import json
 from datetime import timedelta
 from decimal import Decimal
 
@@ -7,13 +8,21 @@ from django.utils import timezone
 from agent.context import RunContext
 from agent.errors import ToolError
 from agent.tools import create_refund
+from refunds.errors import AmountNotExpressible
 from refunds.identity import derive_request_id, fingerprint, fingerprint_params
 from refunds.models import RefundConfirmation, RefundEvent, RefundRequest
-from refunds.services import refund_approve, refund_expire_confirmations, refund_reject
-from tests.factories import AgentRunFactory, OrderFactory, TicketFactory
+from refunds.services import (
+    refund_approve,
+    refund_expire_confirmations,
+    refund_propose,
+    refund_reject,
+)
+from tests.factories import AgentRunFactory, OrderFactory, TicketFactory, publish_role_limits
 from tickets.models import TicketMessage
 
 pytestmark = pytest.mark.django_db
+
+CNY_LIMITS = {"intern": "0.00", "agent": "500.00", "supervisor": "5000.00"}
 
 
 @pytest.fixture
@@ -320,3 +329,149 @@ def test_a_further_refund_after_a_settled_one_is_a_new_intent(ctx, reviewer):
         ticket_reference="TCK-7001", order_id="202610110087", n=1
     )
     assert RefundRequest.objects.count() == 2
+
+
+def test_it_refuses_an_amount_the_orders_currency_cannot_express(ticket, ctx):
+    # Given an order paid in yen, which has no minor unit
+    ticket.order.currency = "JPY"
+    ticket.order.save()
+
+    # When the model proposes 12.50 JPY
+    with pytest.raises(ToolError) as refusal:
+        create_refund(ctx, args(amount=Decimal("12.50")))
+
+    # Then it is told which field and why, and nothing was proposed
+    message = "12.50 JPY cannot be refunded: JPY has no minor unit, so the amount must be whole."
+    assert refusal.value.as_result() == {
+        "ok": False,
+        "error": {
+            "code": "INVALID_ARGUMENTS",
+            "message": message,
+            "retryable": False,
+            "next_actions": ["create_refund"],
+            "currency": "JPY",
+            "decimal_places": 0,
+            "field_errors": {"amount": message},
+        },
+    }
+    assert RefundRequest.objects.count() == 0
+    assert RefundConfirmation.objects.count() == 0
+    assert TicketMessage.objects.count() == 0
+
+
+@pytest.mark.parametrize(
+    ("currency", "amount", "message"),
+    [
+        (
+            "JPY",
+            "12.5",
+            "12.5 JPY cannot be refunded: JPY has no minor unit, so the amount must be whole.",
+        ),
+        (
+            "KWD",
+            "12.345",
+            "12.345 KWD cannot be refunded: the desk holds KWD amounts to 2 decimal places.",
+        ),
+        (
+            "CNY",
+            "10.001",
+            "10.001 CNY cannot be refunded: the desk holds CNY amounts to 2 decimal places.",
+        ),
+    ],
+)
+def test_the_proposal_service_refuses_an_amount_it_cannot_hold_instead_of_rounding_it(
+    ticket, agent_user, currency, amount, message
+):
+    ticket.order.currency = currency
+    ticket.order.save()
+
+    with pytest.raises(AmountNotExpressible) as refusal:
+        refund_propose(
+            ticket=ticket,
+            order=ticket.order,
+            amount=Decimal(amount),
+            reason="damaged",
+            explanation="Broken.",
+            requested_by=agent_user,
+            role="agent",
+        )
+
+    assert (refusal.value.code, refusal.value.message) == ("amount_not_expressible", message)
+    assert refusal.value.status_code == 400
+    assert RefundRequest.objects.count() == 0
+    assert TicketMessage.objects.count() == 0
+
+
+def paid_in(ticket, currency: str, amount: str) -> None:
+    ticket.order.currency = currency
+    ticket.order.amount_paid = Decimal(amount)
+    ticket.order.save()
+
+
+def test_it_refuses_a_currency_the_policy_does_not_name_and_creates_nothing(ticket, ctx):
+    # Given an order paid 499.00 KWD (about 11,500 CNY), and limits set in CNY only
+    paid_in(ticket, "KWD", "499.00")
+
+    # When an agent proposes refunding all of it
+    with pytest.raises(ToolError) as refusal:
+        create_refund(ctx, args(amount=Decimal("499.00")))
+
+    # Then the currency is refused with its clause, never compared with the 500.00 CNY limit
+    detail = (
+        "the policy sets no refund limits for KWD (only for CNY); a refund in KWD cannot be "
+        "proposed or approved at the desk"
+    )
+    assert refusal.value.as_result()["error"] == {
+        "code": "CURRENCY_NOT_SUPPORTED",
+        "message": f"The refund policy sets no limits for KWD, so the desk cannot refund this "
+        f"order (R-5: {detail}).",
+        "retryable": False,
+        "next_actions": ["explain_policy", "ask_agent"],
+        "currency": "KWD",
+        "clauses": ["R-5"],
+        "verdicts": [{"clause": "R-5", "outcome": "fail", "detail": detail}],
+    }
+    assert RefundRequest.objects.count() == 0
+    assert RefundConfirmation.objects.count() == 0
+    assert RefundEvent.objects.count() == 0
+    assert TicketMessage.objects.count() == 0
+
+
+def test_it_holds_a_kwd_proposal_to_the_kwd_limit_and_names_kwd_everywhere(ticket, ctx):
+    # Given a policy with limits in CNY and in KWD, and an order paid 499.00 KWD
+    publish_role_limits({"CNY": CNY_LIMITS, "KWD": {"agent": "20.00", "supervisor": "200.00"}})
+    paid_in(ticket, "KWD", "499.00")
+
+    # When an agent proposes 499.00 KWD, then 19.00 KWD
+    with pytest.raises(ToolError) as refusal:
+        create_refund(ctx, args(amount=Decimal("499.00")))
+    result = create_refund(ctx, args(amount=Decimal("19.00")))
+
+    # Then the KWD limit applies, not the CNY one, and every word names KWD
+    error = refusal.value.as_result()["error"]
+    assert error["code"] == "AMOUNT_OVER_ROLE_LIMIT"
+    assert error["verdicts"] == [
+        {
+            "clause": "R-5",
+            "outcome": "fail",
+            "detail": "requested 499.00 KWD exceeds the agent limit of 20.00 KWD; above every "
+            "desk limit; escalate beyond the desk",
+        }
+    ]
+    assert (result["status"], result["amount"], result["currency"]) == (
+        "pending_approval",
+        "19.00",
+        "KWD",
+    )
+    verdicts = {v["clause"]: v["detail"] for v in result["policy"]}
+    assert verdicts["R-5"] == "requested 19.00 KWD is within the agent limit of 20.00 KWD"
+    assert verdicts["R-2"] == (
+        "requested 19.00 KWD is within the refundable balance of 499.00 KWD "
+        "(paid 499.00 KWD, already refunded 0.00 KWD)"
+    )
+    assert result["message"].startswith("Proposed a refund of 19.00 KWD (version 1)")
+    assert "CNY" not in json.dumps(result)
+    assert TicketMessage.objects.get().body == (
+        f"Refund {result['request_id']} of 19.00 KWD proposed for order 202610110087 "
+        "(damaged), waiting for review."
+    )

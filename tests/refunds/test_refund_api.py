@@ -1,4 +1,5 @@
 from datetime import timedelta
+from decimal import Decimal
 
 import pytest
 from django.contrib.auth.models import Group
@@ -11,6 +12,7 @@ from tests.factories import (
     RefundProposalFactory,
     TicketFactory,
     propose_new_version,
+    publish_role_limits,
 )
 
 pytestmark = pytest.mark.django_db
@@ -306,3 +308,39 @@ def test_the_schema_documents_the_refund_endpoints(agent_user):
     assert set(approve["responses"]) == {"200", "400", "401", "403", "404", "409", "422"}
     assert "/api/refunds/{request_id}/reject/" in paths
     assert "confirmations" in response.json()["components"]["schemas"]["Refund"]["properties"]
+
+
+def test_approval_is_refused_once_the_published_policy_no_longer_names_the_currency(
+    agent_user, reviewer, on_commit
+):
+    # Given a 19.00 KWD refund proposed under a policy with KWD limits
+    cny = {"intern": "0.00", "agent": "500.00", "supervisor": "5000.00"}
+    publish_role_limits({"CNY": cny, "KWD": {"agent": "20.00", "supervisor": "200.00"}})
+    ticket = TicketFactory(order__currency="KWD", order__amount_paid=Decimal("19.00"))
+    refund = RefundProposalFactory(ticket=ticket, requested_by=agent_user, amount=Decimal("19.00"))
+    fingerprint = refund.confirmations.get().fingerprint
+    # and a newer published policy that sets limits in CNY only
+    publish_role_limits({"CNY": cny})
+    before = state(refund)
+
+    with on_commit(execute=False) as callbacks:
+        response = client_for(reviewer).post(
+            url(refund, "approve"), {"version": 1, "fingerprint": fingerprint}, format="json"
+        )
+
+    assert response.status_code == 422
+    body = response.json()
+    detail = (
+        "the policy sets no refund limits for KWD (only for CNY); a refund in KWD cannot be "
+        "proposed or approved at the desk"
+    )
+    assert body == {
+        "message": f"The policy refuses this refund now. R-5: {detail}",
+        "code": "currency_not_supported",
+        "extra": {
+            "failing_clauses": ["R-5"],
+            "verdicts": [{"clause": "R-5", "outcome": "fail", "detail": detail}],
+        },
+    }
+    assert state(refund) == before
+    assert callbacks == []

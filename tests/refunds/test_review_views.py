@@ -13,6 +13,7 @@ from tests.factories import (
     RefundProposalFactory,
     TicketFactory,
     propose_new_version,
+    publish_role_limits,
 )
 
 pytestmark = pytest.mark.django_db
@@ -154,6 +155,31 @@ def test_the_detail_page_shows_what_a_reviewer_needs(refund, reviewer):
     assert verdicts["R-1"].text in page
     assert f'name="fingerprint" value="{confirmation.fingerprint}"' in page
     assert 'name="version" value="1"' in page
+
+
+def test_the_detail_page_names_the_orders_currency_in_every_figure(agent_user, reviewer):
+    # Given a 19.00 KWD refund proposed under limits set in CNY and KWD
+    publish_role_limits(
+        {
+            "CNY": {"intern": "0.00", "agent": "500.00", "supervisor": "5000.00"},
+            "KWD": {"agent": "20.00", "supervisor": "200.00"},
+        }
+    )
+    ticket = TicketFactory(order__currency="KWD", order__amount_paid=Decimal("499.00"))
+    refund = RefundProposalFactory(ticket=ticket, requested_by=agent_user, amount=Decimal("19.00"))
+
+    response = logged_in(reviewer).get(f"/review/{refund.request_id}/")
+
+    page = response.content.decode()
+    for text in (
+        "requested 19.00 KWD is within the agent limit of 20.00 KWD",
+        "requested 19.00 KWD is within the refundable balance of 499.00 KWD",
+        "Approve 19.00 KWD (v1)",
+        "499.00 KWD",
+    ):
+        assert text in page, text
+    # The clause texts quote the CNY limits; no verdict on this refund does.
+    assert not [v for v in response.context["review"].verdicts if "CNY" in v.detail]
 
 
 def test_the_requester_sees_no_approve_button(reviewer):

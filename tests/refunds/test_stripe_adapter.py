@@ -11,16 +11,17 @@ from refunds.adapters import (
 from refunds.execution import refunds_reconcile
 from refunds.models import RefundEvent, RefundRequest
 from refunds.tasks import execute_refund
+from tests.factories import OrderFactory, TicketFactory
 from tests.refunds.test_reconciliation import later, left_executing
 
 S = RefundRequest.Status
 
 
-def create(adapter, key="rf_key_1", amount="129.00", intent="pi_1"):
+def create(adapter, key="rf_key_1", amount="129.00", intent="pi_1", currency="CNY"):
     return adapter.create_refund(
         idempotency_key=key,
         amount=Decimal(amount),
-        currency="CNY",
+        currency=currency,
         payment_reference=intent,
         metadata={"request_id": key},
     )
@@ -39,6 +40,7 @@ def test_it_executes_a_refund_through_the_stripe_sdk(stripe_server, make_refund)
     assert sent.params == {
         "payment_intent": refund.order.payment_reference,
         "amount": "12900",
+        "currency": "cny",
         "metadata[request_id]": refund.request_id,
     }
     assert sent.headers["idempotency-key"] == refund.request_id
@@ -47,8 +49,94 @@ def test_it_executes_a_refund_through_the_stripe_sdk(stripe_server, make_refund)
         "provider_refund_id": stored["id"],
         "provider_status": "succeeded",
         "provider_amount": "129.00",
+        "provider_currency": "CNY",
         "source": "execute",
     }
+
+
+def test_it_refunds_129_yen_as_129_yen_and_not_the_whole_charge(stripe_server, make_refund):
+    # Given a charge of 12900 JPY and an approved refund of 129 JPY on it
+    order = OrderFactory(currency="JPY", amount_paid=Decimal("12900.00"))
+    stripe_server.captured[order.payment_reference] = 12900
+    refund = make_refund(
+        ticket=TicketFactory(order=order), amount=Decimal("129.00"), currency="JPY"
+    )
+
+    # When it is executed
+    assert execute_refund(refund.pk) == "succeeded"
+
+    # Then Stripe was asked for 129 yen (JPY has no minor unit) and refunded exactly that
+    [sent] = stripe_server.create_requests()
+    [stored] = stripe_server.refunds.values()
+    assert (sent.params["amount"], sent.params.get("currency")) == ("129", "jpy")
+    assert (stored["amount"], stored["currency"]) == (129, "jpy")
+    detail = RefundEvent.objects.filter(refund_request=refund).last().detail
+    assert (detail["provider_amount"], detail["provider_currency"]) == ("129.00", "JPY")
+    assert "amount_mismatch" not in detail
+
+
+def test_reconciliation_flags_a_refund_stripe_holds_in_other_units_than_the_request(
+    stripe_server, make_refund
+):
+    # Given a 129 JPY request whose outcome is unknown, and Stripe holding a refund of the
+    # whole 12900 JPY charge under its key (what a sender multiplying every amount by 100 left)
+    order = OrderFactory(currency="JPY", amount_paid=Decimal("12900.00"))
+    refund = make_refund(
+        ticket=TicketFactory(order=order), amount=Decimal("129.00"), currency="JPY"
+    )
+    stripe_server.fail_next(status=500)
+    assert execute_refund(refund.pk) == "outcome_unknown"
+    stripe_server.refunds["re_whole_charge"] = {
+        "id": "re_whole_charge",
+        "object": "refund",
+        "amount": 12900,
+        "currency": "jpy",
+        "status": "succeeded",
+        "payment_intent": order.payment_reference,
+        "metadata": {"request_id": refund.request_id},
+        "created": 0,
+        "reason": None,
+    }
+
+    # When reconciliation asks Stripe
+    refunds_reconcile(now=later())
+
+    # Then the desk records what Stripe holds, 12900 yen, and flags it, not "129.00 succeeded"
+    refund.refresh_from_db()
+    detail = RefundEvent.objects.filter(refund_request=refund).last().detail
+    assert refund.status == S.SUCCEEDED
+    assert (detail["provider_amount"], detail["provider_currency"]) == ("12900.00", "JPY")
+    assert detail["amount_mismatch"] is True
+
+
+@pytest.mark.parametrize(
+    ("currency", "amount", "minor_units"),
+    [
+        ("JPY", "129.00", 129),  # no minor unit
+        ("KRW", "5000.00", 5000),
+        ("CNY", "129.00", 12900),  # 2 decimals
+        ("EUR", "0.01", 1),
+        ("KWD", "12.34", 12340),  # 3 decimals: fils
+        ("BHD", "0.05", 50),
+    ],
+)
+def test_it_sends_and_reads_back_amounts_in_the_currencys_minor_units(
+    stripe_server, currency, amount, minor_units
+):
+    adapter = get_adapter()
+
+    made = create(adapter, amount=amount, currency=currency)
+
+    [sent] = stripe_server.create_requests()
+    [stored] = stripe_server.refunds.values()
+    assert (sent.params["amount"], sent.params.get("currency")) == (
+        str(minor_units),
+        currency.lower(),
+    )
+    assert (stored["amount"], stored["currency"]) == (minor_units, currency.lower())
+    assert (made.amount, made.currency) == (Decimal(amount), currency)
+    found = adapter.find_refund(idempotency_key="rf_key_1", payment_reference="pi_1")
+    assert found == made
 
 
 def test_it_gets_the_first_refund_back_when_it_replays_a_key(stripe_server):
@@ -118,10 +206,17 @@ def test_a_failed_lookup_is_never_taken_for_no_refund(stripe_server):
         get_adapter().find_refund(idempotency_key="rf_key_1", payment_reference="pi_1")
 
 
-def test_it_refuses_amounts_finer_than_cents(stripe_server):
-    with pytest.raises(ValueError):
-        create(get_adapter(), amount="1.005")
+@pytest.mark.parametrize(
+    ("currency", "amount"), [("JPY", "12.50"), ("KRW", "0.10"), ("CNY", "1.005"), ("KWD", "1.0005")]
+)
+def test_it_refuses_an_amount_the_currency_cannot_express_without_calling_stripe(
+    stripe_server, currency, amount
+):
+    with pytest.raises(ProviderTerminalError) as raised:
+        create(get_adapter(), amount=amount, currency=currency)
 
+    assert raised.value.code == "amount_not_expressible"
+    assert raised.value.message == f"{amount} {currency} is not a whole number of its minor unit"
     assert stripe_server.requests == []
 
 
