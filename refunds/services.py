@@ -457,6 +457,9 @@ def refund_approve(
             code="fingerprint_mismatch",
             extra={"current_version": confirmation.version},
         )
+    # A proposal made before amounts were checked at proposal may hold what its currency cannot
+    # express: refused here, not at the provider after the approval.
+    _refuse_unless_holdable(amount=locked.amount, currency=locked.currency)
     # R-2 (amount <= paid - refunded) and the requester's R-5 total are evaluated here, under
     # the order lock: what they count includes any approval that held the lock before us.
     evaluation = _evaluate(

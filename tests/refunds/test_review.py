@@ -6,7 +6,7 @@ from django.contrib.auth.models import Group
 from django.utils import timezone
 
 from config.roles import Role
-from refunds.errors import RefundRefused, ReviewForbidden, StaleConfirmation
+from refunds.errors import AmountNotExpressible, RefundRefused, ReviewForbidden, StaleConfirmation
 from refunds.identity import fingerprint, fingerprint_params
 from refunds.models import RefundConfirmation, RefundEvent, RefundRequest
 from refunds.services import (
@@ -14,7 +14,14 @@ from refunds.services import (
     refund_expire_confirmations,
     refund_reject,
 )
-from tests.factories import RefundProposalFactory, TicketFactory, UserFactory, propose_new_version
+from tests.factories import (
+    RefundConfirmationFactory,
+    RefundProposalFactory,
+    RefundRequestFactory,
+    TicketFactory,
+    UserFactory,
+    propose_new_version,
+)
 from tickets.models import TicketMessage
 
 pytestmark = pytest.mark.django_db
@@ -353,3 +360,30 @@ def test_it_expires_lapsed_versions_and_their_requests(agent_user, reviewer):
     fresh.refresh_from_db()
     assert (fresh.status, pending(fresh).version) == ("pending_approval", 1)
     assert snapshot(decided) == decided_before
+
+
+def test_it_refuses_to_approve_an_amount_its_currency_cannot_express(
+    agent_user, reviewer, django_capture_on_commit_callbacks
+):
+    # Given a pending 12.50 JPY proposal, stored before amounts were checked at proposal
+    request = RefundRequestFactory(requested_by=agent_user, currency="JPY", amount=Decimal("12.50"))
+    request.order.currency = "JPY"
+    request.order.save()
+    confirmation = RefundConfirmationFactory(refund_request=request)
+    before = snapshot(request)
+
+    # When a reviewer approves exactly what they saw
+    with (
+        django_capture_on_commit_callbacks(execute=False) as callbacks,
+        pytest.raises(AmountNotExpressible) as refusal,
+    ):
+        refund_approve(
+            refund=request, reviewer=reviewer, version=1, fingerprint=confirmation.fingerprint
+        )
+
+    # Then it is refused before anything is approved or sent to the provider
+    assert refusal.value.message == (
+        "12.50 JPY cannot be refunded: JPY has no minor unit, so the amount must be whole."
+    )
+    assert snapshot(request) == before
+    assert callbacks == []
