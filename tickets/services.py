@@ -15,6 +15,7 @@ from django.utils import timezone
 from config.celery import enqueue_on_commit
 from config.errors import ApplicationError, Conflict, Forbidden
 from config.roles import Role, is_supervisor, support_role
+from orders.addresses import email_key
 from orders.models import Customer, Order
 from tickets import mail
 from tickets.models import Ticket, TicketEvent, TicketMessage
@@ -381,25 +382,23 @@ def ticket_open(
 
 
 def customer_for_email(*, email: str, name: str = "") -> Customer:
-    """The customer with this address, whatever its case; a new one if there is none (named
-    `name`, else the address's local part)."""
+    """The customer with this address (DESIGN invariant 11: equal after lower-casing ASCII and
+    IDNA-encoding the domain, orders/addresses.py; nothing looser), or a new one named `name`,
+    else the address's local part. BadAddress for a domain that cannot be encoded."""
     email = email.strip()
-    customer = _customer_with(email)
+    key = email_key(email)
+    customer = Customer.objects.filter(email_key=key).first()
     if customer is not None:
         return customer
     try:
         with transaction.atomic():
             return Customer.objects.create(email=email, name=name.strip() or email.split("@")[0])
     except IntegrityError:
-        customer = _customer_with(email)  # created by a simultaneous email from the same sender
+        # Created by a simultaneous email from the same sender.
+        customer = Customer.objects.filter(email_key=key).first()
         if customer is None:
             raise
         return customer
-
-
-def _customer_with(email: str) -> Customer | None:
-    # The oldest, should two addresses differing only in case both exist.
-    return Customer.objects.filter(email__iexact=email).order_by("pk").first()
 
 
 @dataclass(frozen=True)
