@@ -250,6 +250,12 @@ REST_FRAMEWORK = {
     # JSON only: a browser asking for HTML still gets the {"message", "code", "extra"} error
     # shape, never the browsable API's page.
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    # DRF's three, with a JSON parser that answers 400 to JSON nested too deep to parse.
+    "DEFAULT_PARSER_CLASSES": [
+        "config.parsers.JSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "config.pagination.StrictPageNumberPagination",
     "PAGE_SIZE": 50,

@@ -74,6 +74,7 @@ HTTP_MODULES = {
     "middleware",
     "permissions",
     "pagination",
+    "parsers",
     "api_errors",
     "context_processors",
     "throttling",

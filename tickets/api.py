@@ -7,12 +7,12 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serial
 from rest_framework import generics, serializers, status
 from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.exceptions import APIException, AuthenticationFailed, ValidationError
-from rest_framework.parsers import JSONParser
 from rest_framework.permissions import AllowAny, BasePermission
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from config.api_errors import error_responses
+from config.parsers import JSONParser
 from config.permissions import IsStaffMember
 from config.roles import Role, support_role
 from orders.models import Customer
@@ -37,6 +37,8 @@ class ObtainTokenView(ObtainAuthToken):
 
     authentication_classes: list = []
     permission_classes = [AllowAny]
+    # The desk's parsers (APIView's, from settings): DRF's view names DRF's JSON parser.
+    parser_classes = APIView.parser_classes
 
     @extend_schema(
         request=inline_serializer(
