@@ -6,6 +6,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from rest_framework.test import APIClient
 
+from orders.models import Customer
 from tests.factories import TicketFactory
 from tests.services import require_postgres, run_in_threads
 from tickets.models import Ticket
@@ -45,6 +46,26 @@ def test_it_numbers_sixteen_new_emails_arriving_at_once_one_after_another(settin
     references = sorted(body["ticket"] for _, body in outcomes)
     assert references == [f"TCK-{number}" for number in range(1005, 1021)]
     assert Ticket.objects.count() == 20
+
+
+@pytest.mark.services
+@pytest.mark.django_db(transaction=True)
+def test_it_makes_one_customer_of_a_new_sender_whose_emails_arrive_at_once(settings, demo):
+    require_postgres()
+    settings.INBOUND_SECRET = SECRET
+
+    def deliver(n: int):
+        # One new sender, the address written in different ASCII cases
+        sender = "New.Sender@Example.org" if n % 2 else "new.sender@example.org"
+        response = post({**new_email(n), "from": sender})
+        return response.status_code, response.json()
+
+    outcomes = run_in_threads(8, deliver)
+
+    assert [status for status, _ in outcomes] == [201] * 8, outcomes
+    [customer] = Customer.objects.filter(email_key="new.sender@example.org")
+    assert customer.tickets.count() == 8
+    assert len({body["ticket"] for _, body in outcomes}) == 8
 
 
 def test_it_numbers_the_first_new_ticket_after_the_demo_tickets(settings, demo):
