@@ -209,11 +209,15 @@ class TicketSpec:
         return f"TCK-{200_000 + self.index}"
 
     def customer_row(self) -> dict:
+        from orders.addresses import email_key
+
         number = self.index // TICKETS_PER_CUSTOMER
+        email = f"customer{number}@scale.example"
         return {
             "id": self.customer_id,
             "name": f"Customer {number}",
-            "email": f"customer{number}@scale.example",
+            "email": email,
+            "email_key": email_key(email),
         }
 
     def order_row(self) -> dict:

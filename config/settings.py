@@ -4,6 +4,7 @@ import sys
 from pathlib import Path
 
 import environ
+from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = BASE_DIR / "var"
@@ -304,6 +305,12 @@ REST_FRAMEWORK = {
     # JSON only: a browser asking for HTML still gets the {"message", "code", "extra"} error
     # shape, never the browsable API's page.
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    # DRF's three, with a JSON parser that answers 400 to JSON nested too deep to parse.
+    "DEFAULT_PARSER_CLASSES": [
+        "config.parsers.JSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "config.pagination.StrictPageNumberPagination",
     "PAGE_SIZE": 50,
@@ -431,6 +438,19 @@ EMAIL_SEND_RETRIES = env.int("EMAIL_SEND_RETRIES", default=8)
 EMAIL_RETRY_BASE_S = env.float("EMAIL_RETRY_BASE_S", default=30.0)
 # Inbound customer email (POST /api/inbound/email/, header X-Inbound-Secret). Unset: 503.
 INBOUND_SECRET = env("INBOUND_SECRET", default="")
+if 0 < len(INBOUND_SECRET) < 32:
+    # Whoever knows it opens tickets as any sender: a short one is refused at every start
+    # (web, worker, management commands), not only where system checks run.
+    raise ImproperlyConfigured(
+        "INBOUND_SECRET is shorter than 32 characters: set a long random one (python -c "
+        '"import secrets; print(secrets.token_urlsafe(32))"), or unset it to turn inbound '
+        "email off."
+    )
+# Wrong secrets per client address before it is answered 429 and its secret is no longer
+# compared (tickets/api.py), "<count>/<sec|min|hour|day>"; empty or 0 turns it off.
+INBOUND_SECRET_THROTTLE = env(
+    "INBOUND_SECRET_THROTTLE", default="" if _THROTTLE_OFF_IN_TESTS else "10/min"
+)
 
 LOG_LEVEL = env("LOG_LEVEL", default="INFO")
 LOGGING = {

@@ -1,22 +1,44 @@
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
-from django.db.models.functions import Lower
+
+from orders.addresses import BadAddress, email_key
 
 
 class Customer(models.Model):
     name = models.CharField(max_length=200)
+    # As the customer wrote it: replies go here.
     email = models.EmailField(unique=True)
+    # What mail is matched on (orders/addresses.py), set from `email` on every save: unique, so
+    # Bob@x and bob@x are one customer even when their first two emails arrive at once, and
+    # nothing looser joins two addresses. Null for a customer no mail reaches (null, not "":
+    # there may be several): the younger of two customers whose addresses became one key when
+    # keys were introduced, or one whose domain cannot be encoded.
+    email_key = models.CharField(  # noqa: DJ001
+        max_length=512, unique=True, null=True, editable=False
+    )
 
     class Meta:
         ordering = ["name"]
-        constraints = [
-            # Mail addresses are matched ignoring case (inbound email): Bob@x and bob@x are one
-            # customer, even when their first two emails arrive at once.
-            models.UniqueConstraint(Lower("email"), name="customer_email_unique_ignoring_case"),
-        ]
 
     def __str__(self) -> str:
         return self.name
+
+    def save(self, *args, **kwargs) -> None:
+        self.email_key = email_key(self.email)
+        update_fields = kwargs.get("update_fields")
+        if update_fields is not None and "email" in update_fields:
+            kwargs["update_fields"] = {*update_fields, "email_key"}
+        super().save(*args, **kwargs)
+
+    def clean(self) -> None:
+        super().clean()
+        try:
+            key = email_key(self.email)
+        except BadAddress as exc:
+            raise ValidationError({"email": exc.message}) from None
+        if Customer.objects.filter(email_key=key).exclude(pk=self.pk).exists():
+            raise ValidationError({"email": "Another customer has this address."})
 
 
 class Order(models.Model):

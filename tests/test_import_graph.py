@@ -77,6 +77,7 @@ HTTP_MODULES = {
     "middleware",
     "permissions",
     "pagination",
+    "parsers",
     "api_errors",
     "context_processors",
     "throttling",

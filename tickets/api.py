@@ -1,21 +1,29 @@
+import contextlib
 import hmac
+import logging
+import math
+import time
 
 from django.conf import settings
+from django.core.cache import cache
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from redis import RedisError
 from rest_framework import generics, serializers, status
 from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.exceptions import APIException, AuthenticationFailed, ValidationError
-from rest_framework.parsers import JSONParser
 from rest_framework.permissions import AllowAny, BasePermission
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from config.api_errors import error_responses
 from config.authentication import api_token_issue
+from config.errors import RateLimited, wait_in_words
+from config.parsers import JSONParser
 from config.permissions import IsStaffMember
 from config.roles import Role, support_role
+from config.throttling import PERIODS, client_address, rate_from_settings
 from orders.models import Customer
 from tickets import selectors, services
 from tickets.models import Ticket, TicketMessage
@@ -32,6 +40,8 @@ from tickets.serializers import (
     TicketSerializer,
 )
 
+logger = logging.getLogger(__name__)
+
 
 class ObtainTokenView(ObtainAuthToken):
     """POST {username, password} -> {token}. Send it as `Authorization: Token <token>`. The
@@ -39,6 +49,8 @@ class ObtainTokenView(ObtainAuthToken):
 
     authentication_classes: list = []
     permission_classes = [AllowAny]
+    # The desk's parsers (APIView's, from settings): DRF's view names DRF's JSON parser.
+    parser_classes = APIView.parser_classes
 
     @extend_schema(
         request=inline_serializer(
@@ -333,6 +345,53 @@ class InboundNotConfigured(APIException):
     default_code = "inbound_disabled"
 
 
+# What the default cache raises when it cannot be reached: Redis's errors, or the file system's.
+CACHE_ERRORS = (RedisError, OSError)
+
+
+class SecretFailures:
+    """Wrong X-Inbound-Secret from one client address, against INBOUND_SECRET_THROTTLE
+    ("<count>/<period>"): a window opens at the address's first failure and lasts one period;
+    with `count` failures in it, the address waits out the rest of it. Counted in the default
+    cache (Redis with REDIS_URL) by increments, so guesses sent at once all count, under a key
+    of the window's own: nothing a closed window left behind counts in the next."""
+
+    def __init__(self, address: str, rate: str):
+        count, period = rate.split("/")
+        self.limit, self.seconds = int(count), PERIODS[period.strip()[0]]
+        self.opened_key = f"inbound-secret-window:{address}"
+
+    def _count_key(self, opened: object) -> str:
+        return f"{self.opened_key}:{opened}"
+
+    def wait(self) -> float | None:
+        """Seconds until this address may try a secret again; None if it may now."""
+        opened = cache.get(self.opened_key)
+        if opened is None or cache.get(self._count_key(opened), 0) < self.limit:
+            return None
+        remaining = opened + self.seconds - time.time()
+        return remaining if remaining > 0 else None
+
+    def record(self) -> None:
+        # The window open now, or one this failure opens (the first caller's, if several).
+        opened = cache.get_or_set(self.opened_key, time.time(), self.seconds)
+        count_key = self._count_key(opened)
+        cache.add(count_key, 0, self.seconds)
+        # Gone only if the window closed in between: this failure falls between two windows.
+        with contextlib.suppress(ValueError):
+            cache.incr(count_key)
+
+
+def _counted(count):
+    """`count()` against the cache. One that cannot be reached counts nothing (logged): the
+    gateway's mail goes on, the secret still guards the endpoint."""
+    try:
+        return count()
+    except CACHE_ERRORS as exc:
+        logger.warning("Wrong inbound secrets are not counted: the cache is unreachable (%s)", exc)
+        return None
+
+
 class InboundEmailApi(APIView):
     """Customer email from the mail gateway, authenticated by the `X-Inbound-Secret` header.
     Idempotent on `message_id`. A subject naming `[TCK-…]` of the sender's own ticket appends
@@ -342,14 +401,29 @@ class InboundEmailApi(APIView):
     authentication_classes: list = []
     permission_classes = [AllowAny]
     # The mail gateway is one address sending every customer's mail: no per-address rate.
+    # Wrong secrets are limited per address instead (SecretFailures).
     throttle_classes: list = []
 
     def check_permissions(self, request):
         expected = settings.INBOUND_SECRET
         if not expected:
             raise InboundNotConfigured()
+        rate = rate_from_settings("INBOUND_SECRET_THROTTLE")
+        failures = SecretFailures(client_address(request), rate) if rate else None
+        wait = _counted(failures.wait) if failures else None
+        if wait is not None:
+            # Not compared at all: guessing stops at the right secret too.
+            retry_after = max(math.ceil(wait), 1)
+            raise RateLimited(
+                "Too many wrong X-Inbound-Secret from your address; try again in "
+                f"{wait_in_words(retry_after)}.",
+                retry_after=retry_after,
+                code="throttled",
+            )
         given = request.headers.get("X-Inbound-Secret", "")
         if not hmac.compare_digest(given.encode(), expected.encode()):
+            if failures:
+                _counted(failures.record)
             raise AuthenticationFailed("Wrong or missing X-Inbound-Secret.")
 
     def get_authenticate_header(self, request):
@@ -372,8 +446,11 @@ class InboundEmailApi(APIView):
             **error_responses(
                 400,
                 401,
+                429,
                 503,
                 e401="Wrong or missing X-Inbound-Secret.",
+                e429="Too many wrong secrets from this address: try again after Retry-After "
+                "seconds; the secret is not compared until then.",
                 e503="INBOUND_SECRET is not set on this desk.",
             ),
         },

@@ -56,6 +56,19 @@ class Ticket(models.Model):
         return f"{self.reference} {self.subject}"
 
 
+class TicketCounter(models.Model):
+    """The last ticket number handed out: one row. A new ticket moves it on and holds its row
+    until the ticket commits, so no two tickets take the same number (tickets/services.py)."""
+
+    last = models.PositiveBigIntegerField()
+
+    class Meta:
+        constraints = [models.CheckConstraint(condition=Q(id=1), name="ticket_counter_one_row")]
+
+    def __str__(self) -> str:
+        return f"TCK-{self.last}"
+
+
 class TicketMessage(models.Model):
     class AuthorKind(models.TextChoices):
         CUSTOMER = "customer", "Customer"

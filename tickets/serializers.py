@@ -2,6 +2,7 @@ from django.core.validators import RegexValidator
 from rest_framework import serializers
 
 from config.serializers import StrictCharField
+from orders.addresses import BadAddress, email_key
 from tickets.models import Ticket, TicketEvent, TicketMessage
 
 
@@ -127,6 +128,15 @@ class InboundEmailSerializer(serializers.Serializer):
         fields = super().get_fields()
         fields["from"] = serializers.EmailField(max_length=254)
         return fields
+
+    def validate_from(self, address: str) -> str:
+        # Django's validator takes any domain Python's IDNA 2003 codec can fold into ASCII;
+        # the sender is matched on its IDNA 2008 form, which a folded look-alike lacks.
+        try:
+            email_key(address)
+        except BadAddress as exc:
+            raise serializers.ValidationError(exc.message) from None
+        return address
 
 
 class InboundResultSerializer(serializers.Serializer):

@@ -13,11 +13,13 @@ from django.db.models.functions import Cast, Substr
 from django.utils import timezone
 
 from config.celery import enqueue_on_commit
+from config.db import Update, update_returning
 from config.errors import ApplicationError, Conflict, Forbidden
 from config.roles import Role, is_supervisor, support_role
+from orders.addresses import email_key
 from orders.models import Customer, Order
 from tickets import mail
-from tickets.models import Ticket, TicketEvent, TicketMessage
+from tickets.models import Ticket, TicketCounter, TicketEvent, TicketMessage
 
 logger = logging.getLogger(__name__)
 
@@ -320,10 +322,41 @@ def ticket_clear_escalation(*, ticket: Ticket, actor, note: str = "") -> Ticket:
 # --- new tickets and customer mail ---------------------------------------------------------
 
 
-def _next_reference() -> str:
+def _highest_number() -> int:
     number = Cast(Substr("reference", 5), IntegerField())
-    highest = Ticket.objects.aggregate(n=Max(number))["n"] or FIRST_REFERENCE_NUMBER - 1
-    return f"TCK-{highest + 1}"
+    return Ticket.objects.aggregate(n=Max(number))["n"] or FIRST_REFERENCE_NUMBER - 1
+
+
+def _take_number() -> int:
+    """The next ticket number. The counter's row stays locked until the caller's transaction
+    ends: tickets opened at the same time take their numbers one after another."""
+    take = Update(TicketCounter, where={"pk": 1}, add={"last": 1}, returning="last")
+    number = update_returning(take)
+    if number is not None:
+        return number
+    try:
+        with transaction.atomic():
+            # No counter yet (a new database, or one emptied by a test): it starts after the
+            # highest reference.
+            return TicketCounter.objects.create(pk=1, last=_highest_number() + 1).last
+    except IntegrityError:
+        return update_returning(take)  # another new ticket started it first
+
+
+def _numbered_ticket(**fields) -> Ticket:
+    """A new ticket under the next number from the counter."""
+    reference = f"TCK-{_take_number()}"
+    try:
+        with transaction.atomic():
+            return Ticket.objects.create(reference=reference, **fields)
+    except IntegrityError:
+        if not Ticket.objects.filter(reference=reference).exists():
+            raise
+    # The number was given outside the counter (the demo's tickets, tickets imported with their
+    # references): the counter moves past the highest, its row still held.
+    number = _highest_number() + 1
+    TicketCounter.objects.filter(pk=1).update(last=number)
+    return Ticket.objects.create(reference=f"TCK-{number}", **fields)
 
 
 def _order_mentioned(customer: Customer, *texts: str) -> Order | None:
@@ -346,7 +379,7 @@ def ticket_open(
     message_id: str | None = None,
 ) -> Ticket:
     """A new ticket with the customer's first message (from their email, or recorded by an
-    agent from a call or chat). The reference is the next free number."""
+    agent from a call or chat), numbered by the counter: see _take_number."""
     if opened_by is not None:
         _require(support_role(opened_by) is not None, "Only support staff open tickets.")
     if order is not None and order.customer_id != customer.pk:
@@ -357,17 +390,7 @@ def ticket_open(
         )
     subject = " ".join(subject.split())[:200] or "(no subject)"
     order = order or _order_mentioned(customer, subject, body)
-    for _attempt in range(5):
-        try:
-            with transaction.atomic():
-                ticket = Ticket.objects.create(
-                    reference=_next_reference(), customer=customer, subject=subject, order=order
-                )
-            break
-        except IntegrityError:
-            continue  # another ticket took that number first
-    else:
-        raise Conflict("Could not number the new ticket; try again.", code="busy")
+    ticket = _numbered_ticket(customer=customer, subject=subject, order=order)
     _event(ticket, TicketEvent.Type.CREATED, opened_by, via="desk" if opened_by else "email")
     ticket_post_message(
         ticket=ticket,
@@ -381,25 +404,23 @@ def ticket_open(
 
 
 def customer_for_email(*, email: str, name: str = "") -> Customer:
-    """The customer with this address, whatever its case; a new one if there is none (named
-    `name`, else the address's local part)."""
+    """The customer with this address (DESIGN invariant 11: equal after lower-casing ASCII and
+    IDNA-encoding the domain, orders/addresses.py; nothing looser), or a new one named `name`,
+    else the address's local part. BadAddress for a domain that cannot be encoded."""
     email = email.strip()
-    customer = _customer_with(email)
+    key = email_key(email)
+    customer = Customer.objects.filter(email_key=key).first()
     if customer is not None:
         return customer
     try:
         with transaction.atomic():
             return Customer.objects.create(email=email, name=name.strip() or email.split("@")[0])
     except IntegrityError:
-        customer = _customer_with(email)  # created by a simultaneous email from the same sender
+        # Created by a simultaneous email from the same sender.
+        customer = Customer.objects.filter(email_key=key).first()
         if customer is None:
             raise
         return customer
-
-
-def _customer_with(email: str) -> Customer | None:
-    # The oldest, should two addresses differing only in case both exist.
-    return Customer.objects.filter(email__iexact=email).order_by("pk").first()
 
 
 @dataclass(frozen=True)

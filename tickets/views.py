@@ -20,6 +20,7 @@ from django.views.decorators.http import require_POST
 
 from config.errors import ApplicationError
 from config.roles import Role, is_staff_member, is_supervisor, support_role, support_users
+from orders.addresses import BadAddress, email_key
 from orders.models import Customer, Order
 from orders.selectors import order_summary
 from refunds.selectors import with_latest_refund_status
@@ -455,8 +456,11 @@ def _new_ticket_errors(form: dict) -> dict[str, str]:
     errors = {}
     try:
         validate_email(form["email"])
+        email_key(form["email"])
     except ValidationError:
         errors["email"] = "Enter the customer's email address."
+    except BadAddress as exc:
+        errors["email"] = exc.message
     if not form["subject"]:
         errors["subject"] = "Give the ticket a subject."
     if not form["body"]:
@@ -468,7 +472,7 @@ def _new_ticket_errors(form: dict) -> dict[str, str]:
 
 def _is_customers_order(form: dict) -> bool:
     return Order.objects.filter(
-        order_id=form["order_id"], customer__email__iexact=form["email"]
+        order_id=form["order_id"], customer__email_key=email_key(form["email"])
     ).exists()
 
 

@@ -20,7 +20,7 @@ def _set_example(raw: dict, path: str, name: str, value: str) -> None:
                 parameter["example"] = value
 
 
-INBOUND_SECRET = "fuzz-inbound-secret"
+INBOUND_SECRET = "fuzz-inbound-secret-0123456789-abcdef"
 
 
 @pytest.fixture

@@ -244,7 +244,7 @@ def test_outside_the_test_suite_throttling_is_on_and_the_cache_is_shared(tmp_pat
 def test_the_mail_gateway_is_not_throttled_as_an_anonymous_address(demo, settings):
     # Given a strict anonymous rate and a gateway posting one customer email after another
     settings.API_THROTTLE_ANON = "2/min"
-    settings.INBOUND_SECRET = "gateway-secret"
+    settings.INBOUND_SECRET = "gateway-secret-0123456789-abcdefghij"
     api = APIClient()
 
     # Then every email gets in: the secret gates the endpoint, not a per-address rate
@@ -258,7 +258,7 @@ def test_the_mail_gateway_is_not_throttled_as_an_anonymous_address(demo, setting
                 "message_id": f"<gateway-{n}@mail.example.com>",
             },
             format="json",
-            headers={"X-Inbound-Secret": "gateway-secret"},
+            headers={"X-Inbound-Secret": "gateway-secret-0123456789-abcdefghij"},
         )
         assert response.status_code == 201, response.content
     # while any other anonymous caller is still held to the rate

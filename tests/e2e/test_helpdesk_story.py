@@ -29,7 +29,7 @@ from tickets.models import Ticket, TicketMessage
 
 pytestmark = [pytest.mark.e2e, pytest.mark.services, pytest.mark.django_db(transaction=True)]
 
-INBOUND_SECRET = "story-inbound-secret"
+INBOUND_SECRET = "story-inbound-secret-0123456789-abcdef"
 CUSTOMER = "li.wei@example.com"
 SUBJECT = "The mug arrived cracked"
 FIRST_EMAIL_ID = "<CAKx8mug-0001.li.wei@mail.example.com>"

@@ -15,7 +15,7 @@ from tickets.models import Ticket, TicketEvent, TicketMessage
 pytestmark = pytest.mark.django_db
 
 URL = "/api/inbound/email/"
-SECRET = "gateway-secret-0123456789"
+SECRET = "gateway-secret-0123456789-abcdefghij"
 
 
 @pytest.fixture
