@@ -5,7 +5,7 @@ class AgentConfig(AppConfig):
     name = "agent"
 
     def ready(self) -> None:
-        from agent.breaker import breaker_metrics
+        from agent.providers.breaker import breaker_metrics
         from config.metrics import add_source
 
         add_source(breaker_metrics)

@@ -15,7 +15,7 @@ UNLEASED_GRACE = timedelta(seconds=30)
 
 
 def run_transcript(*, run: AgentRun) -> list[AgentMessage]:
-    # A step that was not handed its run in this process reads it (agent/handover.py):
+    # A step that was not handed its run in this process reads it (agent/runtime/handover.py):
     # config.db skips the ORM's compiler.
     return select(AgentMessage, where={"run_id": run.pk}, order_by=("seq",))
 

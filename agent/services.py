@@ -17,8 +17,8 @@ from django.utils import timezone
 
 from agent.answer_check import AnswerCheck, check_answer
 from agent.models import AgentMessage, AgentRun, RunEvent, ToolCallLog
-from agent.prompts import PROMPT_VERSION
-from agent.tools import TOOLS_VERSION
+from agent.runtime.prompts import PROMPT_VERSION
+from agent.tools.registry import TOOLS_VERSION
 from agent.transitions import (
     ACTIVE_STATUSES,
     run_event_append,

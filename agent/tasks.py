@@ -6,7 +6,8 @@ from celery import shared_task
 from django.db import close_old_connections
 from django.utils import timezone
 
-from agent import run_selectors, runtime
+from agent import run_selectors
+from agent.runtime import run_step
 from config.connections import DISCONNECTS
 from config.logs import log_context
 from config.metrics import count_step
@@ -14,7 +15,7 @@ from config.metrics import count_step
 logger = logging.getLogger(__name__)
 
 
-@shared_task(bind=True, max_retries=runtime.MODEL_RETRIES)
+@shared_task(bind=True, max_retries=run_step.MODEL_RETRIES)
 def advance_run(
     self, run_id: str, expected_version: int | None = None, owner: str | None = None
 ) -> str:
@@ -28,16 +29,16 @@ def advance_run(
 def _advance(task, run_id: str, expected_version: int | None, owner: str | None) -> str:
     attempt = task.request.retries or 0
     try:
-        outcome = runtime.advance(
+        outcome = run_step.advance(
             run_id=run_id, expected_version=expected_version, attempt=attempt, owner=owner
         )
     except DISCONNECTS as exc:
         # The connection dropped before the step held the run (or while handing it back): the
         # same delivery is retried on a new connection, with the same bounded budget.
-        count_step(runtime.StepKind.RETRY)
+        count_step(run_step.StepKind.RETRY)
         close_old_connections()
-        delay = runtime.DATABASE_RETRY_BACKOFF_S[
-            min(attempt, len(runtime.DATABASE_RETRY_BACKOFF_S) - 1)
+        delay = run_step.DATABASE_RETRY_BACKOFF_S[
+            min(attempt, len(run_step.DATABASE_RETRY_BACKOFF_S) - 1)
         ]
         raise task.retry(exc=exc, countdown=delay) from exc
     except Exception:
@@ -46,13 +47,13 @@ def _advance(task, run_id: str, expected_version: int | None, owner: str | None)
     count_step(outcome.kind)
     # One line per step, naming its run (and the request that started it) by the log context.
     logger.info("Assistant step: %s", outcome.kind.value)
-    if outcome.kind == runtime.StepKind.RETRY:
+    if outcome.kind == run_step.StepKind.RETRY:
         raise task.retry(
             countdown=outcome.retry_in,
             kwargs={"run_id": run_id, "expected_version": outcome.version},
             args=(),
         )
-    if outcome.kind == runtime.StepKind.CONTINUE:
+    if outcome.kind == run_step.StepKind.CONTINUE:
         # The next step stays on the queue this one came from (as a retry does).
         queue = (task.request.delivery_info or {}).get("routing_key")
         advance_run.apply_async(

@@ -1,6 +1,6 @@
 """What the assistant harness itself costs per step, with a model that answers instantly.
 
-Each measured step is one `agent.runtime.advance()` as the step the run was handed to,
+Each measured step is one `agent.runtime.run_step.advance()` as the step the run was handed to,
 between the care a worker gives its database connections before and after a task
 (config/celery.py: the connection is due a health check, which a handed-over step's read of
 its run answers, config/connections.py, and a run's first step, whose first query writes,
@@ -66,9 +66,10 @@ def measure() -> dict:
     from django.contrib.auth import get_user_model
     from django.db import connection
 
-    from agent import runtime, services
+    from agent import services
     from agent import tasks as agent_tasks
-    from agent.pool import close_idle_threads
+    from agent.executor.pool import close_idle_threads
+    from agent.runtime import run_step
     from config.celery import KeptConnectionsWorkerFixup
     from config.celery import app as celery_app
     from tests.dbcost import DatabaseCost
@@ -102,12 +103,12 @@ def measure() -> dict:
 
         def one_run(step, last) -> None:
             run = services.run_start(ticket=ticket, user=user, message="Check the orders.")
-            outcome = runtime.StepOutcome(runtime.StepKind.CONTINUE)
+            outcome = run_step.StepOutcome(run_step.StepKind.CONTINUE)
             for _ in range(STEPS_PER_RUN):
                 outcome = step(run, outcome)
-                assert outcome.kind == runtime.StepKind.CONTINUE, outcome
+                assert outcome.kind == run_step.StepKind.CONTINUE, outcome
             outcome = last(run, outcome)
-            assert outcome.kind == runtime.StepKind.FINISHED, outcome
+            assert outcome.kind == run_step.StepKind.FINISHED, outcome
             # The answer the run posted to the ticket goes, so that every run reads the same
             # thread (the peer's context does not grow from run to run either).
             TicketMessage.objects.filter(ticket=ticket).exclude(pk__in=thread).delete()
@@ -123,7 +124,7 @@ def measure() -> dict:
             def step(run, previous):
                 started = time.perf_counter()
                 between_tasks()
-                outcome = runtime.advance(
+                outcome = run_step.advance(
                     run_id=run.pk, expected_version=previous.version, owner=previous.owner
                 )
                 between_tasks()

@@ -92,8 +92,8 @@ TEMPLATES = [
 
 # --- Database -------------------------------------------------------------
 DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'db.sqlite3'}")}
-# A worker's steps and their call threads (agent/pool.py) keep their connections: opening one
-# costs more than a whole step. Checked before reuse, so a dropped one is replaced.
+# A worker's steps and their call threads (agent/executor/pool.py) keep their connections:
+# opening one costs more than a whole step. Checked before reuse, so a dropped one is replaced.
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("DATABASE_CONN_MAX_AGE", default=300)
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and env.bool(
@@ -398,12 +398,12 @@ LLM_STREAM = env.bool("LLM_STREAM", default=True)
 LLM_STREAM_FLUSH_S = env.float("LLM_STREAM_FLUSH_S", default=0.25)
 # A failed model call (timeout, 429, 5xx) is retried after uniform(0, min(CAP, BASE * 2^n))
 # seconds, or when the endpoint's Retry-After says; a step that would wait more than
-# LLM_RETRY_MAX_WAIT_S in all fails its run instead (agent/runtime.py).
+# LLM_RETRY_MAX_WAIT_S in all fails its run instead (agent/runtime/run_step.py).
 LLM_RETRY_BASE_S = env.float("LLM_RETRY_BASE_S", default=2.0)
 LLM_RETRY_CAP_S = env.float("LLM_RETRY_CAP_S", default=30.0)
 LLM_RETRY_MAX_WAIT_S = env.float("LLM_RETRY_MAX_WAIT_S", default=120.0)
 # After this many failed calls in a row to one endpoint, across runs and processes, new steps
-# wait out the cool-down instead of calling it (agent/breaker.py).
+# wait out the cool-down instead of calling it (agent/providers/breaker.py).
 LLM_BREAKER_THRESHOLD = env.int("LLM_BREAKER_THRESHOLD", default=5)
 LLM_BREAKER_COOLDOWN_S = env.float("LLM_BREAKER_COOLDOWN_S", default=30.0)
 CONFIRMATION_TTL_MINUTES = env.int("CONFIRMATION_TTL_MINUTES", default=1440)

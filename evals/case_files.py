@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
-from agent.tools import tool_names
+from agent.tools.registry import tool_names
 from config.roles import Role
 from refunds.models import RefundRequest
 from tickets.demo import CUSTOMERS, ORDERS, TICKETS, USERS

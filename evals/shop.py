@@ -4,7 +4,7 @@ Tools run on threads with their own database connections, so a case cannot be is
 transaction rolled back afterwards: each case gets its own SQLite file, copied from a template
 that was migrated and seeded once, and this process points its database settings at it (as
 Django's test runner does for a test database) before anything connects. The run then goes
-through the real runtime: run_start, then agent.runtime.advance step by step, as the Celery
+through the real runtime: run_start, then agent.runtime.run_step.advance step by step, as the Celery
 task would, with the same retries and backoff.
 """
 
@@ -22,11 +22,11 @@ from django.db import connection, connections, transaction
 from django.test import override_settings
 from django.utils import timezone
 
-from agent import runtime
+from agent.executor.pool import close_idle_threads
 from agent.models import AgentMessage, AgentRun, RunEvent, ToolCallLog
-from agent.pool import close_idle_threads
+from agent.runtime import run_step
 from agent.services import run_start
-from agent.tools import get_tool
+from agent.tools.registry import get_tool
 from config.money import money_str
 from orders.models import Customer, Order
 from refunds.identity import derive_request_id, fingerprint, fingerprint_params
@@ -191,14 +191,14 @@ def drive(run: AgentRun) -> None:
     owner: str | None = None
     attempt = 0
     for _ in range(MAX_DELIVERIES):
-        outcome = runtime.advance(
+        outcome = run_step.advance(
             run_id=run.pk, expected_version=version, attempt=attempt, owner=owner
         )
-        if outcome.kind == runtime.StepKind.FINISHED:
+        if outcome.kind == run_step.StepKind.FINISHED:
             return
-        if outcome.kind == runtime.StepKind.SKIPPED:
+        if outcome.kind == run_step.StepKind.SKIPPED:
             raise HarnessError("a step found the run held by someone else")
-        if outcome.kind == runtime.StepKind.RETRY:
+        if outcome.kind == run_step.StepKind.RETRY:
             time.sleep(outcome.retry_in or 0)
             attempt += 1
         else:

@@ -9,7 +9,7 @@ from django.apps import apps as django_apps
 from django.conf import settings
 from django.db import connections
 
-from agent.pool import close_idle_threads
+from agent.executor.pool import close_idle_threads
 from config.celery import app as celery_app
 from config.health import close_probe_connection
 from config.roles import Role
@@ -40,7 +40,7 @@ def empty_test_queue_at_the_end():
 
 @pytest.fixture(scope="session", autouse=True)
 def call_threads_closed_before_the_test_database_goes(django_db_setup):
-    """The call threads (agent/pool.py) keep their connections between steps: close them
+    """The call threads (agent/executor/pool.py) keep their connections between steps: close them
     before the test database is dropped (PostgreSQL refuses while they are connected)."""
     yield
     close_idle_threads()

@@ -9,8 +9,8 @@ import json
 
 from agent.context import McpContext
 from agent.errors import ToolError
-from agent.prompts import UNTRUSTED_AUTHORS
-from agent.tools import get_order
+from agent.runtime.prompts import UNTRUSTED_AUTHORS
+from agent.tools.reads import get_order
 from agent.untrusted import wrap_untrusted
 from tickets.models import TicketMessage
 

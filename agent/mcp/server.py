@@ -2,7 +2,7 @@
 
 `tools/list` shows the tools agent.tools declares for the session's role, with the schemas and
 descriptions the assistant's model is given: one declaration, two surfaces. `tools/call` is
-agent.executor.execute_tool_call in the session's McpContext: the same pipeline, errors,
+agent.executor.calls.execute_tool_call in the session's McpContext: the same pipeline, errors,
 ToolCallLog row and untrusted wrapping as a call in a run, the request's JSON-RPC id (scoped
 to the session) as the tool call id. An id sent again answers its logged result if the call
 is the same (tool and canonical arguments), and a JSON-RPC error if it is another. A refused
@@ -29,11 +29,12 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_REQUEST
 
 from agent.context import McpContext
-from agent.executor import CallIdReused, execute_tool_call
+from agent.executor.calls import execute_tool_call
+from agent.executor.log import CallIdReused
 from agent.mcp import resources
 from agent.mcp.auth import SessionRefused
 from agent.mcp.sessions import mcp_context, mcp_session_seen
-from agent.tools import TOOLS_VERSION, Tool, ToolKind, get_tool, tools_for_role
+from agent.tools.registry import TOOLS_VERSION, Tool, ToolKind, get_tool, tools_for_role
 from agent.untrusted import wrap_untrusted
 
 SERVER_NAME = "refund-desk"
@@ -99,7 +100,7 @@ def _annotations(tool: Tool) -> types.ToolAnnotations:
 
 def call_result(result: dict) -> types.CallToolResult:
     """A tool's result as an MCP tool result. The text is what a run's model reads in its tool
-    message (agent.prompts.as_chat_message): the result's JSON in an untrusted block."""
+    message (agent.runtime.prompts.as_chat_message): the result's JSON in an untrusted block."""
     text = wrap_untrusted("tool_result", json.dumps(result, ensure_ascii=False, default=str))
     return types.CallToolResult(
         content=[types.TextContent(text=text)], is_error=result.get("ok") is not True

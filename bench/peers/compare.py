@@ -276,7 +276,7 @@ def main() -> None:
         return
     print(f"{'':<44}{'steps':>7}{'median ms':>11}{'p95 ms':>9}")
     rows = [
-        ("desk (agent.runtime.advance)", "desk"),
+        ("desk (agent.runtime.run_step.advance)", "desk"),
         *((SIDES[s].label, SIDES[s].key) for s in sides),
     ]
     for label, key in rows:

@@ -9,7 +9,7 @@ from django.contrib.auth import get_user_model
 from rest_framework.test import APIClient
 
 from agent.models import AgentMessage, AgentRun, RunEvent, ToolCallLog
-from agent.prompts import FINAL_CALL_NOTE
+from agent.runtime.prompts import FINAL_CALL_NOTE
 from agent.untrusted import untrusted_blocks
 from refunds.models import RefundConfirmation, RefundEvent, RefundRequest, SimulatedRefund
 from refunds.tasks import execute_refund, reconcile_refunds

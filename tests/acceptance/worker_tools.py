@@ -7,7 +7,7 @@ process can see that the worker ran it and stopped waiting before it finished.
 import contextlib
 import time
 
-from agent.tools import SUPPORT_ROLES, Tool, ToolKind, registered_tool
+from agent.tools.registry import SUPPORT_ROLES, Tool, ToolKind, registered_tool
 from tests.acceptance.traces import slow_tool_trace
 
 SLOW_TOOL_SECONDS = 30

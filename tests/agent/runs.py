@@ -7,11 +7,12 @@ from contextlib import contextmanager
 
 from django.contrib.auth import get_user_model
 
-from agent import runtime, services
+from agent import services
 from agent.context import RunContext
-from agent.executor import execute_tool_call
+from agent.executor.calls import execute_tool_call
 from agent.models import AgentRun
-from agent.tools import SUPPORT_ROLES, Tool, ToolKind, registered_tool
+from agent.runtime import run_step
+from agent.tools.registry import SUPPORT_ROLES, Tool, ToolKind, registered_tool
 from config.roles import support_role
 from tickets.models import Ticket
 
@@ -54,22 +55,22 @@ def call_tool(
     )
 
 
-def drive(run: AgentRun, *, max_deliveries: int = 30) -> list[runtime.StepOutcome]:
+def drive(run: AgentRun, *, max_deliveries: int = 30) -> list[run_step.StepOutcome]:
     """Deliver steps synchronously, as the worker would, until the run ends: the first one as
     the step the run was handed to, if any, else taking it whatever its version; the next
     ones as the owner and with the version the previous step left."""
-    outcomes: list[runtime.StepOutcome] = []
+    outcomes: list[run_step.StepOutcome] = []
     run.refresh_from_db()
     owner = run.lease_owner or None
     version, attempt = (run.version if owner else None), 0
     for _ in range(max_deliveries):
-        outcome = runtime.advance(
+        outcome = run_step.advance(
             run_id=run.pk, expected_version=version, attempt=attempt, owner=owner
         )
         outcomes.append(outcome)
-        if outcome.kind in (runtime.StepKind.FINISHED, runtime.StepKind.SKIPPED):
+        if outcome.kind in (run_step.StepKind.FINISHED, run_step.StepKind.SKIPPED):
             break
-        attempt = attempt + 1 if outcome.kind == runtime.StepKind.RETRY else 0
+        attempt = attempt + 1 if outcome.kind == run_step.StepKind.RETRY else 0
         version, owner = outcome.version, outcome.owner
     run.refresh_from_db()
     return outcomes

@@ -15,9 +15,10 @@ import pytest
 from django.db import connections, transaction
 
 from agent.errors import ErrorCode, ToolError
-from agent.executor import MAX_RESULT_CHARS, execute_tool_call
+from agent.executor.calls import execute_tool_call
 from agent.models import AgentRun, ToolCallLog
-from agent.tools import SUPPORT_ROLES, Tool, ToolKind, registered_tool
+from agent.tools.paging import MAX_RESULT_CHARS
+from agent.tools.registry import SUPPORT_ROLES, Tool, ToolKind, registered_tool
 from refunds.models import RefundRequest
 from tests.agent.runs import call_tool, run_context
 

@@ -10,9 +10,10 @@ from hypothesis import strategies as st
 
 from agent.context import RunContext
 from agent.errors import ErrorCode
-from agent.executor import MAX_RESULT_CHARS, execute_tool_call
+from agent.executor.calls import execute_tool_call
 from agent.models import AgentRun, ToolCallLog
-from agent.tools import get_tool, tool_names
+from agent.tools.paging import MAX_RESULT_CHARS
+from agent.tools.registry import get_tool, tool_names
 from tickets.models import Ticket
 
 pytestmark = pytest.mark.django_db(transaction=True)

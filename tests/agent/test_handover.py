@@ -1,11 +1,11 @@
 """A step whose next step runs in the same process hands it the run's transcript and tool-call
-log (agent/handover.py): the next step reads neither again, and asks the model exactly what a
-step that read them would ask."""
+log (agent/runtime/handover.py): the next step reads neither again, and asks the model exactly
+what a step that read them would ask."""
 
 import pytest
 
-from agent import handover, runtime
 from agent.models import AgentMessage
+from agent.runtime import handover, run_step
 from tests.agent.runs import start_run
 from tests.dbcost import DatabaseCost
 from tests.fakes.openai_server import text_reply, tool_call, tool_reply
@@ -32,16 +32,16 @@ def steps(run, *, forget_between_steps: bool) -> list[DatabaseCost]:
     """Run every step of `run` in this process, as a worker does when each next step lands
     on it; `forget_between_steps`: as when it lands on another worker."""
     costs: list[DatabaseCost] = []
-    outcome = runtime.advance(run_id=run.pk)
-    while outcome.kind == runtime.StepKind.CONTINUE:
+    outcome = run_step.advance(run_id=run.pk)
+    while outcome.kind == run_step.StepKind.CONTINUE:
         if forget_between_steps:
             handover.clear()
         with DatabaseCost() as cost:
-            outcome = runtime.advance(
+            outcome = run_step.advance(
                 run_id=run.pk, expected_version=outcome.version, owner=outcome.owner
             )
         costs.append(cost)
-    assert outcome.kind == runtime.StepKind.FINISHED
+    assert outcome.kind == run_step.StepKind.FINISHED
     return costs
 
 
@@ -86,8 +86,8 @@ def test_the_model_is_asked_the_same_whether_the_step_carried_on_or_read_everyth
 def test_what_a_step_left_is_not_taken_by_a_delivery_for_another_version(demo, fake_openai):
     fake_openai.enqueue(*lookups(1), text_reply("Done."))
     run = start_run()
-    outcome = runtime.advance(run_id=run.pk)
-    assert outcome.kind == runtime.StepKind.CONTINUE
+    outcome = run_step.advance(run_id=run.pk)
+    assert outcome.kind == run_step.StepKind.CONTINUE
 
     assert handover.take(run_id=run.pk, owner=outcome.owner, version=outcome.version - 1) is None
     assert handover.take(run_id=run.pk, owner="another owner", version=outcome.version) is None

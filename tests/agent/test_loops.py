@@ -1,10 +1,10 @@
-"""Loop detection over a run's tool calls (agent/loops.py): pure functions, no database."""
+"""Loop detection over a run's tool calls (agent/executor/loops.py): pure functions, no database."""
 
 import json
 
 import pytest
 
-from agent.loops import LoggedCall, LoopRule, call_key, calls_by_step, detect_loop
+from agent.executor.loops import LoggedCall, LoopRule, call_key, calls_by_step, detect_loop
 
 MUG = "202610110087"
 LAMP = "202610150012"

@@ -13,7 +13,7 @@ import threading
 import pytest
 
 from agent.models import AgentMessage, RunEvent, ToolCallLog
-from agent.tools import SUPPORT_ROLES, Tool, ToolKind, registered_tool
+from agent.tools.registry import SUPPORT_ROLES, Tool, ToolKind, registered_tool
 from agent.untrusted import untrusted_blocks
 from tests.agent.runs import drive, start_run
 from tests.fakes.openai_server import text_reply, tool_call, tool_reply

@@ -19,11 +19,11 @@ from django.conf import settings as django_settings
 from django.core.cache import caches
 from django.utils import timezone
 
-from agent import runtime
-from agent.breaker import ModelBreaker
-from agent.llm import ModelError
-from agent.llm_openai import OpenAIProvider
 from agent.models import RunEvent
+from agent.providers.breaker import ModelBreaker
+from agent.providers.llm import ModelError
+from agent.providers.openai_client import OpenAIProvider
+from agent.runtime import run_step
 from tests.agent.runs import drive, start_run
 from tests.fakes.openai_server import (
     context_length_error,
@@ -54,12 +54,12 @@ def waiting_events(run) -> list[dict]:
     return [
         event.data
         for event in RunEvent.objects.filter(run=run, type="message").order_by("seq")
-        if event.data.get("kind") == runtime.MODEL_UNAVAILABLE
+        if event.data.get("kind") == run_step.MODEL_UNAVAILABLE
     ]
 
 
-def step(run, *, attempt: int = 0, version: int | None = None) -> runtime.StepOutcome:
-    return runtime.advance(run_id=run.pk, expected_version=version, attempt=attempt)
+def step(run, *, attempt: int = 0, version: int | None = None) -> run_step.StepOutcome:
+    return run_step.advance(run_id=run.pk, expected_version=version, attempt=attempt)
 
 
 # --- backoff -------------------------------------------------------------------------------
@@ -73,7 +73,7 @@ def test_a_429_with_retry_after_in_seconds_is_retried_no_sooner_than_asked(
 
     outcome = step(run)
 
-    assert outcome.kind == runtime.StepKind.RETRY
+    assert outcome.kind == run_step.StepKind.RETRY
     assert 2 <= outcome.retry_in <= 2.2
     (waiting,) = waiting_events(run)
     retry_at = timezone.now() + timedelta(seconds=outcome.retry_in)
@@ -96,7 +96,7 @@ def test_a_retry_after_given_as_an_http_date_is_honoured(demo, fake_openai, brea
 
     outcome = step(run)
 
-    assert outcome.kind == runtime.StepKind.RETRY
+    assert outcome.kind == run_step.StepKind.RETRY
     # The date has whole seconds: up to one less than asked, plus the small jitter.
     assert 28 <= outcome.retry_in <= 33
 
@@ -130,7 +130,7 @@ def test_the_backoff_is_full_jitter_under_an_exponential_ceiling(settings):
     error = ModelError("the model endpoint failed (HTTP 503)", retryable=True)
 
     for attempt, ceiling in [(0, 2), (1, 4), (2, 8), (3, 16), (4, 30), (9, 30)]:
-        delays = [runtime.model_retry_delay(error, attempt) for _ in range(300)]
+        delays = [run_step.model_retry_delay(error, attempt) for _ in range(300)]
         assert all(0 <= delay <= ceiling for delay in delays)
         # Spread over the whole range, not clustered at the ceiling.
         assert min(delays) < ceiling / 4 and max(delays) > ceiling * 3 / 4
@@ -183,14 +183,14 @@ def open_the_breaker(fake_openai) -> None:
     drive(first)
     assert first.status == "failed"
     second = start_run("And the headphones?")
-    assert step(second).kind == runtime.StepKind.RETRY
+    assert step(second).kind == run_step.StepKind.RETRY
     assert len(fake_openai.requests) == 5
 
 
 def test_the_breaker_opens_after_consecutive_failures_across_runs_and_new_steps_do_not_call(
     demo, fake_openai, breaker, caplog
 ):
-    caplog.set_level(logging.INFO, logger="agent.breaker")
+    caplog.set_level(logging.INFO, logger="agent.providers.breaker")
     open_the_breaker(fake_openai)
     assert breaker.failures() == 5
     assert "open: 5 failed calls in a row" in caplog.text
@@ -199,7 +199,7 @@ def test_the_breaker_opens_after_consecutive_failures_across_runs_and_new_steps_
     outcome = step(third)
 
     assert len(fake_openai.requests) == 5
-    assert outcome.kind == runtime.StepKind.RETRY
+    assert outcome.kind == run_step.StepKind.RETRY
     assert 28 <= outcome.retry_in <= 30
     (waiting,) = waiting_events(third)
     assert waiting["content"].startswith(
@@ -212,7 +212,7 @@ def test_the_breaker_state_is_seen_by_another_process(demo, fake_openai, breaker
     open_the_breaker(fake_openai)
     script = (
         "import django, sys; django.setup(); "
-        "from agent.breaker import ModelBreaker; "
+        "from agent.providers.breaker import ModelBreaker; "
         "b = ModelBreaker(sys.argv[1]); print(b.failures(), round(b.wait_s()))"
     )
 
@@ -234,7 +234,7 @@ def test_the_breaker_state_is_seen_by_another_process(demo, fake_openai, breaker
 def test_after_the_cool_down_one_successful_call_closes_the_breaker(
     demo, fake_openai, breaker, settings, caplog
 ):
-    caplog.set_level(logging.INFO, logger="agent.breaker")
+    caplog.set_level(logging.INFO, logger="agent.providers.breaker")
     settings.LLM_BREAKER_COOLDOWN_S = 1
     open_the_breaker(fake_openai)
     assert breaker.is_open()
@@ -259,7 +259,7 @@ def test_a_failed_probe_after_the_cool_down_opens_the_breaker_again(
     settings.LLM_BREAKER_COOLDOWN_S = 30
 
     run = start_run()
-    assert step(run).kind == runtime.StepKind.RETRY
+    assert step(run).kind == run_step.StepKind.RETRY
     assert len(fake_openai.requests) == 6
 
     assert 28 <= breaker.wait_s() <= 30
@@ -268,7 +268,7 @@ def test_a_failed_probe_after_the_cool_down_opens_the_breaker_again(
 def test_a_success_after_failures_below_the_threshold_clears_them(demo, fake_openai, breaker):
     fake_openai.enqueue(error_body(500, "upstream down"), text_reply("Paid 129.00."))
     run = start_run()
-    assert step(run).kind == runtime.StepKind.RETRY
+    assert step(run).kind == run_step.StepKind.RETRY
     assert breaker.failures() == 1
 
     drive(run)
@@ -292,7 +292,7 @@ def test_a_step_whose_breaker_found_no_failures_reads_the_ops_cache_once(
     fake_openai.enqueue(text_reply("Paid 129.00."))
 
     run = start_run()
-    assert step(run).kind == runtime.StepKind.FINISHED
+    assert step(run).kind == run_step.StepKind.FINISHED
 
     assert reads == [breaker.failures_key]
     assert breaker.failures() == 0
@@ -329,14 +329,14 @@ def three_lookups_then(fake_openai, *then) -> None:
 def test_a_context_length_error_trims_the_history_at_a_safe_cut_and_retries_once(
     demo, fake_openai, breaker, monkeypatch
 ):
-    monkeypatch.setattr(runtime, "TRIMMED_HISTORY_BUDGET", 1)
+    monkeypatch.setattr(run_step, "TRIMMED_HISTORY_BUDGET", 1)
     three_lookups_then(fake_openai, context_length_error(), text_reply("Paid 129.00."))
     run = start_run()
 
     outcomes = drive(run)
 
     assert (run.status, run.final_answer) == ("completed", "Paid 129.00.")
-    assert runtime.StepKind.RETRY not in [o.kind for o in outcomes]
+    assert run_step.StepKind.RETRY not in [o.kind for o in outcomes]
     assert len(fake_openai.requests) == 5
     refused, retried = fake_openai.requests[3]["messages"], fake_openai.requests[4]["messages"]
     assert len(retried) < len(refused)
@@ -354,7 +354,7 @@ def test_a_context_length_error_trims_the_history_at_a_safe_cut_and_retries_once
 def test_a_second_context_length_error_fails_the_run_with_the_reason(
     demo, fake_openai, breaker, monkeypatch
 ):
-    monkeypatch.setattr(runtime, "TRIMMED_HISTORY_BUDGET", 1)
+    monkeypatch.setattr(run_step, "TRIMMED_HISTORY_BUDGET", 1)
     three_lookups_then(fake_openai, context_length_error(), context_length_error())
     run = start_run()
 

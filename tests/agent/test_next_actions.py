@@ -18,11 +18,11 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 
 from agent.errors import DEFAULT_NEXT_ACTIONS, ErrorCode, NextAction, ToolError
-from agent.executor import MAX_ARGUMENTS_CHARS
+from agent.executor.arguments import MAX_ARGUMENTS_CHARS
 from agent.mcp.auth import session_scope
 from agent.mcp.sessions import mcp_context, mcp_session_start
 from agent.models import AgentRun
-from agent.tools import SUPPORT_ROLES, TOOLS, Tool, ToolKind, registered_tool, tool_names
+from agent.tools.registry import SUPPORT_ROLES, TOOLS, Tool, ToolKind, registered_tool, tool_names
 from orders.models import Order
 from refunds.models import RefundRequest
 from refunds.services import refund_approve

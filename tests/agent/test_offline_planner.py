@@ -1,7 +1,7 @@
 import json
 from decimal import Decimal
 
-from agent.offline import OfflinePlanner
+from agent.providers.offline.planner import OfflinePlanner
 from agent.untrusted import wrap_untrusted
 from tickets.demo import ORDER_NOTE_INJECTION, TICKET_INJECTION
 

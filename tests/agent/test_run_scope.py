@@ -6,9 +6,9 @@ Driven against the fake OpenAI server over real HTTP, with real commits.
 
 import pytest
 
-from agent import runtime
 from agent.context import RunContext
 from agent.models import AgentRun, ToolCallLog
+from agent.runtime import run_step
 from agent.untrusted import labelled_untrusted_blocks, strip_untrusted
 from orders.models import Customer, Order
 from tests.agent.runs import drive, start_run
@@ -30,8 +30,8 @@ def test_it_keeps_the_customer_the_run_started_with_when_the_ticket_changes_cust
         tool_reply(tool_call("get_order", {"order_id": LI_MUG}, call_id="call_before"))
     )
     run = start_run("What did the customer order?", reference="TCK-1001")
-    first = runtime.advance(run_id=run.pk, expected_version=0)
-    assert first.kind == runtime.StepKind.CONTINUE
+    first = run_step.advance(run_id=run.pk, expected_version=0)
+    assert first.kind == run_step.StepKind.CONTINUE
 
     # When the ticket is moved to Sam Carter before the next step
     Ticket.objects.filter(reference="TCK-1001").update(customer=sam)
@@ -63,7 +63,7 @@ def test_it_names_no_ticket_order_that_is_outside_the_bound_customer(demo, fake_
     # Given a run on Li Wei's ticket
     fake_openai.enqueue(tool_reply(tool_call("get_order", {"order_id": LI_MUG})))
     run = start_run("What did the customer order?", reference="TCK-1001")
-    runtime.advance(run_id=run.pk, expected_version=0)
+    run_step.advance(run_id=run.pk, expected_version=0)
 
     # When the ticket is moved to Sam Carter and his laptop order before the next step
     sam = Customer.objects.get(name="Sam Carter")

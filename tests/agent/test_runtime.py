@@ -10,10 +10,12 @@ import time
 
 import pytest
 
-from agent import runtime, services
+from agent import services
 from agent.errors import ErrorCode
 from agent.models import AgentMessage, AgentRun, RunEvent, ToolCallLog
-from agent.prompts import FINAL_CALL_NOTE, PROMPT_VERSION
+from agent.runtime import run_step
+from agent.runtime.calls import LOOKUPS_TOGETHER, together
+from agent.runtime.prompts import FINAL_CALL_NOTE, PROMPT_VERSION
 from agent.untrusted import labelled_untrusted_blocks, untrusted_blocks
 from tests.agent.runs import drive, probe_tool, start_run
 from tests.fakes.openai_server import error_body, text_reply, tool_call, tool_reply
@@ -267,16 +269,16 @@ def test_a_second_delivery_of_the_same_step_changes_nothing(demo, fake_openai):
         tool_reply(tool_call("get_order", {"order_id": "202610110087"})), text_reply("Paid 129.00.")
     )
     run = start_run()
-    first = runtime.advance(run_id=run.pk, expected_version=0)
-    assert first.kind == runtime.StepKind.CONTINUE
+    first = run_step.advance(run_id=run.pk, expected_version=0)
+    assert first.kind == run_step.StepKind.CONTINUE
     messages_before = roles(run)
     events_before = event_types(run)
 
     # When the same task is delivered again
-    again = runtime.advance(run_id=run.pk, expected_version=0)
+    again = run_step.advance(run_id=run.pk, expected_version=0)
 
     # Then it does nothing: no model call, no tool, no message, no event
-    assert again.kind == runtime.StepKind.SKIPPED
+    assert again.kind == run_step.StepKind.SKIPPED
     assert len(fake_openai.requests) == 1
     assert ToolCallLog.objects.filter(run=run).count() == 1
     assert roles(run) == messages_before
@@ -288,9 +290,9 @@ def test_a_step_delivered_while_another_holds_the_lease_does_nothing(demo, fake_
     held = services.run_acquire_lease(run_id=run.pk, owner="other-worker")
     assert held is not None
 
-    outcome = runtime.advance(run_id=run.pk)
+    outcome = run_step.advance(run_id=run.pk)
 
-    assert outcome.kind == runtime.StepKind.SKIPPED
+    assert outcome.kind == run_step.StepKind.SKIPPED
     assert fake_openai.requests == []
     assert roles(run) == ["user"]
     run.refresh_from_db()
@@ -310,10 +312,10 @@ def test_a_step_that_died_after_the_model_answered_runs_the_saved_calls_without_
     AgentRun.objects.filter(pk=run.pk).update(step_count=1)
 
     # When the step runs again
-    outcome = runtime.advance(run_id=run.pk)
+    outcome = run_step.advance(run_id=run.pk)
 
     # Then it executed the saved calls and did not call the model
-    assert outcome.kind == runtime.StepKind.CONTINUE
+    assert outcome.kind == run_step.StepKind.CONTINUE
     assert fake_openai.requests == []
     assert sorted(ToolCallLog.objects.filter(run=run).values_list("tool_call_id", flat=True)) == [
         "call_saved_1",
@@ -340,13 +342,13 @@ def test_a_half_answered_step_runs_only_the_calls_without_a_result(demo, fake_op
         ]
         services.run_message_append(run=run, role="assistant", tool_calls=calls)
         # probe_a already ran and was answered before the worker died
-        runtime.Step(
+        run_step.Step(
             run=services.run_acquire_lease(run_id=run.pk, owner="dead"), owner="dead"
         ).execute_tools([(0, calls[0])])
         AgentRun.objects.filter(pk=run.pk).update(lease_owner="", lease_expires_at=None)
         assert (len(a_calls), len(b_calls)) == (1, 0)
 
-        runtime.advance(run_id=run.pk)
+        run_step.advance(run_id=run.pk)
 
         assert (len(a_calls), len(b_calls)) == (1, 1)
     assert [m.tool_call_id for m in AgentMessage.objects.filter(run=run, role="tool")] == [
@@ -388,7 +390,7 @@ def test_cancel_during_a_step_stops_before_the_next_tool_and_the_model_is_not_ca
     assert len(fake_openai.requests) == 1
 
     # and a later delivery does not call the model
-    assert runtime.advance(run_id=run.pk).kind == runtime.StepKind.SKIPPED
+    assert run_step.advance(run_id=run.pk).kind == run_step.StepKind.SKIPPED
     assert len(fake_openai.requests) == 1
 
 
@@ -419,7 +421,7 @@ def test_a_cancel_during_quick_lookups_lets_them_finish_and_stops_before_the_mod
     }
     assert logs == {"call_1": (True, ""), "call_2": (True, "")}
     assert len(fake_openai.requests) == 1
-    assert runtime.advance(run_id=run.pk).kind == runtime.StepKind.SKIPPED
+    assert run_step.advance(run_id=run.pk).kind == run_step.StepKind.SKIPPED
     assert len(fake_openai.requests) == 1
 
 
@@ -529,7 +531,7 @@ def test_together_groups_quick_lookups_next_to_each_other_and_no_more_than_it_ma
     def call(name, call_id):
         return {"id": call_id, "type": "function", "function": {"name": name, "arguments": "{}"}}
 
-    cap = runtime.LOOKUPS_TOGETHER
+    cap = LOOKUPS_TOGETHER
     many = [call("search_policies", f"call_s{n}") for n in range(cap + 1)]
     calls = [
         call("get_order", "call_1"),
@@ -539,7 +541,7 @@ def test_together_groups_quick_lookups_next_to_each_other_and_no_more_than_it_ma
         *many,
     ]
 
-    groups = runtime.together(list(enumerate(calls)))
+    groups = together(list(enumerate(calls)))
 
     assert [[position for position, _ in group] for group in groups] == [
         [0, 1],
@@ -550,7 +552,7 @@ def test_together_groups_quick_lookups_next_to_each_other_and_no_more_than_it_ma
     ]
     # and an id the reply repeats starts a group of its own
     again = list(enumerate([calls[0], calls[1], calls[0]]))
-    assert [[position for position, _ in group] for group in runtime.together(again)] == [
+    assert [[position for position, _ in group] for group in together(again)] == [
         [0, 1],
         [2],
     ]
@@ -587,7 +589,7 @@ def test_a_queued_run_cancelled_before_its_first_step_never_calls_the_model(demo
     cancelled = services.run_request_cancel(run=run, user=run.started_by)
 
     assert (cancelled.status, cancelled.stop_reason) == ("cancelled", "cancelled")
-    assert runtime.advance(run_id=run.pk).kind == runtime.StepKind.SKIPPED
+    assert run_step.advance(run_id=run.pk).kind == run_step.StepKind.SKIPPED
     assert fake_openai.requests == []
     assert event_types(run) == ["run.started", "run.cancelled"]
 
@@ -679,4 +681,4 @@ def test_the_sweep_finds_runs_whose_lease_expired_or_that_were_never_picked_up(d
     assert fresh.pk not in found and busy.pk not in found
     # and the resumed step takes over the expired lease
     fake_openai.enqueue(text_reply("Done."))
-    assert runtime.advance(run_id=dead.pk, expected_version=1).kind == runtime.StepKind.FINISHED
+    assert run_step.advance(run_id=dead.pk, expected_version=1).kind == run_step.StepKind.FINISHED

@@ -12,10 +12,12 @@ import pytest
 from django.db import OperationalError, close_old_connections, connection
 from django.utils import timezone
 
-from agent import handover, pool, runtime, services
+from agent import services
+from agent.executor import pool
+from agent.executor.pool import CallThreads
 from agent.models import AgentRun, RunEvent, ToolCallLog
-from agent.pool import CallThreads
 from agent.providers import get_provider
+from agent.runtime import handover, run_step
 from config.connections import read_checking_connection
 from tests.agent.runs import drive, probe_tool, start_run
 from tests.dbcost import HEALTH_CHECK, DatabaseCost
@@ -38,20 +40,20 @@ def two_lookups(step: int) -> dict:
     )
 
 
-def first_step(fake_openai, *, then_answer: bool = True) -> tuple[AgentRun, runtime.StepOutcome]:
+def first_step(fake_openai, *, then_answer: bool = True) -> tuple[AgentRun, run_step.StepOutcome]:
     """A run whose first step ran (it takes the lease); a second step's lookups and the
     answer are queued."""
     fake_openai.enqueue(two_lookups(0))
     if then_answer:
         fake_openai.enqueue(two_lookups(1), text_reply("Done."))
     run = start_run("Check the mug order.")
-    outcome = runtime.advance(run_id=run.pk, expected_version=run.version)
-    assert outcome.kind == runtime.StepKind.CONTINUE
+    outcome = run_step.advance(run_id=run.pk, expected_version=run.version)
+    assert outcome.kind == run_step.StepKind.CONTINUE
     return run, outcome
 
 
-def next_step(run: AgentRun, previous: runtime.StepOutcome) -> runtime.StepOutcome:
-    return runtime.advance(run_id=run.pk, expected_version=previous.version, owner=previous.owner)
+def next_step(run: AgentRun, previous: run_step.StepOutcome) -> run_step.StepOutcome:
+    return run_step.advance(run_id=run.pk, expected_version=previous.version, owner=previous.owner)
 
 
 def test_a_read_only_step_commits_its_reply_and_then_its_results_and_opens_no_connection(
@@ -62,7 +64,7 @@ def test_a_read_only_step_commits_its_reply_and_then_its_results_and_opens_no_co
     with DatabaseCost() as cost:
         outcome = next_step(run, first)
 
-    assert outcome.kind == runtime.StepKind.CONTINUE
+    assert outcome.kind == run_step.StepKind.CONTINUE
     # The reply with its calls, then results, events and the hand-over: both lookups are
     # quick (Tool.quick), so the first one's result waits for the last write.
     assert (cost.commits, cost.async_commits) == (2, 0)
@@ -90,7 +92,7 @@ def test_the_last_step_saves_the_answer_and_ends_the_run_in_one_commit(postgres,
     # The reply the answer came in, and the ending with its run.completed event: one
     # statement each, which moves the event counter on and inserts the events, without a
     # savepoint of their own; the answer posted on the ticket; one commit for all of it
-    assert outcome.kind == runtime.StepKind.FINISHED
+    assert outcome.kind == run_step.StepKind.FINISHED
     assert cost.commits == 1
     assert len(run_writes(cost)) == 2
     ticket_savepoint = 1  # tickets.services.ticket_post_message's own
@@ -161,14 +163,14 @@ def test_a_step_reads_the_tool_call_log_only_once_the_run_has_made_calls(demo, f
     # The first step, in a process the run was not handed over in: its transcript has no
     # tool calls yet, so there is no log to read
     with DatabaseCost() as first_cost:
-        first = runtime.advance(run_id=run.pk, expected_version=run.version)
-    assert first.kind == runtime.StepKind.CONTINUE
+        first = run_step.advance(run_id=run.pk, expected_version=run.version)
+    assert first.kind == run_step.StepKind.CONTINUE
     assert tool_log_reads(first_cost) == []
 
     # A step that finds calls in the transcript, and nothing handed over, reads the log
     handover.clear()
     with DatabaseCost() as next_cost:
-        assert next_step(run, first).kind == runtime.StepKind.FINISHED
+        assert next_step(run, first).kind == run_step.StepKind.FINISHED
     assert len(tool_log_reads(next_cost)) == 1
 
 
@@ -211,17 +213,17 @@ def test_the_next_step_runs_as_the_owner_the_run_was_handed_to(demo, fake_openai
     held = AgentRun.objects.get(pk=run.pk)
     assert (held.lease_owner, held.version) == (first.owner, first.version)
     assert held.lease_expires_at > timezone.now()
-    assert runtime.advance(run_id=run.pk).kind == runtime.StepKind.SKIPPED
-    assert runtime.advance(
+    assert run_step.advance(run_id=run.pk).kind == run_step.StepKind.SKIPPED
+    assert run_step.advance(
         run_id=run.pk, expected_version=first.version, owner="someone-else"
-    ).kind == (runtime.StepKind.SKIPPED)
+    ).kind == (run_step.StepKind.SKIPPED)
     assert len(fake_openai.requests) == 1
 
     # The step it was handed to runs
-    assert next_step(run, first).kind == runtime.StepKind.CONTINUE
+    assert next_step(run, first).kind == run_step.StepKind.CONTINUE
     assert len(fake_openai.requests) == 2
     # and a second delivery of that same hand-over finds the version moved on
-    assert next_step(run, first).kind == runtime.StepKind.SKIPPED
+    assert next_step(run, first).kind == run_step.StepKind.SKIPPED
     assert len(fake_openai.requests) == 2
 
 
@@ -235,7 +237,7 @@ def test_two_deliveries_of_one_step_at_once_save_one_reply_and_run_each_tool_onc
         fake_openai.respond_with(
             lambda request: Sleep(0.5, tool_reply(tool_call("probe_once", {}, call_id="call_p")))
         )
-        outcomes: list[runtime.StepOutcome] = []
+        outcomes: list[run_step.StepOutcome] = []
         deliveries = [
             threading.Thread(target=lambda: outcomes.append(next_step(run, first)))
             for _ in range(2)
@@ -247,8 +249,8 @@ def test_two_deliveries_of_one_step_at_once_save_one_reply_and_run_each_tool_onc
 
         # Then both may have asked the model, but one reply was saved and its tool ran once
         assert sorted(outcome.kind for outcome in outcomes) == [
-            runtime.StepKind.CONTINUE,
-            runtime.StepKind.SKIPPED,
+            run_step.StepKind.CONTINUE,
+            run_step.StepKind.SKIPPED,
         ]
         assert len(calls) == 1
     assert ToolCallLog.objects.filter(run=run, tool_call_id="call_p").count() == 1
@@ -316,7 +318,7 @@ def test_a_handed_over_step_sends_no_health_check_its_read_of_the_run_is_the_che
     close_old_connections()
 
     with DatabaseCost() as cost:
-        assert next_step(run, first).kind == runtime.StepKind.CONTINUE
+        assert next_step(run, first).kind == run_step.StepKind.CONTINUE
 
     # The read of the run answered, so the connection works: no "SELECT 1" before it
     assert HEALTH_CHECK not in cost.statements
@@ -350,7 +352,7 @@ def test_a_step_whose_kept_connection_the_database_dropped_reads_its_run_on_a_ne
 
     # The read failed on the dropped connection, which the check then found gone: the read
     # went again on a new connection, and the step ran as if nothing had happened
-    assert outcome.kind == runtime.StepKind.CONTINUE
+    assert outcome.kind == run_step.StepKind.CONTINUE
     assert cost.statements.count(HEALTH_CHECK) == 1
     assert cost.connections == 1
     assert read_backend_pid() != dropped
@@ -432,7 +434,7 @@ def test_a_step_handed_a_run_the_sweep_gave_to_another_does_nothing(demo, fake_o
     assert services.run_acquire_lease(run_id=run.pk, owner="sweep-step") is not None
     events = RunEvent.objects.filter(run=run).count()
 
-    assert next_step(run, first).kind == runtime.StepKind.SKIPPED
+    assert next_step(run, first).kind == run_step.StepKind.SKIPPED
     # Nothing was asked, run, written or taken
     assert len(fake_openai.requests) == 1
     assert RunEvent.objects.filter(run=run).count() == events

@@ -7,7 +7,8 @@ A forced ending (step limit, time limit, loop) makes one last model call with to
 
 import pytest
 
-from agent import loops, services
+from agent import services
+from agent.executor import loops
 from agent.models import AgentRun, RunEvent, ToolCallLog
 from tests.agent.runs import drive, start_run
 from tests.fakes.openai_server import Sleep, text_reply, tool_call, tool_reply

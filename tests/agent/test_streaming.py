@@ -14,11 +14,11 @@ from django.contrib.auth import get_user_model
 from openai import _base_client as openai_base_client
 from rest_framework.test import APIClient
 
-from agent.breaker import ModelBreaker
-from agent.llm import ModelError, ModelReply
-from agent.llm_openai import OpenAIProvider
 from agent.models import AgentMessage, AgentRun, RunEvent, ToolCallLog
-from agent.streaming import AnswerStream
+from agent.providers.breaker import ModelBreaker
+from agent.providers.llm import ModelError, ModelReply
+from agent.providers.openai_client import OpenAIProvider
+from agent.runtime.streaming import AnswerStream
 from tests.agent.runs import drive, start_run
 from tests.fakes.openai_server import (
     Streamed,

@@ -8,9 +8,9 @@ import pytest
 from django.contrib.auth import get_user_model
 
 from agent.context import McpContext
-from agent.executor import MAX_RESULT_CHARS
 from agent.models import McpSession, ToolCallLog
-from agent.tools import SUPPORT_ROLES, Tool, ToolKind, registered_tool
+from agent.tools.paging import MAX_RESULT_CHARS
+from agent.tools.registry import SUPPORT_ROLES, Tool, ToolKind, registered_tool
 from agent.untrusted import untrusted_blocks
 from tests.agent.runs import call_tool, drive, run_context, start_run
 from tests.fakes.openai_server import text_reply, tool_call, tool_reply

@@ -9,9 +9,9 @@ from datetime import UTC, timedelta
 import pytest
 from django.utils import timezone
 
-from agent import tools
 from agent.context import RunContext
 from agent.errors import ToolError
+from agent.tools import reads, registry, validation
 from orders.models import Order
 from tests.agent.runs import run_context
 from tests.factories import OrderFactory, OrderLineFactory
@@ -23,16 +23,18 @@ def iso(moment) -> str | None:
 
 
 def list_orders(ctx: RunContext, **arguments) -> dict:
-    clean, errors = tools.validate_arguments(tools.get_tool("list_customer_orders"), arguments)
+    clean, errors = validation.validate_arguments(
+        registry.get_tool("list_customer_orders"), arguments
+    )
     assert errors == {}
-    return tools.list_customer_orders(ctx, clean)
+    return reads.list_customer_orders(ctx, clean)
 
 
 def test_it_describes_an_order_of_the_ticket_customer(demo):
     ctx = run_context(reference="TCK-1001")
     order = Order.objects.get(order_id="202610110087")
 
-    result = tools.get_order(ctx, {"order_id": "202610110087"})
+    result = reads.get_order(ctx, {"order_id": "202610110087"})
 
     assert result == {
         "order_id": "202610110087",
@@ -64,7 +66,7 @@ def test_it_reads_the_order_in_one_query(demo, django_assert_num_queries):
     ctx = run_context(reference="TCK-1002")
 
     with django_assert_num_queries(1):
-        result = tools.get_order(ctx, {"order_id": "202610180099"})
+        result = reads.get_order(ctx, {"order_id": "202610180099"})
 
     assert result["lines"] and result["refunded"] == "200.00"
 
@@ -72,7 +74,7 @@ def test_it_reads_the_order_in_one_query(demo, django_assert_num_queries):
 def test_it_counts_refunds_already_made_against_the_balance(demo):
     ctx = run_context(reference="TCK-1002")
 
-    result = tools.get_order(ctx, {"order_id": "202610180099"})
+    result = reads.get_order(ctx, {"order_id": "202610180099"})
 
     assert (result["amount_paid"], result["refunded"], result["refundable_balance"]) == (
         "599.00",
@@ -84,12 +86,12 @@ def test_it_counts_refunds_already_made_against_the_balance(demo):
 def test_it_marks_the_order_note_as_untrusted_customer_text(demo):
     ctx = run_context(reference="TCK-1003")
 
-    result = tools.get_order(ctx, {"order_id": "202610220314"})
+    result = reads.get_order(ctx, {"order_id": "202610220314"})
 
     assert result["note"] == {"untrusted_customer_text": ORDER_NOTE_INJECTION}
 
 
-@pytest.mark.parametrize("handler", [tools.get_order, tools.get_refund_status])
+@pytest.mark.parametrize("handler", [reads.get_order, reads.get_refund_status])
 def test_it_does_not_find_orders_of_other_customers(demo, handler):
     ctx = run_context(reference="TCK-1001")
 
@@ -173,7 +175,7 @@ def test_it_refuses_a_cursor_it_did_not_give_out(demo, cursor):
 def test_it_searches_published_policy_clauses(demo):
     ctx = run_context(reference="TCK-1001")
 
-    result = tools.search_policies(ctx, {"query": "R-2", "limit": 3})
+    result = reads.search_policies(ctx, {"query": "R-2", "limit": 3})
 
     assert result["query"] == "R-2"
     assert 1 <= len(result["clauses"]) <= 3
@@ -194,7 +196,7 @@ def test_it_searches_published_policy_clauses(demo):
 def test_it_limits_policy_search_results(demo):
     ctx = run_context(reference="TCK-1001")
 
-    result = tools.search_policies(ctx, {"query": "refund", "limit": 1})
+    result = reads.search_policies(ctx, {"query": "refund", "limit": 1})
 
     assert len(result["clauses"]) == 1
 
@@ -202,7 +204,7 @@ def test_it_limits_policy_search_results(demo):
 def test_it_shows_the_refund_requests_of_an_order(demo):
     ctx = run_context(reference="TCK-1002")
 
-    result = tools.get_refund_status(ctx, {"order_id": "202610180099"})
+    result = reads.get_refund_status(ctx, {"order_id": "202610180099"})
 
     assert result["order_id"] == "202610180099"
     assert (result["refunded"], result["refundable_balance"]) == ("200.00", "399.00")
@@ -219,7 +221,7 @@ def test_it_shows_the_refund_requests_of_an_order(demo):
 def test_it_shows_no_refund_requests_for_an_order_without_any(demo):
     ctx = run_context(reference="TCK-1001")
 
-    result = tools.get_refund_status(ctx, {"order_id": "202610110087"})
+    result = reads.get_refund_status(ctx, {"order_id": "202610110087"})
 
     assert result["refund_requests"] == []
     assert result["refundable_balance"] == "129.00"

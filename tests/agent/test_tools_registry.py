@@ -5,8 +5,7 @@ from decimal import Decimal
 
 import pytest
 
-from agent.tools import (
-    FORBIDDEN_ARGUMENTS,
+from agent.tools.registry import (
     SUPPORT_ROLES,
     TOOLS,
     TOOLS_VERSION,
@@ -16,8 +15,8 @@ from agent.tools import (
     registered_tool,
     tools_for_role,
     tools_version,
-    validate_arguments,
 )
+from agent.tools.validation import FORBIDDEN_ARGUMENTS, validate_arguments
 
 ALL_TOOLS = [
     "get_order",

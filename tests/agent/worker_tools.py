@@ -9,7 +9,7 @@ import os
 import time
 from pathlib import Path
 
-from agent.tools import SUPPORT_ROLES, Tool, ToolKind, registered_tool
+from agent.tools.registry import SUPPORT_ROLES, Tool, ToolKind, registered_tool
 
 NO_ARGUMENTS = {"type": "object", "properties": {}, "required": [], "additionalProperties": False}
 

@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 import pytest
 
-from agent.tools import get_tool, tool_names
+from agent.tools.registry import get_tool, tool_names
 from config.roles import Role
 from evals import coverage
 from evals.case_files import load_cases as harness_load_cases

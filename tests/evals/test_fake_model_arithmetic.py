@@ -7,8 +7,8 @@ from dataclasses import dataclass
 import pytest
 from django.test import override_settings
 
-from agent.prompts import PROMPT_VERSION
-from agent.tools import TOOLS_VERSION
+from agent.runtime.prompts import PROMPT_VERSION
+from agent.tools.registry import TOOLS_VERSION
 from evals.models import EvalCaseResult, EvalRun
 from tests.evals.cases import MUG, case, database_for_the_module, run_eval, write_cases
 from tests.fakes.openai_server import FakeOpenAI, text_reply, tool_call, tool_reply

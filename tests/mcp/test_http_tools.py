@@ -15,7 +15,8 @@ from mcp_types import Request
 from pydantic import TypeAdapter
 
 from agent.models import McpSession, ToolCallLog
-from agent.tools import FORBIDDEN_ARGUMENTS, tools_for_role
+from agent.tools.registry import tools_for_role
+from agent.tools.validation import FORBIDDEN_ARGUMENTS
 from agent.untrusted import untrusted_blocks
 from refunds.models import RefundRequest
 from tests.mcp.hosts import http_host, result_json, run_host, token_for

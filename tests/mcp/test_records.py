@@ -9,7 +9,8 @@ from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 
 from agent.context import McpContext
-from agent.executor import CallIdReused, execute_tool_call
+from agent.executor.calls import execute_tool_call
+from agent.executor.log import CallIdReused
 from agent.mcp.auth import session_scope
 from agent.mcp.sessions import mcp_context, mcp_session_start
 from agent.models import McpSession, ToolCallLog

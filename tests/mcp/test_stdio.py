@@ -5,7 +5,7 @@ import pytest
 from django.contrib.auth import get_user_model
 
 from agent.models import McpSession, ToolCallLog
-from agent.tools import tools_for_role
+from agent.tools.registry import tools_for_role
 from refunds.models import RefundRequest
 from tests.mcp.hosts import mcp_error, result_json, run_host, stdio_host, token_for
 from tests.services import wait_for

@@ -17,10 +17,10 @@ from django.utils import timezone
 from prometheus_client.parser import text_string_to_metric_families
 from rest_framework.test import APIClient
 
-from agent.breaker import ModelBreaker
-from agent.llm import ModelError
-from agent.llm_openai import OpenAIProvider
 from agent.models import AgentRun, RunEvent, ToolCallLog
+from agent.providers.breaker import ModelBreaker
+from agent.providers.llm import ModelError
+from agent.providers.openai_client import OpenAIProvider
 from config.metrics import MODEL_ERRORS, REFUNDS, model_call_observed
 from refunds.models import RefundRequest
 from tests.factories import AgentRunFactory, RefundRequestFactory, TicketFactory

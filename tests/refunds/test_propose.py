@@ -7,7 +7,7 @@ from django.utils import timezone
 
 from agent.context import RunContext
 from agent.errors import ToolError
-from agent.tools import create_refund
+from agent.tools.refund import create_refund
 from refunds.errors import AmountNotExpressible
 from refunds.identity import derive_request_id, fingerprint, fingerprint_params
 from refunds.models import RefundConfirmation, RefundEvent, RefundRequest

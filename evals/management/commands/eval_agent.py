@@ -9,8 +9,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import DatabaseError
 from django.utils import timezone
 
-from agent.prompts import PROMPT_VERSION
-from agent.tools import TOOLS_VERSION
+from agent.runtime.prompts import PROMPT_VERSION
+from agent.tools.registry import TOOLS_VERSION
 from evals import metrics, report, runner, services
 from evals.case_files import Case, CaseError, load_cases
 from evals.models import EvalRun

@@ -40,7 +40,7 @@ class LoggedCall:
     # A write tool (create_refund) answers a repeat with the same proposal, by design.
     write: bool = False
     # What the rules compare, `call_key` and `result_key`: given when known already (a step
-    # keeps them with its run's tool-call log, agent/executor.py), else worked out here.
+    # keeps them with its run's tool-call log, prior.py), else worked out here.
     key: str = ""
     result_key: str = ""
 

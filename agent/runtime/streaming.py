@@ -15,7 +15,7 @@ import time
 from django.conf import settings
 
 from agent import services
-from agent.executor import clean_text
+from agent.executor.arguments import clean_text
 from agent.models import AgentRun
 
 logger = logging.getLogger(__name__)

@@ -1,4 +1,4 @@
-"""What a step leaves in its process for the next step of its run (agent/runtime.py).
+"""What a step leaves in its process for the next step of its run (run_step.py).
 
 A step that hands its run over keeps its transcript and its run's tool-call log here, under
 the owner and the version it handed the run over with. When the next delivery lands in the
@@ -16,7 +16,7 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from agent.executor import PriorCalls
+from agent.executor.prior import PriorCalls
 from agent.models import AgentMessage
 
 KEPT_HAND_OVERS = 64

@@ -5,9 +5,9 @@ import threading
 
 from django.conf import settings
 
-from agent.llm import Provider
-from agent.llm_openai import OpenAIProvider
-from agent.offline import OfflinePlanner
+from agent.providers.llm import Provider
+from agent.providers.offline.planner import OfflinePlanner
+from agent.providers.openai_client import OpenAIProvider
 
 # One client per endpoint and process: building one loads the TLS certificate bundle and a
 # connection pool, far more than a step's own work. Keyed by the settings it is built from.

@@ -1,3 +1,4 @@
+# Over 400 lines: one Step class whose methods share one run, lease and pending write.
 """One step of an assistant run (DESIGN §7): hold the run → pending tools or one model call →
 tools → hand the run to the next step, or finish.
 
@@ -15,10 +16,9 @@ for the disk: the last write is the durable one), so a worker killed mid-step re
 most the call it was in. Quick lookups in the desk's database (Tool.quick) next to each other
 in a reply are the exception: they run at the same time, after one check of the cancel flag
 (a read, when no write comes before them), and a worker killed meanwhile repeats them all.
-Model and tool calls run on the process's call threads (agent/pool.py), which keep their
+Model and tool calls run on the process's call threads (agent/executor/pool.py), which keep their
 database connections; while one is in flight the step renews its lease every third of
-AGENT_LEASE_SECONDS.
-"""
+AGENT_LEASE_SECONDS."""
 
 import functools
 import json
@@ -29,37 +29,45 @@ import uuid
 from concurrent.futures import Future
 from dataclasses import dataclass
 from datetime import timedelta
-from decimal import Decimal, InvalidOperation
 from enum import StrEnum
 
 from django.conf import settings
 from django.db import close_old_connections, transaction
 from django.utils import timezone
 
-from agent import handover, loops, run_selectors, services
-from agent.breaker import ModelBreaker
+from agent import run_selectors, services
 from agent.context import RunContext
-from agent.executor import (
-    MAX_ARGUMENTS_CHARS,
-    PriorCalls,
-    Requested,
-    StepChecks,
-    ToolRun,
-    run_tool_calls,
-)
-from agent.llm import ModelError, ModelReply, Provider
+from agent.executor import loops
+from agent.executor.calls import Requested, ToolRun, run_tool_calls
+from agent.executor.pool import call_threads
+from agent.executor.prior import PriorCalls, StepChecks
 from agent.models import AgentMessage, AgentRun, RunEvent
-from agent.pool import IDLE_THREADS, call_threads
-from agent.prompts import HISTORY_CHAR_BUDGET, Context, build_context, customer_text_in_result
 from agent.providers import get_provider
-from agent.replies import safe_reply
+from agent.providers.breaker import ModelBreaker
+from agent.providers.llm import ModelError, ModelReply, Provider
+from agent.runtime import handover
+from agent.runtime.calls import (
+    approval_details,
+    describe_call,
+    describe_result,
+    logged_calls,
+    pending_tool_calls,
+    summary_from_tool_log,
+    together,
+)
+from agent.runtime.prompts import (
+    HISTORY_CHAR_BUDGET,
+    Context,
+    build_context,
+    customer_text_in_result,
+)
+from agent.runtime.replies import safe_reply
+from agent.runtime.streaming import AnswerStream
 from agent.services import StepInterrupted, StepWrite
-from agent.streaming import AnswerStream
-from agent.tools import ToolKind, get_tool, tools_for_role
+from agent.tools.registry import ToolKind, get_tool, tools_for_role
 from agent.untrusted import looks_like_instructions
 from config.connections import DISCONNECTS
 from config.metrics import model_call_observed
-from config.money import money_str
 
 logger = logging.getLogger(__name__)
 
@@ -196,146 +204,9 @@ def model_retry_delay(exc: ModelError, attempt: int) -> float:
     return random.uniform(0, ceiling)
 
 
-def pending_tool_calls(transcript: list[AgentMessage]) -> list[tuple[int, dict]]:
-    """Tool calls of the last assistant message that have no tool result yet, each with its
-    position among that message's calls."""
-    for index in range(len(transcript) - 1, -1, -1):
-        message = transcript[index]
-        if message.role == AgentMessage.Role.ASSISTANT:
-            answered = {
-                m.tool_call_id for m in transcript[index + 1 :] if m.role == AgentMessage.Role.TOOL
-            }
-            return [
-                (position, call)
-                for position, call in enumerate(message.tool_calls or [])
-                if call["id"] not in answered
-            ]
-    return []
-
-
-# At most this many quick lookups of a reply run at the same time: as many as the process
-# keeps call threads (and their connections) for.
-LOOKUPS_TOGETHER = IDLE_THREADS
-
-
-def together(calls: list[tuple[int, dict]]) -> list[list[tuple[int, dict]]]:
-    """`calls` in the groups that run at the same time: quick lookups next to each other (at
-    most LOOKUPS_TOGETHER, each id once), and every other call alone."""
-    groups: list[list[tuple[int, dict]]] = []
-    for position, call in calls:
-        group = groups[-1] if groups else []
-        if (
-            is_quick(call)
-            and group
-            and is_quick(group[0][1])
-            and len(group) < LOOKUPS_TOGETHER
-            and call["id"] not in {other["id"] for _, other in group}
-        ):
-            group.append((position, call))
-        else:
-            groups.append([(position, call)])
-    return groups
-
-
-def is_quick(call: dict) -> bool:
-    tool = get_tool(call["function"]["name"])
-    return tool is not None and tool.quick
-
-
-def _arguments(call: dict) -> dict:
-    raw = call["function"]["arguments"] or "{}"
-    if len(raw) > MAX_ARGUMENTS_CHARS:
-        return {}
-    try:
-        parsed = json.loads(raw)
-    except (ValueError, RecursionError):
-        return {}
-    return parsed if isinstance(parsed, dict) else {}
-
-
-def _amount(value) -> str:
-    try:
-        return money_str(Decimal(str(value)))
-    except (InvalidOperation, ValueError):
-        return "?"
-
-
-def describe_call(call: dict) -> str:
-    """What the agent reads in the panel while a tool runs."""
-    name, args = call["function"]["name"], _arguments(call)
-    order_id = str(args.get("order_id", "")).strip()
-    if name == "get_order":
-        return f"Looking up order {order_id}…" if order_id else "Looking up an order…"
-    if name == "list_customer_orders":
-        return "Listing the customer's orders…"
-    if name == "search_policies":
-        query = str(args.get("query", "")).strip()
-        return f"Checking policy: “{query}”…" if query else "Checking policy…"
-    if name == "get_refund_status":
-        return f"Checking refunds for order {order_id}…" if order_id else "Checking refunds…"
-    if name == "create_refund":
-        return f"Proposing a refund of {_amount(args.get('amount'))} for order {order_id}…"
-    return f"Calling {name}…"
-
-
-def describe_result(call: dict, result: dict) -> str:
-    label = describe_call(call).rstrip("…")
-    if result.get("ok", True):
-        return f"{label}: done"
-    error = result.get("error") or {}
-    return f"{label}: {error.get('code', 'error')} — {error.get('message', '')}".rstrip(" —")
-
-
-def approval_details(result: dict) -> dict | None:
-    """create_refund's proposal waiting for a reviewer, as the approval.required event."""
-    body = result.get("refund")
-    if not isinstance(body, dict):
-        body = result
-    if not result.get("ok", True) or body.get("status") != "pending_approval":
-        return None
-    keys = ("request_id", "version", "order_id", "amount", "currency", "reason", "expires_at")
-    return {key: body[key] for key in keys if key in body}
-
-
-def summary_from_tool_log(run: AgentRun, why: str) -> str:
-    """A final answer composed from the tool log when the model gives none."""
-    lines = [why]
-    calls = list(run_selectors.run_tool_calls(run=run))
-    if calls:
-        lines.append("What I did:")
-        for log in calls:
-            outcome = "ok" if log.ok else f"failed ({log.error_code})"
-            lines.append(f"- {log.tool_name} {log.arguments_raw or '{}'}: {outcome}")
-            approval = approval_details(log.result or {}) if log.ok else None
-            if approval:
-                lines.append(
-                    f"  proposal {approval.get('request_id', '')} is pending a "
-                    f"reviewer's approval; nothing has been refunded yet"
-                )
-    else:
-        lines.append("I did not look anything up.")
-    lines.append(
-        "What I did not do: I did not reach a conclusion. Please review the results "
-        "above, or ask me again with a narrower question."
-    )
-    return "\n".join(lines)
-
-
-def logged_calls(prior: PriorCalls, transcript: list[AgentMessage]) -> list[loops.LoggedCall]:
-    """The run's tool calls in the order its model replies made them, with their outcomes."""
-    replies = [
-        [call["id"] for call in message.tool_calls]
-        for message in transcript
-        if message.role == AgentMessage.Role.ASSISTANT and message.tool_calls
-    ]
-    names = {row["tool_name"] for row in prior.rows.values()}
-    writes = {name for name in names if (tool := get_tool(name)) and tool.kind == ToolKind.WRITE}
-    return loops.calls_by_step(replies, prior.rows, write_tools=writes)
-
-
 class Step:
     def __init__(self, *, run: AgentRun, owner: str, carried: handover.Carried | None = None):
-        """`carried`: what the step before left in this process (agent/handover.py), else
+        """`carried`: what the step before left in this process (handover.py), else
         the transcript and tool-call log are read."""
         self.run = run
         self.owner = owner

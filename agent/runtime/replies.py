@@ -16,9 +16,9 @@ import hashlib
 import re
 from dataclasses import replace
 
-from agent.executor import TEXT_LIMIT, clean_text
-from agent.llm import ModelReply
+from agent.executor.arguments import TEXT_LIMIT, clean_text
 from agent.models import AgentMessage, AgentRun
+from agent.providers.llm import ModelReply
 
 # Ids kept as the model sent them: plain tokens such as OpenAI's "call_…", "toolu_…",
 # "chatcmpl-tool-…" or a UUID. The column holds 100 characters; derived ids hold 29.

@@ -10,7 +10,7 @@ import httpx2
 import openai
 from django.conf import settings
 
-from agent.llm import ModelError, ModelReply, TextSink
+from agent.providers.llm import ModelError, ModelReply, TextSink
 
 logger = logging.getLogger(__name__)
 
@@ -84,7 +84,7 @@ class OpenAIProvider:
             max_retries=0,
         )
         # Cleared when the endpoint turns a stream request down (one client per process and
-        # endpoint: agent/providers.py).
+        # endpoint: agent/providers/__init__.py).
         self.streams = True
 
     def complete(
@@ -156,7 +156,7 @@ class OpenAIProvider:
 
     def post(self, body: dict, *, stream: bool):
         """POST /chat/completions as `client.chat.completions.create` does, with the body as
-        it is: the transcript is already plain JSON in Chat Completions shape (agent/llm.py),
+        it is: the transcript is already plain JSON in Chat Completions shape (llm.py),
         and `create` would walk all of it, and every tool's schema, to transform it against
         its TypedDicts, changing nothing at a cost of milliseconds a step. The answer comes
         back as the JSON it is, too (`object`): building the client's models of it took about

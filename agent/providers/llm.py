@@ -1,7 +1,7 @@
 """What a model provider is: Chat Completions message shapes in, a ModelReply out.
 
-The implementations (agent/llm_openai.py, agent/offline.py) import this module; the one a
-run uses is chosen in agent/providers.py.
+The implementations (openai_client.py, offline/) import this module; the one a
+run uses is chosen in agent/providers/__init__.py.
 """
 
 from collections.abc import Callable
@@ -30,7 +30,7 @@ class ModelReply:
 class ModelError(Exception):
     """The model call failed. `retryable` errors (timeout, 429, 5xx) are retried by the step,
     not before `retry_after` seconds when the endpoint said how long to wait. A
-    `context_too_long` error is retried once with a shorter history (agent/runtime.py)."""
+    `context_too_long` error is retried once with a shorter history (agent/runtime/run_step.py)."""
 
     def __init__(
         self,

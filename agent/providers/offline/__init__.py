@@ -1,0 +1,7 @@
+"""The offline planner: a deterministic stand-in for the model, with no network (DESIGN §3).
+
+planner.py     `OfflinePlanner` and the next move: which tool to call, or answer
+transcript.py  the transcript as the planner reads it: calls, results, the ticket's order
+intent.py      what the support agent asked for, from their latest message only
+answer.py      the final answer, composed from the tool results
+"""
