@@ -64,6 +64,64 @@ DESK = (
 MCP_SERVER = ("agent.mcp", "agent.management.commands.mcp_server")
 PROJECT = ("config.urls", *MCP_SERVER)
 
+# Inside agent, its parts, and what each may import of the others besides itself (an entry is a
+# part, or dotted, one module of it). Lowest first:
+#   agent.base       the app's top-level modules other than those below: the run models, the
+#                    runs' state machine (transitions) and reads (run_selectors), errors, the
+#                    tool context, untrusted blocks, the answer check, live notifications
+#   agent.providers  the model behind one interface: the OpenAI client, the offline planner,
+#                    the circuit breaker
+#   agent.tools      the tool declarations (registry), their handlers, argument validation,
+#                    result paging
+#   agent.executor   runs one tool call and logs it; the call threads; loop detection's keys
+#   agent.services   every write of a run; a run records the tools and prompt versions it
+#                    starts with, so it may read the prompt module
+#   agent.runtime    the step: context and prompt, the step loop, handover, replies, streaming
+#   agent.app        the app's doors and wiring: API, serializers, URLs, admin, the Celery
+#                    tasks, the AppConfig
+#   agent.mcp        the MCP server (the project layer above): it may import any part
+AGENT_SERVICES = ("agent.services",)
+AGENT_APP = (
+    "agent.api",
+    "agent.serializers",
+    "agent.urls",
+    "agent.admin",
+    "agent.tasks",
+    "agent.apps",
+)
+AGENT_PACKAGES = ("agent.providers", "agent.tools", "agent.executor", "agent.runtime")
+AGENT_ALLOWED = {
+    "agent.base": set(),
+    "agent.providers": {"agent.base"},
+    "agent.tools": {"agent.base"},
+    "agent.executor": {"agent.base", "agent.tools"},
+    "agent.services": {"agent.base", "agent.tools", "agent.runtime.prompts"},
+    "agent.runtime": {
+        "agent.base",
+        "agent.providers",
+        "agent.tools",
+        "agent.executor",
+        "agent.services",
+    },
+    "agent.app": {
+        "agent.base",
+        "agent.providers",
+        "agent.tools",
+        "agent.executor",
+        "agent.services",
+        "agent.runtime",
+    },
+    "agent.mcp": {
+        "agent.base",
+        "agent.providers",
+        "agent.tools",
+        "agent.executor",
+        "agent.services",
+        "agent.runtime",
+        "agent.app",
+    },
+}
+
 # Modules that speak HTTP (by their last name); the rest is domain code, which must reach
 # neither an HTTP framework nor them.
 HTTP_MODULES = {
@@ -95,6 +153,20 @@ def layer_of(module: str) -> str:
     if _within(module, DESK):
         return "desk"
     return module.split(".")[0]
+
+
+def agent_part_of(module: str) -> str | None:
+    """The part of agent a module belongs to (see AGENT_ALLOWED), None outside agent."""
+    if not _within(module, ("agent",)):
+        return None
+    if _within(module, MCP_SERVER):
+        return "agent.mcp"
+    for part in (*AGENT_PACKAGES, *AGENT_SERVICES):
+        if _within(module, (part,)):
+            return part
+    if _within(module, AGENT_APP):
+        return "agent.app"
+    return "agent.base"
 
 
 def project_modules(root: Path = ROOT, packages: tuple[str, ...] = PACKAGES) -> dict[str, Path]:
@@ -237,6 +309,29 @@ def layer_violations(edges: dict[tuple[str, str], int]) -> list[tuple[str, str, 
     ]
 
 
+def agent_part_violations(edges: dict[tuple[str, str], int]) -> list[tuple[str, str, int]]:
+    """Imports between agent's parts against AGENT_ALLOWED."""
+    found = []
+    for (source, target), line in sorted(edges.items()):
+        source_part, target_part = agent_part_of(source), agent_part_of(target)
+        if source_part is None or target_part is None or source_part == target_part:
+            continue
+        allowed = AGENT_ALLOWED[source_part]
+        if target_part not in allowed and not _within(target, tuple(allowed)):
+            found.append((source, target, line))
+    return found
+
+
+def agent_part_graph(edges: dict[tuple[str, str], int]) -> Counter:
+    """(part, part) -> how many module-to-module imports cross between agent's parts."""
+    parts = ((agent_part_of(source), agent_part_of(target)) for source, target in edges)
+    return Counter(
+        (source, target)
+        for source, target in parts
+        if source is not None and target is not None and source != target
+    )
+
+
 def layer_graph(edges: dict[tuple[str, str], int]) -> Counter:
     """(layer, layer) -> how many module-to-module imports cross from one to the other."""
     return Counter(
@@ -300,6 +395,46 @@ def test_domain_code_imports_no_http_layer():
     assert offenders == [], "domain code reaching HTTP:\n" + "\n".join(sorted(offenders))
 
 
+def test_the_agent_parts_depend_one_way():
+    violations = agent_part_violations(EDGES)
+
+    described = [
+        f"{_where(MODULES, source, line)}: {source} ({agent_part_of(source)}) imports "
+        f"{target} ({agent_part_of(target)})"
+        for source, target, line in violations
+    ]
+    assert violations == [], "imports against agent's parts:\n" + "\n".join(described)
+
+
+def test_every_agent_module_has_a_part_and_every_package_exists():
+    packages = {module for module in MODULES if _within(module, AGENT_PACKAGES)}
+
+    assert {part for part in AGENT_PACKAGES if part in packages} == set(AGENT_PACKAGES)
+    assert {agent_part_of(module) for module in MODULES if module.startswith("agent")} == set(
+        AGENT_ALLOWED
+    )
+
+
+def test_the_checker_names_an_import_against_the_agent_parts():
+    edges = {
+        ("agent.tools.registry", "agent.runtime.run_step"): 3,
+        ("agent.providers.breaker", "agent.executor.pool"): 4,
+        ("agent.services", "agent.runtime.prompts"): 5,
+        ("agent.services", "agent.runtime.run_step"): 6,
+        ("agent.runtime.run_step", "agent.services"): 7,
+        ("agent.mcp.server", "agent.runtime.prompts"): 8,
+        ("agent.context", "agent.tools.registry"): 9,
+        ("agent.tools.reads", "orders.selectors"): 10,
+    }
+
+    assert agent_part_violations(edges) == [
+        ("agent.context", "agent.tools.registry", 9),
+        ("agent.providers.breaker", "agent.executor.pool", 4),
+        ("agent.services", "agent.runtime.run_step", 6),
+        ("agent.tools.registry", "agent.runtime.run_step", 3),
+    ]
+
+
 def test_the_checker_sees_a_cycle_hidden_in_a_function_body(tmp_path):
     package = tmp_path / "shop"
     package.mkdir()
@@ -333,8 +468,14 @@ def test_the_checker_names_an_import_against_the_layering():
 if __name__ == "__main__":
     for (source, target), count in sorted(layer_graph(EDGES).items()):
         print(f"{source:>8} -> {target:<8} {count:3d}")
+    print("\ninside agent:")
+    for (source, target), count in sorted(agent_part_graph(EDGES).items()):
+        print(f"{source:>16} -> {target:<16} {count:3d}")
     for cycle in find_cycles(EDGES):
         print("cycle:", " -> ".join(cycle))
     for source, target, line in layer_violations(EDGES):
         print(f"against the layering: {_where(MODULES, source, line)} imports {target}")
-    sys.exit(1 if find_cycles(EDGES) or layer_violations(EDGES) else 0)
+    for source, target, line in agent_part_violations(EDGES):
+        print(f"against agent's parts: {_where(MODULES, source, line)} imports {target}")
+    violations = layer_violations(EDGES) or agent_part_violations(EDGES)
+    sys.exit(1 if find_cycles(EDGES) or violations else 0)
