@@ -9,6 +9,7 @@ import math
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import User
@@ -94,7 +95,7 @@ def run_step_save(
     hand_over_to: str = "",
     durable: bool = True,
     cancelled_ok: bool = False,
-    **fields,
+    **fields: object,
 ) -> None:
     """Save `write` and `fields` of the run held by `owner`, in one transaction whose first
     statement is the check that the step still holds the run: a conditional UPDATE on the
@@ -157,7 +158,7 @@ def run_held(*, run_id: uuid.UUID | str, owner: str, version: int) -> AgentRun |
     )
 
 
-def _run_for_step(*, taking: Update | None = None, **conditions) -> AgentRun | None:
+def _run_for_step(*, taking: Update | None = None, **conditions: Any) -> AgentRun | None:
     # Everything a step's context reads about the run, in one query (config.db: the ORM's
     # compiler costs more than this query), the ticket's thread included: it is set on the
     # run as `ticket_thread`. With `taking`, the UPDATE that takes the run, in the same
@@ -387,7 +388,7 @@ def run_finish(
     stop_reason: str,
     final_answer: str = "",
     error: str = "",
-    **fields,
+    **fields: Any,
 ) -> bool:
     """End the run from the step holding its lease, as `stop_reason` says (ENDED_BY): failed
     with `error`, cancelled because the step saw the cancel flag (before another model or tool
