@@ -1,3 +1,4 @@
+# Over 400 lines: every write of a run lives here (STYLE: services.py holds the writes).
 """Writes about assistant runs: start, cancel, leases, transcript and event appends, finish.
 
 Every status change of an `AgentRun` goes through its state machine (agent/transitions.py),
