@@ -47,7 +47,7 @@ from agent.tools import (
 )
 from config.canonical import canonical_json
 from config.db import select_values
-from config.logs import log_context
+from config.log_context import log_context
 
 logger = logging.getLogger(__name__)
 

@@ -48,6 +48,7 @@ from agent.executor import (
     run_tool_calls,
 )
 from agent.llm import ModelError, ModelReply, Provider
+from agent.metrics import model_call_observed
 from agent.models import AgentMessage, AgentRun, RunEvent
 from agent.pool import IDLE_THREADS, call_threads
 from agent.prompts import HISTORY_CHAR_BUDGET, Context, build_context, customer_text_in_result
@@ -58,7 +59,6 @@ from agent.streaming import AnswerStream
 from agent.tools import ToolKind, get_tool, tools_for_role
 from agent.untrusted import looks_like_instructions
 from config.connections import DISCONNECTS
-from config.metrics import model_call_observed
 from config.money import money_str
 
 logger = logging.getLogger(__name__)

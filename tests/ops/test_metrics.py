@@ -20,8 +20,9 @@ from rest_framework.test import APIClient
 from agent.breaker import ModelBreaker
 from agent.llm import ModelError
 from agent.llm_openai import OpenAIProvider
+from agent.metrics import MODEL_ERRORS, model_call_observed
 from agent.models import AgentRun, RunEvent, ToolCallLog
-from config.metrics import MODEL_ERRORS, REFUNDS, model_call_observed
+from ops.metrics import REFUNDS
 from refunds.models import RefundRequest
 from tests.factories import AgentRunFactory, RefundRequestFactory, TicketFactory
 from tests.fakes.openai_server import error_body, text_reply, tool_call, tool_reply
