@@ -19,16 +19,16 @@ $(VENV)/.installed: pyproject.toml
 venv: $(VENV)/.installed
 
 # SQLite makes var/ on its first connection, the filesystem broker its folders on its first
-# use (config/sqlite/base.py, config/broker.py).
+# use (config/sqlite/base.py, ops/broker.py).
 migrate: venv
 	$(PY) manage.py migrate --noinput
 
 seed: migrate
 	$(PY) manage.py seed_demo
 
-# DEBUG on for the developer (DJANGO_DEBUG=true unless set): config/devserver.py.
+# DEBUG on for the developer (DJANGO_DEBUG=true unless set): ops/devserver.py.
 run: seed
-	@$(PY) -m config.devserver --host $(HOST) --port $(PORT)
+	@$(PY) -m ops.devserver --host $(HOST) --port $(PORT)
 
 web: migrate
 	$(PY) manage.py runserver $(HOST):$(PORT)

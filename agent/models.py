@@ -83,7 +83,7 @@ class AgentRun(models.Model):
                 condition=Q(status__in=["queued", "running"]),
                 name="agent_run_active_idx",
             ),
-            # /metrics counts the runs of the last minutes (config.metrics.Tally).
+            # /metrics counts the runs of the last minutes (ops.metrics.Tally).
             models.Index(fields=["created_at"], name="agent_run_created_idx"),
         ]
 

@@ -7,10 +7,10 @@ from django.db import close_old_connections
 from django.utils import timezone
 
 from agent import run_selectors
+from agent.metrics import count_step
 from agent.runtime import run_step
 from config.connections import DISCONNECTS
-from config.logs import log_context
-from config.metrics import count_step
+from config.log_context import log_context
 
 logger = logging.getLogger(__name__)
 

@@ -5,7 +5,7 @@ from agent import api
 # HTML pages of this app, mounted by config/urls.py.
 urlpatterns: list = []
 
-# API endpoints of this app, mounted under /api/ by config/urls.py.
+# API endpoints of this app, mounted under /api/ by desk/urls.py.
 api_urlpatterns = [
     path("tickets/<str:reference>/runs/", api.RunStartApi.as_view(), name="api-run-start"),
     path("runs/<uuid:run_id>/", api.RunDetailApi.as_view(), name="api-run-detail"),

@@ -72,9 +72,9 @@ def measure() -> dict:
     from agent.runtime import run_step
     from config.celery import KeptConnectionsWorkerFixup
     from config.celery import app as celery_app
+    from desk.demo import seed_demo
     from tests.dbcost import DatabaseCost
     from tests.fakes.openai_server import FakeOpenAI, text_reply, tool_call, tool_reply
-    from tickets.demo import seed_demo
     from tickets.models import Ticket, TicketMessage
 
     test_db = connection.creation.create_test_db(verbosity=0, autoclobber=True)

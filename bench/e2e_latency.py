@@ -134,9 +134,9 @@ class Desk:
         django.setup()
         from django.db import connection
 
+        from desk.demo import seed_demo
         from tests.fakes.openai_server import FakeOpenAI
         from tests.services import database_url_for_subprocess, purge_queue
-        from tickets.demo import seed_demo
 
         log(f"Creating the throwaway database for {self.name} (migrate + seed_demo)...")
         self.test_db = connection.creation.create_test_db(

@@ -67,6 +67,7 @@ def main() -> int:
 def attack_everything(fake, settings) -> tuple[list[dict], tuple[int, int]]:
     from agent.untrusted import looks_like_instructions
     from config.celery import app as celery_app
+    from desk.demo import seed_demo
     from refunds.models import RefundRequest
     from tests.agent.runs import drive, start_run
     from tests.corpora import tau2_reasons
@@ -85,7 +86,6 @@ def attack_everything(fake, settings) -> tuple[list[dict], tuple[int, int]]:
         plant,
         score_run,
     )
-    from tickets.demo import seed_demo
     from tickets.models import Ticket, TicketMessage
 
     # Nothing may reach a broker from here: this script drives every step itself, and records

@@ -607,7 +607,7 @@ def measurement(queries: int, in_database: list[float], timings: list[float]) ->
 
 
 def forget_counted_rows() -> None:
-    from config.metrics import TALLIES
+    from ops.metrics import TALLIES
 
     for tally in TALLIES:
         tally.forget()
@@ -764,7 +764,7 @@ def items_handled(result: int | str) -> int:
 def measure_all(subjects: dict[str, Subject], size: int, requests: int) -> None:
     clients = signed_in_clients()
     # The seed wrote rows dated up to a year back, under the marks of the last size's scrapes
-    # (config.metrics.Tally): scrape as a process started on this data does.
+    # (ops.metrics.Tally): scrape as a process started on this data does.
     forget_counted_rows()
     for name, url, username, before_each in pages():
         subject = subjects.setdefault(name, Subject(name, "page", PAGE_BUDGET_MS))
@@ -859,7 +859,7 @@ def run(scale: float, requests: int, explain: bool) -> dict:
     from django.conf import settings
     from django.db import connection
 
-    from tickets.demo import seed_demo
+    from desk.demo import seed_demo
 
     # The test client's host, without the rest of the test environment: its instrumented
     # template rendering would add to every page's time.

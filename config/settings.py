@@ -12,7 +12,7 @@ VAR_DIR = BASE_DIR / "var"
 env = environ.Env()
 environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
 
-# Public, in this repository: `manage.py check --deploy` refuses it (config/checks.py).
+# Public, in this repository: `manage.py check --deploy` refuses it (ops/checks.py).
 DEV_SECRET_KEY = "dev-insecure-refund-desk-key-change-me"
 SECRET_KEY = env("DJANGO_SECRET_KEY", default=DEV_SECRET_KEY)
 # Off unless asked for: a production start never shows a debug page. `make run` turns it on.
@@ -51,18 +51,19 @@ INSTALLED_APPS = [
     "policies",
     "agent",
     "refunds",
+    "ops",
+    "desk",
     "evals",
-    "config",
 ]
 
 MIDDLEWARE = [
     # First: every log line of the request, and every answer, carries its X-Request-ID.
-    "config.middleware.RequestId",
+    "ops.middleware.RequestId",
     "django.middleware.security.SecurityMiddleware",
     # Outside the others, so it also sees the debug pages for their crashes.
-    "config.middleware.NoDebugErrorPages",
-    "config.middleware.DatabaseUnavailable",
-    "config.middleware.RejectNulBytes",
+    "ops.middleware.NoDebugErrorPages",
+    "ops.middleware.DatabaseUnavailable",
+    "ops.middleware.RejectNulBytes",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -84,7 +85,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
-                "config.context_processors.desk",
+                "ops.context_processors.desk",
             ],
         },
     },
@@ -172,15 +173,15 @@ REDIS_BROKER_TRANSPORT_OPTIONS = {
     "socket_connect_timeout": env.float("CELERY_BROKER_CONNECT_TIMEOUT_S", default=2.0),
     "socket_timeout": env.float("CELERY_BROKER_SOCKET_TIMEOUT_S", default=3.0),
 }
-# Kombu's, but a worker that loses Redis with tasks running lives on (config/broker.py).
-REDIS_BROKER_TRANSPORT = "config.broker:KeptParamsRedisTransport"
+# Kombu's, but a worker that loses Redis with tasks running lives on (ops/broker.py).
+REDIS_BROKER_TRANSPORT = "ops.broker:KeptParamsRedisTransport"
 if REDIS_URL:
     CACHES = {
         "default": {
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
             "LOCATION": REDIS_URL,
             # A Redis that hangs holds each throttled request this long, not forever: then
-            # throttling steps aside (config/throttling.py).
+            # throttling steps aside (ops/throttling.py).
             "OPTIONS": REDIS_BROKER_TRANSPORT_OPTIONS,
         }
     }
@@ -192,7 +193,7 @@ if REDIS_URL:
         CELERY_BROKER_TRANSPORT = REDIS_BROKER_TRANSPORT
 else:
     # Files, not each process's memory: every web process of this machine counts the same
-    # throttle hits (config/throttling.py). Several machines need REDIS_URL.
+    # throttle hits (ops/throttling.py). Several machines need REDIS_URL.
     CACHES = {
         "default": {
             "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
@@ -202,8 +203,8 @@ else:
     }
     CELERY_BROKER_URL = "filesystem://"
     # Kombu's filesystem transport, but a consumer never reads a half-written message and
-    # quarantines a file it cannot decode instead of dying on it (config/broker.py).
-    CELERY_BROKER_TRANSPORT = "config.broker:AtomicFilesystemTransport"
+    # quarantines a file it cannot decode instead of dying on it (ops/broker.py).
+    CELERY_BROKER_TRANSPORT = "ops.broker:AtomicFilesystemTransport"
     _broker_dir = Path(env("CELERY_FILESYSTEM_DIR", default=str(VAR_DIR / "broker")))
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(_broker_dir / "out"),
@@ -241,7 +242,7 @@ CELERY_TASK_PUBLISH_RETRY_POLICY = {
     "interval_max": 0.5,
 }
 CELERY_TIMEZONE = TIME_ZONE
-# Celery's own formats, ending like the web's with the log context (config/logs.py).
+# Celery's own formats, ending like the web's with the log context (config/log_context.py).
 CELERY_WORKER_LOG_FORMAT = "[%(asctime)s: %(levelname)s/%(processName)s] %(message)s%(log_context)s"
 CELERY_WORKER_TASK_LOG_FORMAT = (
     "[%(asctime)s: %(levelname)s/%(processName)s] %(task_name)s[%(task_id)s]: "
@@ -298,7 +299,7 @@ PROMETHEUS_MULTIPROC_DIR = env("PROMETHEUS_MULTIPROC_DIR", default=str(VAR_DIR /
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         # Token first: an anonymous API call then answers 401 with WWW-Authenticate.
-        "config.authentication.ExpiringTokenAuthentication",
+        "ops.authentication.ExpiringTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["config.permissions.IsStaffMember"],
@@ -307,19 +308,19 @@ REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     # DRF's three, with a JSON parser that answers 400 to JSON nested too deep to parse.
     "DEFAULT_PARSER_CLASSES": [
-        "config.parsers.JSONParser",
+        "ops.parsers.JSONParser",
         "rest_framework.parsers.FormParser",
         "rest_framework.parsers.MultiPartParser",
     ],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "DEFAULT_PAGINATION_CLASS": "config.pagination.StrictPageNumberPagination",
+    "DEFAULT_PAGINATION_CLASS": "ops.pagination.StrictPageNumberPagination",
     "PAGE_SIZE": 50,
     "EXCEPTION_HANDLER": "config.api_errors.api_exception_handler",
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
     # Rates from API_THROTTLE_USER / API_THROTTLE_ANON below, read on each request.
     "DEFAULT_THROTTLE_CLASSES": [
-        "config.throttling.UserThrottle",
-        "config.throttling.AnonThrottle",
+        "ops.throttling.UserThrottle",
+        "ops.throttling.AnonThrottle",
     ],
     # How many reverse proxies of ours append to X-Forwarded-For: the throttles' client
     # address is the one they saw. 0 uses REMOTE_ADDR (DRF's own default, None, would trust
@@ -328,7 +329,7 @@ REST_FRAMEWORK = {
 }
 # Throttling, "<count>/<sec|min|hour|day>"; empty or 0 turns one off: API requests per user
 # (per address when anonymous), and failed sign-ins (login page, admin, token endpoint) per
-# address and username, and per address whatever the username (config/throttling.py).
+# address and username, and per address whatever the username (ops/throttling.py).
 # The test suite sends hundreds of requests a minute from one address as a few users: under
 # pytest (which sets PYTEST_VERSION) they are off unless set; throttling tests set rates.
 _THROTTLE_OFF_IN_TESTS = bool(env("PYTEST_VERSION", default=""))
@@ -447,7 +448,7 @@ if 0 < len(INBOUND_SECRET) < 32:
         "email off."
     )
 # Wrong secrets per client address before it is answered 429 and its secret is no longer
-# compared (tickets/api.py), "<count>/<sec|min|hour|day>"; empty or 0 turns it off.
+# compared (desk/api.py), "<count>/<sec|min|hour|day>"; empty or 0 turns it off.
 INBOUND_SECRET_THROTTLE = env(
     "INBOUND_SECRET_THROTTLE", default="" if _THROTTLE_OFF_IN_TESTS else "10/min"
 )
@@ -457,10 +458,11 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "filters": {
-        "no_client_tracebacks": {"()": "config.logs.NoTracebackForClientErrors"},
-        "log_context": {"()": "config.logs.LogContextFilter"},
+        "no_client_tracebacks": {"()": "ops.logs.NoTracebackForClientErrors"},
+        "log_context": {"()": "ops.logs.LogContextFilter"},
     },
-    # The message, then the request, run, refund and tool call it belongs to (config/logs.py).
+    # The message, then the request, run, refund and tool call it belongs to
+    # (config/log_context.py).
     "formatters": {"desk": {"format": "%(message)s%(log_context)s"}},
     "handlers": {
         "console": {

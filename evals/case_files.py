@@ -9,8 +9,8 @@ from pathlib import Path
 
 from agent.tools.registry import tool_names
 from config.roles import Role
+from desk.demo import CUSTOMERS, ORDERS, TICKETS, USERS
 from refunds.models import RefundRequest
-from tickets.demo import CUSTOMERS, ORDERS, TICKETS, USERS
 
 SUPPORT_ROLES = (Role.INTERN, Role.AGENT, Role.SUPERVISOR)
 # The demo users who may run the assistant, and the demo tickets a case can be about.

@@ -28,10 +28,10 @@ from agent.runtime import run_step
 from agent.services import run_start
 from agent.tools.registry import get_tool
 from config.money import money_str
+from desk.demo import seed_demo
 from orders.models import Customer, Order
 from refunds.identity import derive_request_id, fingerprint, fingerprint_params
 from refunds.models import RefundConfirmation, RefundEvent, RefundRequest
-from tickets.demo import seed_demo
 from tickets.models import Ticket, TicketMessage
 from tickets.services import ticket_post_message
 

@@ -1,7 +1,7 @@
 """What the refunds app has to tell the ticket a request belongs to.
 
 Refunds know nothing of tickets beyond the foreign key: they send `refund_note`, and the
-tickets app posts it on the ticket as a system message (tickets/receivers.py). Receivers run
+desk posts it on the ticket as a system message (desk/receivers.py). Receivers run
 synchronously, in the sender's transaction: a note is written together with the change it
 reports, or not at all.
 """

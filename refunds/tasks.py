@@ -4,7 +4,7 @@ import logging
 
 from celery import shared_task
 
-from config.logs import log_context
+from config.log_context import log_context
 from refunds.execution import refund_execute, refunds_reconcile
 from refunds.models import RefundRequest
 from refunds.services import refund_expire_confirmations
@@ -16,7 +16,7 @@ logger = logging.getLogger(__name__)
 def execute_refund(refund_pk: int) -> str | None:
     """Enqueued on commit by refund_approve; a redelivery finds the request no longer
     `approved` and does nothing."""
-    # Every line of the execution names the refund as people know it (config/logs.py).
+    # Every line of the execution names the refund as people know it (config/log_context.py).
     request_id = (
         RefundRequest.objects.filter(pk=refund_pk).values_list("request_id", flat=True).first()
     )

@@ -10,7 +10,7 @@ urlpatterns = [
     path("<str:request_id>/reject/", views.review_reject, name="reject"),
 ]
 
-# API endpoints of this app, mounted under /api/ by config/urls.py.
+# API endpoints of this app, mounted under /api/ by desk/urls.py.
 api_urlpatterns = [
     path("refunds/", api.RefundListApi.as_view(), name="api-refund-list"),
     path("refunds/<str:request_id>/", api.RefundDetailApi.as_view(), name="api-refund-detail"),

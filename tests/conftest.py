@@ -11,14 +11,14 @@ from django.db import connections
 
 from agent.executor.pool import close_idle_threads
 from config.celery import app as celery_app
-from config.health import close_probe_connection
 from config.roles import Role
+from desk.demo import seed_demo
+from ops.health import close_probe_connection
 from refunds.adapters import simulated_calls
 from tests import services
 from tests.factories import UserFactory
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.stripe_server import FakeStripe
-from tickets.demo import seed_demo
 
 # Playwright's sync API keeps an event loop on the test thread; Django must still let the
 # test code touch the database from it.

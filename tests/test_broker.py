@@ -1,4 +1,4 @@
-"""The embedded broker (config/broker.py): Kombu's filesystem transport, safe under load."""
+"""The embedded broker (ops/broker.py): Kombu's filesystem transport, safe under load."""
 
 import json
 import logging
@@ -15,8 +15,8 @@ import pytest
 from kombu import Connection
 from kombu.transport import filesystem
 
-from config.broker import AtomicFilesystemTransport
 from config.celery import app as celery_app
+from ops.broker import AtomicFilesystemTransport
 from tests.services import BASE_DIR, WorkerProcess, wait_for
 
 FOLDERS = ("out", "processed", "control", "quarantine")
@@ -149,7 +149,7 @@ def test_it_quarantines_a_file_that_is_not_a_message_and_delivers_the_next(
         reader.put({"n": 2})
 
         # When the consumer takes the next message
-        with caplog.at_level(logging.ERROR, logger="config.broker"):
+        with caplog.at_level(logging.ERROR, logger="ops.broker"):
             message = reader.get(block=False)
         message.ack()
 

@@ -5,7 +5,7 @@ import json
 
 from django.conf import settings
 
-from config import devserver
+from ops import devserver
 from tests.api.test_debug_setting import BASE_DIR, clean_environment, printed_by
 
 SHOW_EMAIL_SETTINGS = (

@@ -3,17 +3,3 @@ from django.apps import AppConfig
 
 class TicketsConfig(AppConfig):
     name = "tickets"
-
-    def ready(self) -> None:
-        from django.contrib.auth import get_user_model
-        from django.db.models.signals import post_save
-
-        from config.credentials import revoke_api_tokens
-        from refunds.signals import refund_note
-        from tickets.receivers import post_refund_note
-
-        refund_note.connect(post_refund_note, dispatch_uid="tickets.post_refund_note")
-        # The desk issues API tokens (POST /api/auth/token/): it also takes them back.
-        post_save.connect(
-            revoke_api_tokens, sender=get_user_model(), dispatch_uid="tickets.revoke_api_tokens"
-        )

@@ -38,7 +38,7 @@ from agent.executor.prior import LogChecks, StepChecks
 from agent.models import ToolCallLog
 from agent.tools.registry import Tool, get_tool, tool_names
 from agent.tools.validation import json_type_name, validate_arguments
-from config.logs import log_context
+from config.log_context import log_context
 
 # The same call (name + canonical arguments) may run this many times in a run; the next one
 # answers REPEATED_CALL, which breaks a model stuck in a loop.

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from django.contrib.auth.models import User
 from rest_framework.authtoken.models import Token
 
-from config.authentication import api_token_expired
 from config.roles import support_role
+from ops.authentication import api_token_expired
 from orders.models import Customer
 from tickets.models import Ticket
 
@@ -80,7 +80,7 @@ def token_from_environment(value: str | None) -> str:
 
 def authenticated_user(key: str) -> User:
     """The active user whose token `key` is, as the API's token authentication decides it
-    (config.authentication): an expired token is deleted."""
+    (ops.authentication): an expired token is deleted."""
     token = Token.objects.select_related("user").filter(key=key).first()
     if token is None:
         raise SessionRefused(401, "token_invalid", "The desk API token is not valid.")

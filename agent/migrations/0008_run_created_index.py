@@ -3,7 +3,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     """/metrics counts the runs of the last minutes and those still going, not every run
-    ever made (config.metrics.Tally): it finds them by when they were made."""
+    ever made (ops.metrics.Tally): it finds them by when they were made."""
 
     dependencies = [
         ("agent", "0007_active_run_index"),

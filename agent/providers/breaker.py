@@ -137,7 +137,7 @@ class ModelBreaker:
 
 
 def breaker_metrics() -> Iterator[Metric]:
-    """The breaker of the endpoint runs call now, for /metrics (config/metrics.py): failed calls
+    """The breaker of the endpoint runs call now, for /metrics (ops/metrics.py): failed calls
     in a row, and whether new steps are waiting out a cool-down. Nothing when the ops cache
     cannot be read (an absent series, not a made-up number)."""
     breaker = ModelBreaker.for_provider(get_provider())

@@ -41,6 +41,7 @@ from agent.executor import loops
 from agent.executor.calls import Requested, ToolRun, run_tool_calls
 from agent.executor.pool import call_threads
 from agent.executor.prior import PriorCalls, StepChecks
+from agent.metrics import model_call_observed
 from agent.models import AgentMessage, AgentRun, RunEvent
 from agent.providers import get_provider
 from agent.providers.breaker import ModelBreaker
@@ -67,7 +68,6 @@ from agent.services import StepInterrupted, StepWrite
 from agent.tools.registry import ToolKind, get_tool, tools_for_role
 from agent.untrusted import looks_like_instructions
 from config.connections import DISCONNECTS
-from config.metrics import model_call_observed
 
 logger = logging.getLogger(__name__)
 

@@ -74,8 +74,8 @@ class PeerDatabase:
     def create(self) -> "PeerDatabase":
         from django.db import connection, connections
 
+        from desk.demo import seed_demo
         from tests.services import database_url_for_subprocess
-        from tickets.demo import seed_demo
 
         log("Creating the peer's database (migrate + seed_demo)...")
         self.name = connection.creation.create_test_db(

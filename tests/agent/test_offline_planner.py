@@ -3,7 +3,7 @@ from decimal import Decimal
 
 from agent.providers.offline.planner import OfflinePlanner
 from agent.untrusted import wrap_untrusted
-from tickets.demo import ORDER_NOTE_INJECTION, TICKET_INJECTION
+from desk.demo import ORDER_NOTE_INJECTION, TICKET_INJECTION
 
 ALL_TOOLS = [
     "get_order",

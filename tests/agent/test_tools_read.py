@@ -12,10 +12,10 @@ from django.utils import timezone
 from agent.context import RunContext
 from agent.errors import ToolError
 from agent.tools import reads, registry, validation
+from desk.demo import ORDER_NOTE_INJECTION
 from orders.models import Order
 from tests.agent.runs import run_context
 from tests.factories import OrderFactory, OrderLineFactory
-from tickets.demo import ORDER_NOTE_INJECTION
 
 
 def iso(moment) -> str | None:

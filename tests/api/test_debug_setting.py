@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
-from config import devserver
+from ops import devserver
 
 BASE_DIR = Path(settings.BASE_DIR)
 

@@ -1,5 +1,5 @@
 """JSON nested deeper than Python's parser can follow is a malformed body: 400, never a 500,
-on every endpoint that reads JSON (they all parse with config.parsers.JSONParser)."""
+on every endpoint that reads JSON (they all parse with ops.parsers.JSONParser)."""
 
 import pytest
 from django.urls import URLPattern, URLResolver, get_resolver
@@ -7,7 +7,7 @@ from rest_framework import parsers
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from config.parsers import JSONParser
+from ops.parsers import JSONParser
 from tests.api.conftest import token_header
 from tickets.models import Ticket, TicketEvent, TicketMessage
 

@@ -185,7 +185,7 @@ def test_failures_counted_by_another_process_count_here(demo, settings, client):
         settings.CACHES["default"]["KEY_PREFIX"] = sys.argv[1]
         settings.LOGIN_THROTTLE = "3/min"
         from django.test import RequestFactory
-        from config.throttling import sign_in_guard
+        from ops.throttling import sign_in_guard
         request = RequestFactory().post("/login/", REMOTE_ADDR="10.9.9.9")
         for _ in range(3):
             sign_in_guard.start(request, "agent")

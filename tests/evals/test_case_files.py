@@ -13,13 +13,7 @@ import pytest
 
 from agent.tools.registry import get_tool, tool_names
 from config.roles import Role
-from evals import coverage
-from evals.case_files import load_cases as harness_load_cases
-from evals.shop import SETUP_REQUESTER
-from policies.rules import RefundFacts, evaluate_refund
-from policies.seed import REFUNDS_RULES, REFUNDS_V1_CLAUSES
-from refunds.models import RefundRequest
-from tickets.demo import (
+from desk.demo import (
     BLENDER_REFUND,
     CUSTOMERS,
     ORDER_NOTE_INJECTION,
@@ -28,6 +22,12 @@ from tickets.demo import (
     TICKETS,
     USERS,
 )
+from evals import coverage
+from evals.case_files import load_cases as harness_load_cases
+from evals.shop import SETUP_REQUESTER
+from policies.rules import RefundFacts, evaluate_refund
+from policies.seed import REFUNDS_RULES, REFUNDS_V1_CLAUSES
+from refunds.models import RefundRequest
 
 CASES_DIR = Path(__file__).resolve().parents[2] / "evals" / "cases"
 CASE_FILES = sorted(CASES_DIR.glob("*.jsonl"))
@@ -48,7 +48,7 @@ SETUP_REFUND_STATUSES = {"succeeded", "pending_approval"}
 TWO_DECIMALS = re.compile(r"^[0-9]+\.[0-9]{2}$")
 CASE_ID = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 
-# The demo shop as plain facts (tickets/demo.py), keyed the way cases name things.
+# The demo shop as plain facts (desk/demo.py), keyed the way cases name things.
 ROLE_OF = {name: role.value for name, (role, _) in USERS.items() if role is not None}
 SUPPORT_ROLES = {Role.INTERN.value, Role.AGENT.value, Role.SUPERVISOR.value}
 ACTORS = {name for name, role in ROLE_OF.items() if role in SUPPORT_ROLES}

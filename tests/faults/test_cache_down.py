@@ -14,7 +14,7 @@ pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
 
 
 def throttle_logs(caplog) -> list[tuple[int, str]]:
-    return [(r.levelno, r.getMessage()) for r in caplog.records if r.name == "config.throttling"]
+    return [(r.levelno, r.getMessage()) for r in caplog.records if r.name == "ops.throttling"]
 
 
 def test_it_approves_through_the_api_with_a_token_while_the_throttle_cache_is_down(
@@ -38,7 +38,7 @@ def test_it_approves_through_the_api_with_a_token_while_the_throttle_cache_is_do
     private_redis.stop()
 
     # When the reviewer reads the proposal and approves it with their token
-    with caplog.at_level(logging.INFO, logger="config.throttling"):
+    with caplog.at_level(logging.INFO, logger="ops.throttling"):
         read = api.get(f"/api/refunds/{refund.request_id}/")
         approved = api.post(
             f"/api/refunds/{refund.request_id}/approve/",
@@ -66,7 +66,7 @@ def test_it_approves_through_the_api_with_a_token_while_the_throttle_cache_is_do
     # When it is back, throttling counts again, and says so once
     private_redis.start()
     caplog.clear()
-    with caplog.at_level(logging.INFO, logger="config.throttling"):
+    with caplog.at_level(logging.INFO, logger="ops.throttling"):
         answers = [api.get(f"/api/refunds/{refund.request_id}/").status_code for _ in range(2)]
     assert answers == [200, 200]
     assert throttle_logs(caplog) == [

@@ -45,7 +45,7 @@ def test_it_takes_inbound_mail_and_refuses_wrong_secrets_while_the_cache_is_down
     private_redis.stop()
 
     # When wrong secrets and the right one arrive from one address
-    with caplog.at_level(logging.WARNING, logger="tickets.api"):
+    with caplog.at_level(logging.WARNING, logger="desk.api"):
         wrong = [post(f"guess-{n}", n).status_code for n in range(4)]
         right = post(SECRET, 9)
 
@@ -53,7 +53,7 @@ def test_it_takes_inbound_mail_and_refuses_wrong_secrets_while_the_cache_is_down
     assert wrong == [401] * 4
     assert right.status_code == 201, right.content
     assert Ticket.objects.get(reference=right.json()["ticket"]).subject == "Hello"
-    warnings = [r.getMessage() for r in caplog.records if r.name == "tickets.api"]
+    warnings = [r.getMessage() for r in caplog.records if r.name == "desk.api"]
     assert len(warnings) == 9  # each wait check and each count, for five requests
     assert all(
         w.startswith("Wrong inbound secrets are not counted: the cache is unreachable")

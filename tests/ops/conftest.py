@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from config.health import forget_recorded_times
+from ops.health import forget_recorded_times
 from tests.services import BASE_DIR
 
 

@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from config import devserver
+from ops import devserver
 from tests.services import BASE_DIR
 
 

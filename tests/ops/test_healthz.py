@@ -9,7 +9,7 @@ from django.db import connection
 from django.test import Client
 
 from config.celery import app as celery_app
-from config.health import (
+from ops.health import (
     close_probe_connection,
     periodic_sweeps,
     record_sweep,

@@ -11,8 +11,8 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from agent.tasks import advance_run
-from config.celery import REQUEST_ID_HEADER
 from config.celery import app as celery_app
+from ops.worker import REQUEST_ID_HEADER
 from refunds.tasks import execute_refund
 from tests.agent.runs import probe_tool, start_run
 from tests.conftest import TEST_QUEUE

@@ -17,11 +17,12 @@ from django.utils import timezone
 from prometheus_client.parser import text_string_to_metric_families
 from rest_framework.test import APIClient
 
+from agent.metrics import MODEL_ERRORS, model_call_observed
 from agent.models import AgentRun, RunEvent, ToolCallLog
 from agent.providers.breaker import ModelBreaker
 from agent.providers.llm import ModelError
 from agent.providers.openai_client import OpenAIProvider
-from config.metrics import MODEL_ERRORS, REFUNDS, model_call_observed
+from ops.metrics import REFUNDS
 from refunds.models import RefundRequest
 from tests.factories import AgentRunFactory, RefundRequestFactory, TicketFactory
 from tests.fakes.openai_server import error_body, text_reply, tool_call, tool_reply

@@ -1,8 +1,23 @@
-from django.urls import path
+"""The desk's pages and the whole API under /api/: the tickets' own, the assistant's and the
+reviewers' (agent.urls, refunds.urls), the sign-in token and the schema. One list, so that
+the answer in JSON to an unknown /api/ path comes after every API route."""
 
-from tickets import api, views
+from django.contrib.auth.decorators import login_required
+from django.urls import include, path, re_path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-urlpatterns = [
+import agent.urls
+import refunds.urls
+from config.api_errors import JsonErrorsMixin, api_not_found
+from desk import api, views
+from ops.throttling import AnonThrottle, SignInTokenSerializer
+
+
+class SchemaView(JsonErrorsMixin, SpectacularAPIView):
+    """The OpenAPI schema, for anyone logged in (SPECTACULAR_SETTINGS["SERVE_PERMISSIONS"])."""
+
+
+ticket_urlpatterns = [
     path("", views.ticket_list, name="list"),
     path("new/", views.ticket_new, name="new"),
     path("<str:reference>/", views.ticket_detail, name="detail"),
@@ -22,7 +37,7 @@ customer_urlpatterns = [
     path("<int:customer_id>/", views.customer_detail, name="customer"),
 ]
 
-api_urlpatterns = [
+ticket_api_urlpatterns = [
     path("tickets/", api.TicketListApi.as_view(), name="api-ticket-list"),
     path("tickets/<str:reference>/", api.TicketDetailApi.as_view(), name="api-ticket-detail"),
     path(
@@ -53,4 +68,35 @@ api_urlpatterns = [
     ),
     path("customers/<int:customer_id>/", api.CustomerDetailApi.as_view(), name="api-customer"),
     path("inbound/email/", api.InboundEmailApi.as_view(), name="api-inbound-email"),
+]
+
+api_urlpatterns = [
+    # Anonymous requests per address (DRF's view turns throttling off by default); its
+    # serializer holds failed sign-ins to the login page's limits.
+    path(
+        "auth/token/",
+        api.ObtainTokenView.as_view(
+            throttle_classes=[AnonThrottle],
+            serializer_class=SignInTokenSerializer,
+        ),
+        name="api-token",
+    ),
+    path("schema/", SchemaView.as_view(), name="api-schema"),
+    # A page for a browser: a visitor who is not logged in is sent to the login page.
+    path(
+        "docs/",
+        login_required(SpectacularSwaggerView.as_view(url_name="api-schema")),
+        name="api-docs",
+    ),
+    *ticket_api_urlpatterns,
+    *agent.urls.api_urlpatterns,
+    *refunds.urls.api_urlpatterns,
+    # Last: an unknown /api/ path answers JSON, not the HTML 404 page.
+    re_path(r"^.*$", api_not_found, name="api-not-found"),
+]
+
+urlpatterns = [
+    path("api/", include(api_urlpatterns)),
+    path("tickets/", include((ticket_urlpatterns, "tickets"))),
+    path("customers/", include((customer_urlpatterns, "customers"))),
 ]

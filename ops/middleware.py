@@ -16,7 +16,7 @@ from config.api_errors import (
     page_not_found,
     server_error,
 )
-from config.logs import bind_log_context, is_safe_id, replace_log_context
+from config.log_context import bind_log_context, is_safe_id, replace_log_context
 
 REQUEST_ID_HEADER = "X-Request-ID"
 # URL parameters that name what a page works on, and the log field each fills.
@@ -33,7 +33,7 @@ def request_id_of(request) -> str:
 class RequestId:
     """Gives each HTTP request an id, answers it in X-Request-ID, and puts it (with the run or
     refund the URL names) on every log line written while the request is served, and on every
-    task it enqueues (config/celery.py).
+    task it enqueues (ops/worker.py).
 
     The log context is replaced when a request starts and cleared when its response is closed
     (request_finished), not when this middleware returns: Django logs a 4xx/5xx answer after
@@ -81,7 +81,7 @@ def clear_log_context(**kwargs) -> None:
     replace_log_context()
 
 
-request_finished.connect(clear_log_context, dispatch_uid="config.middleware.clear_log_context")
+request_finished.connect(clear_log_context, dispatch_uid="ops.middleware.clear_log_context")
 
 
 class RejectNulBytes:

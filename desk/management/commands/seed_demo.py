@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand
 
-from tickets.demo import reset_demo, seed_demo
+from desk.demo import reset_demo, seed_demo
 
 
 class Command(BaseCommand):

@@ -7,10 +7,10 @@ hide an outage for as long as it lived):
             next probe (one session per process, not one per probe)
 * broker    Redis answers PING; or the filesystem broker's folder takes a file
 * worker    some worker connected to the broker recorded a heartbeat within three
-            WORKER_HEARTBEAT_S (config/celery.py records one when its consumer starts and
+            WORKER_HEARTBEAT_S (ops/worker.py records one when its consumer starts and
             every interval after, from the worker's timer)
 * beat      every periodic sweep of CELERY_BEAT_SCHEDULE succeeded within three of its
-            periods (config/celery.py records each success)
+            periods (ops/worker.py records each success)
 
 "down" (HTTP 503) when the database or the broker is down: nothing this process serves can
 work, take it out of rotation. "degraded" (200) when no worker beats or a sweep is late: pages
@@ -41,7 +41,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 from kombu import Connection
 
-from config.broker import STAGING_SUFFIX
+from ops.broker import STAGING_SUFFIX
 
 OPS_CACHE = "ops"
 HEARTBEAT_KEY = "worker-heartbeat"
@@ -213,7 +213,7 @@ def _reach_broker() -> None:
 
 def _write_probe_file(folder: str) -> None:
     """The folder publishers write messages to takes a file. The name ends like a message
-    being staged (config/broker.py), so no consumer ever takes it."""
+    being staged (ops/broker.py), so no consumer ever takes it."""
     os.makedirs(folder, exist_ok=True)
     probe = os.path.join(folder, f"healthz-{uuid.uuid4().hex}{STAGING_SUFFIX}")
     with open(probe, "xb") as file:

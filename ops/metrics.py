@@ -10,29 +10,26 @@ the truth is:
   one row per call, a replayed call counted once), runs by stop reason, refunds by status
   (rows older than a few minutes are read once per process: Tally), the oldest refund
   waiting for review. Sweep lag and the worker's heartbeat age come from the "ops" store
-  /healthz reads (config/health.py).
+  /healthz reads (ops/health.py).
 * What only the step sees as it happens (each step's outcome, how long the model took, why a
-  model call failed) is counted in the worker with prometheus-client's multiprocess mode:
-  every process writes its values to a file of its own in PROMETHEUS_MULTIPROC_DIR (a
-  memory-mapped write, no query, no network) and the scrape adds the files up. The folder is
-  per host: a worker on another machine is scraped there (or shares nothing), see README.
+  model call failed) is counted in the worker (agent/metrics.py) with prometheus-client's
+  multiprocess mode: every process writes its values to a file of its own in
+  PROMETHEUS_MULTIPROC_DIR (a memory-mapped write, no query, no network) and the scrape adds
+  the files up. The folder is per host: a worker on another machine is scraped there (or
+  shares nothing), see README.
 
 Staying cheap on the step path is the point of that split: recording costs the step no query.
 """
 
 import collections
 import hmac
-import os
 import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import timedelta
-from functools import cache
-from pathlib import Path
 from typing import Any
 
-import openai
 from django.apps import apps
 from django.conf import settings
 from django.db import connection, transaction
@@ -41,117 +38,15 @@ from django.http import HttpResponse
 from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
-from prometheus_client import CollectorRegistry, Counter, Histogram, values
+from prometheus_client import CollectorRegistry
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4, generate_latest
 from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.registry import Collector
 
-from config.health import periodic_sweeps, recorded_times
-
-
-def _write_to_the_shared_folder() -> None:
-    """Multiprocess mode for every metric made from here on: prometheus-client reads
-    PROMETHEUS_MULTIPROC_DIR when a process first counts something."""
-    os.environ["PROMETHEUS_MULTIPROC_DIR"] = settings.PROMETHEUS_MULTIPROC_DIR
-    if not getattr(values.ValueClass, "_multiprocess", False):
-        values.ValueClass = values.MultiProcessValue()
-
-
-_write_to_the_shared_folder()
-
-
-@cache
-def _folder_made() -> None:
-    """The folder, made by the first process that counts or serves a scrape: importing
-    this module creates nothing (a fresh clone's var/ stays empty until work is done)."""
-    Path(os.environ["PROMETHEUS_MULTIPROC_DIR"]).mkdir(parents=True, exist_ok=True)
-
-
-STEP_OUTCOMES = ("continue", "finished", "retry", "skipped", "error")
-MODEL_ERROR_KINDS = (
-    "timeout",
-    "connection",
-    "rate_limited",
-    "server_error",
-    "refused",
-    "malformed",
-    "other",
-)
-
-# registry=None: these are read from the files, never from a process's default registry.
-# All labelled, so a process makes its file only when it first counts something (or serves
-# a scrape, see _known_series): not every manage.py command leaves one behind.
-AGENT_STEPS = Counter(
-    "desk_agent_steps",
-    "Assistant steps run by workers, by what came of them (continue: the next step was "
-    "enqueued; retry: the step will be tried again; skipped: another delivery held the run).",
-    ["outcome"],
-    registry=None,
-)
-MODEL_LATENCY = Histogram(
-    "desk_model_call_seconds",
-    "How long a model call took to answer, for the calls that answered, by provider.",
-    ["provider"],
-    buckets=(0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60, 120),
-    registry=None,
-)
-MODEL_ERRORS = Counter(
-    "desk_model_errors", "Model calls that failed, by kind.", ["kind"], registry=None
-)
-
-
-def _known_series() -> None:
-    """The known label values, at zero until counted: every family is on the page from the
-    first scrape, and a rate over a series that appeared with its first error would miss
-    that error."""
-    _folder_made()
-    for outcome in STEP_OUTCOMES:
-        AGENT_STEPS.labels(outcome)
-    for kind in MODEL_ERROR_KINDS:
-        MODEL_ERRORS.labels(kind)
-    MODEL_LATENCY.labels(settings.LLM_PROVIDER)
-
-
-def count_step(outcome: str) -> None:
-    _folder_made()
-    AGENT_STEPS.labels(outcome).inc()
-
-
-def model_error_kind(exc: BaseException) -> str:
-    """What kind of failure a model call raised: the error's own `kind` when it names one,
-    else read from the client exception it was raised from."""
-    kind = getattr(exc, "kind", None)
-    if kind in MODEL_ERROR_KINDS:
-        return kind
-    cause = exc.__cause__
-    if isinstance(cause, openai.APITimeoutError):
-        return "timeout"
-    if isinstance(cause, openai.APIConnectionError):
-        return "connection"
-    if isinstance(cause, openai.RateLimitError):
-        return "rate_limited"
-    if isinstance(cause, openai.InternalServerError):
-        return "server_error"
-    if isinstance(cause, openai.APIStatusError):
-        return "refused"
-    if isinstance(cause, openai.APIResponseValidationError | ValueError) or "malformed" in str(exc):
-        return "malformed"
-    return "other"
-
-
-@contextmanager
-def model_call_observed() -> Iterator[None]:
-    """Around one model call: its latency when it answers, its kind of error when it fails."""
-    _folder_made()
-    started = time.perf_counter()
-    try:
-        yield
-    except Exception as exc:
-        MODEL_ERRORS.labels(model_error_kind(exc)).inc()
-        raise
-    MODEL_LATENCY.labels(settings.LLM_PROVIDER).observe(time.perf_counter() - started)
-
+from agent.metrics import known_series
+from agent.providers.breaker import breaker_metrics
+from ops.health import periodic_sweeps, recorded_times
 
 # --- What the database and the ops store say, read at scrape time --------------------------
 
@@ -360,16 +255,6 @@ def _background() -> Iterator[Metric]:
     )
 
 
-# Metrics only an app above config can read (the agent's model breaker), added from that
-# app's AppConfig.ready(): config imports no app.
-_app_sources: list[Callable[[], Iterator[Metric]]] = []
-
-
-def add_source(source: Callable[[], Iterator[Metric]]) -> None:
-    if source not in _app_sources:
-        _app_sources.append(source)
-
-
 class DeskCollector(Collector):
     def collect(self) -> Iterator[Metric]:
         yield _refunds_by_status()
@@ -377,15 +262,14 @@ class DeskCollector(Collector):
         yield _runs_by_stop_reason()
         yield _tool_calls()
         yield from _background()
-        for source in _app_sources:
-            yield from source()
+        yield from breaker_metrics()
 
     def describe(self) -> list[Metric]:
         return []  # nothing to check for clashes: the registry is made per scrape
 
 
 def exposition() -> bytes:
-    _known_series()
+    known_series()
     registry = CollectorRegistry()
     MultiProcessCollector(registry, path=settings.PROMETHEUS_MULTIPROC_DIR)
     registry.register(DeskCollector())

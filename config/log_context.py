@@ -1,11 +1,11 @@
-"""Logging pieces the settings' LOGGING names, and the context every log line carries.
+"""The context every log line carries: which request, run, refund and tool call it belongs to.
 
 One refund is traced across the web and the worker by four fields, kept in a context variable
 (so each thread, asyncio task and Celery task has its own) and copied onto every log record by
-LogContextFilter:
+LogContextFilter (ops/logs.py, which the settings' LOGGING names):
 
-* request_id         the HTTP request's X-Request-ID (config.middleware.RequestId); a Celery
-                     task inherits the id of whoever enqueued it (config/celery.py), so a
+* request_id         the HTTP request's X-Request-ID (ops.middleware.RequestId); a Celery
+                     task inherits the id of whoever enqueued it (ops/worker.py), so a
                      reviewer's approval and the execution it enqueued share it
 * run_id             the assistant run a step works on (agent/tasks.py)
 * refund_request_id  the refund's own request_id, "rf_…" (refunds/tasks.py, and web pages
@@ -15,7 +15,6 @@ LogContextFilter:
 The format shows the ones that are set after the message: `… [req=… run=… refund=… call=…]`.
 """
 
-import logging
 import re
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -88,35 +87,3 @@ def log_context(**fields: object) -> Iterator[None]:
         yield
     finally:
         _context.reset(token)
-
-
-def context_suffix(context: Mapping[str, str]) -> str:
-    shown = [f"{short}={context[name]}" for name, short in FIELDS.items() if context.get(name)]
-    return f" [{' '.join(shown)}]" if shown else ""
-
-
-class LogContextFilter(logging.Filter):
-    """Puts the context's fields on every record it sees, as attributes (for a structured
-    formatter) and as `log_context`, the ` [req=… run=…]` the text formats end with. Attach it
-    to handlers, not loggers: a logger's filters miss records its children propagate."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        context = _context.get()
-        for name in FIELDS:
-            if not getattr(record, name, None) and context.get(name):
-                setattr(record, name, context[name])
-        present = {name: getattr(record, name, None) or "" for name in FIELDS}
-        record.log_context = context_suffix(present)
-        return True
-
-
-class NoTracebackForClientErrors(logging.Filter):
-    """A 4xx answer is the client's mistake, not the code's: Django logs a PermissionDenied
-    (403) or a SuspiciousOperation (400) with its traceback, which says nothing the one line
-    does not. Only 5xx keep theirs."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if 400 <= getattr(record, "status_code", 0) < 500:
-            record.exc_info = None
-            record.exc_text = None
-        return True

@@ -1,3 +1,6 @@
+"""The orders' admin, kept in the desk: an order's edits go through refunds' services (they
+lock and rebind the refunds on the order), which orders, below refunds, may not import."""
+
 from django.contrib import admin, messages
 from django.http import HttpResponseRedirect
 

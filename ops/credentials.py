@@ -1,6 +1,6 @@
 """A user's API tokens last no longer than the password and the account they were issued for.
 
-Connected to the user model's post_save in TicketsConfig.ready() (the desk serves the token
+Connected to the user model's post_save in DeskConfig.ready() (the desk serves the token
 endpoint). Token is named by its app label, not imported: this is not HTTP code, and DRF's
 model module is part of an HTTP framework.
 """

@@ -1,7 +1,7 @@
 """Desk API tokens (DRF's authtoken rows) expire: a token is good for API_TOKEN_TTL_DAYS from
 when it was issued, 0 meaning until it is deleted. An expired token is deleted when it is
 next shown, and answered as an invalid one is; POST /api/auth/token/ then issues a new one.
-(A password change or a deactivation deletes a user's tokens: config/credentials.py.)"""
+(A password change or a deactivation deletes a user's tokens: ops/credentials.py.)"""
 
 from datetime import timedelta
 

@@ -1,4 +1,4 @@
-"""Other apps' news, posted on the ticket it concerns. Connected in TicketsConfig.ready()."""
+"""Other apps' news, posted on the ticket it concerns. Connected in DeskConfig.ready()."""
 
 from tickets.models import TicketMessage
 from tickets.services import ticket_post_message

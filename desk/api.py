@@ -18,16 +18,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from config.api_errors import error_responses
-from config.authentication import api_token_issue
 from config.errors import RateLimited, wait_in_words
-from config.parsers import JSONParser
 from config.permissions import IsStaffMember
 from config.roles import Role, support_role
-from config.throttling import PERIODS, client_address, rate_from_settings
-from orders.models import Customer
-from tickets import selectors, services
-from tickets.models import Ticket, TicketMessage
-from tickets.serializers import (
+from desk.serializers import (
     AssignWriteSerializer,
     CustomerSerializer,
     InboundEmailSerializer,
@@ -39,6 +33,12 @@ from tickets.serializers import (
     TicketMessageSerializer,
     TicketSerializer,
 )
+from ops.authentication import api_token_issue
+from ops.parsers import JSONParser
+from ops.throttling import PERIODS, client_address, rate_from_settings
+from orders.models import Customer
+from tickets import selectors, services
+from tickets.models import Ticket, TicketMessage
 
 logger = logging.getLogger(__name__)
 
