@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
 from enum import StrEnum
+from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import User
@@ -22,6 +23,7 @@ from config.errors import ApplicationError, Conflict
 from config.money import desk_can_hold, desk_places, money_str, to_cents
 from config.roles import is_reviewer, support_role
 from orders.models import Order
+from policies.rules import Evaluation
 from policies.selectors import evaluate_refund_for_order
 from refunds.errors import (
     AmountNotExpressible,
@@ -66,7 +68,7 @@ class Proposal:
     outcome: ProposalOutcome
 
 
-def _refuse_unless_allowed(evaluation, message: str) -> None:
+def _refuse_unless_allowed(evaluation: Evaluation, message: str) -> None:
     if evaluation.allowed:
         return
     failing = evaluation.failing()
@@ -124,7 +126,7 @@ def _evaluate(
     excluding: RefundRequest | None,
     now: datetime,
     reviewer_id: int | None = None,
-):
+) -> Evaluation:
     return evaluate_refund_for_order(
         order=order,
         amount=amount,
@@ -505,7 +507,7 @@ def _record_decision(
     note: str,
     now: datetime,
     detail: dict,
-    **fields,
+    **fields: Any,
 ) -> None:
     """Decide `confirmation` and move `refund` with it (approved or rejected, the same word
     for both), or raise and roll both back. Caller holds SELECT FOR UPDATE on `refund`."""

@@ -4,6 +4,7 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from functools import cache
 
+from django.contrib.auth.models import User
 from django.db import connection
 from django.db.models import Q, QuerySet
 
@@ -23,7 +24,7 @@ def ticket_list(
     assignee: str = "",
     query: str = "",
     view: str = "all",
-    user=None,
+    user: User | None = None,
     sort: str = "updated",
 ) -> QuerySet[Ticket]:
     """Tickets for the desk list. `assignee` is a username, "me" is resolved by the caller,
