@@ -21,11 +21,16 @@ from refunds.transitions import ALLOWED
 from tickets.views import REFUND_STATUS_WORDS
 
 ROOT = Path(__file__).resolve().parent.parent
-PROJECT_APPS = ("orders", "policies", "tickets", "refunds", "agent")
 
 
 def _project_models():
-    return [model for label in PROJECT_APPS for model in apps.get_app_config(label).get_models()]
+    """The models of the project's own apps (not Django's or a library's)."""
+    return [
+        model
+        for config in apps.get_app_configs()
+        if Path(config.path).parent == ROOT
+        for model in config.get_models()
+    ]
 
 
 def _choices_by_field_name() -> dict[str, set[str]]:
