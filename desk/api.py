@@ -3,8 +3,10 @@ import hmac
 import logging
 import math
 import time
+from typing import cast
 
 from django.conf import settings
+from django.contrib.auth.models import User
 from django.core.cache import cache
 from django.http import Http404
 from django.shortcuts import get_object_or_404
@@ -147,7 +149,8 @@ class TicketListApi(generics.ListAPIView):
         return _tickets_with_conversation(
             selectors.ticket_list(
                 view=_choice(params, "view", selectors.VIEWS) or "all",
-                user=self.request.user,
+                # Only signed-in staff get here (IsStaffMember).
+                user=cast(User, self.request.user),
                 status=_choice(params, "status", Ticket.Status.values),
                 assignee=self._assignee(params.get("assignee", "")),
                 query=params.get("q", "").strip(),

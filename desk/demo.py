@@ -261,11 +261,12 @@ def _ensure_blender_refund(orders: dict, users: dict) -> None:
         decided_at=decided_at,
         decision_note="Photo of the cracked lid on file.",
     )
+    S = RefundRequest.Status
     history = [
-        ("", "pending_approval"),
-        ("pending_approval", "approved"),
-        ("approved", "executing"),
-        ("executing", "succeeded"),
+        ("", S.PENDING_APPROVAL),
+        (S.PENDING_APPROVAL, S.APPROVED),
+        (S.APPROVED, S.EXECUTING),
+        (S.EXECUTING, S.SUCCEEDED),
     ]
     for from_status, to_status in history:
         RefundEvent.objects.create(

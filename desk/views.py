@@ -19,6 +19,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from config.errors import ApplicationError
+from config.refund_statuses import RefundStatus
 from config.roles import Role, is_staff_member, is_supervisor, support_role, support_users
 from orders.addresses import BadAddress, email_key
 from orders.models import Customer, Order
@@ -41,16 +42,16 @@ LIST_SORTS = [("updated", "Last updated"), ("created", "Created")]
 LIST_DEFAULTS = {"view": "all", "sort": "updated"}
 
 # A refund request's status as the desk says it (the list's badge, the customer page).
-REFUND_STATUS_WORDS = {
-    "pending_approval": "awaiting review",
-    "approved": "approved, sending",
-    "executing": "being refunded",
-    "provider_pending": "settling at the provider",
-    "succeeded": "refunded",
-    "failed": "failed",
-    "outcome_unknown": "outcome unknown",
-    "rejected": "rejected",
-    "expired": "expired",
+REFUND_STATUS_WORDS: dict[str, str] = {
+    RefundStatus.PENDING_APPROVAL: "awaiting review",
+    RefundStatus.APPROVED: "approved, sending",
+    RefundStatus.EXECUTING: "being refunded",
+    RefundStatus.PROVIDER_PENDING: "settling at the provider",
+    RefundStatus.SUCCEEDED: "refunded",
+    RefundStatus.FAILED: "failed",
+    RefundStatus.OUTCOME_UNKNOWN: "outcome unknown",
+    RefundStatus.REJECTED: "rejected",
+    RefundStatus.EXPIRED: "expired",
 }
 
 AGENT_ROLES = (Role.AGENT, Role.SUPERVISOR)
@@ -166,10 +167,10 @@ def _refund_words(status: str) -> str:
 def _status_actions(ticket: Ticket) -> list[tuple[str, str]]:
     """The buttons for the statuses the ticket may move to next, in the state machine's order."""
     labels: dict[str, str] = {
-        "open": "Reopen" if ticket.status == Ticket.Status.SOLVED else "Mark open",
-        "pending": "Mark pending",
-        "solved": "Mark solved",
-        "closed": "Close",
+        Ticket.Status.OPEN: "Reopen" if ticket.status == Ticket.Status.SOLVED else "Mark open",
+        Ticket.Status.PENDING: "Mark pending",
+        Ticket.Status.SOLVED: "Mark solved",
+        Ticket.Status.CLOSED: "Close",
     }
     allowed = TICKET_ALLOWED[ticket.status]
     return [(value, labels[value]) for value in Ticket.Status.values if value in allowed]

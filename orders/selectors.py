@@ -7,19 +7,10 @@ from django.db import connection
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
+from config import refund_statuses
 from config.db import column, instance_from_row, row_columns, select, select_values, table
 from config.money import to_cents
 from orders.models import Customer, Order, OrderLine
-
-# Refund statuses whose money has left, or may have left, the shop: they count against
-# what can still be refunded. Kept here as strings so orders never imports refunds.
-REFUND_COMMITTED_STATUSES = (
-    "approved",
-    "executing",
-    "provider_pending",
-    "succeeded",
-    "outcome_unknown",
-)
 
 
 def refunded_total(order: Order) -> Decimal:
@@ -31,17 +22,13 @@ def refunded_total(order: Order) -> Decimal:
         order.refund_requests.model,
         ("amount",),
         where={"order_id": order.pk},
-        where_in={"status": REFUND_COMMITTED_STATUSES},
+        where_in={"status": refund_statuses.COMMITTED},
     )
     return to_cents(sum((amount for (amount,) in amounts), Decimal(0)))
 
 
-# Approved refunds not settled yet: the provider is, or is about to be, moving this money.
-REFUND_IN_FLIGHT_STATUSES = ("approved", "executing", "provider_pending", "outcome_unknown")
-
-
 def refund_in_flight(order: Order) -> bool:
-    return order.refund_requests.filter(status__in=REFUND_IN_FLIGHT_STATUSES).exists()
+    return order.refund_requests.filter(status__in=refund_statuses.IN_FLIGHT).exists()
 
 
 def refundable_balance(order: Order) -> Decimal:
@@ -106,7 +93,7 @@ def customer_order_summary(*, customer: Customer, order_id: str) -> OrderSummary
     number), read in one query: every get_order asks for it, and the order, its lines and its
     refunds one after the other cost three round trips."""
     with connection.cursor() as cursor:
-        cursor.execute(_summary_sql(), [*REFUND_COMMITTED_STATUSES, customer.pk, order_id])
+        cursor.execute(_summary_sql(), [*refund_statuses.COMMITTED, customer.pk, order_id])
         rows = cursor.fetchall()
     if not rows:
         return None
@@ -128,7 +115,7 @@ def _summary_sql() -> str:
     """The order with one row per line (by id), each with the sum `refunded_total` makes."""
     refund = Order._meta.get_field("refund_requests").related_model
     columns = ", ".join([*row_columns(Order, "o"), *row_columns(OrderLine, "l")])
-    statuses = ", ".join(["%s"] * len(REFUND_COMMITTED_STATUSES))
+    statuses = ", ".join(["%s"] * len(refund_statuses.COMMITTED))
     # Names from the models' metadata, quoted; every value is a parameter.
     return (
         f"SELECT {columns}, (SELECT SUM({column(refund, 'amount', 'r')})"  # noqa: S608

@@ -1,8 +1,9 @@
 import re
-from datetime import datetime
+from datetime import date, datetime
 from decimal import Decimal
 
 from django.db import connection
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from orders.models import Order
@@ -174,7 +175,15 @@ def _terms(text: str) -> set[str]:
     return {_stem(word) for word in WORD.findall(text.lower()) if word not in STOP_WORDS}
 
 
-def _as_result(ref, title, text, policy, policy_title, version, effective_from) -> dict:
+def _as_result(
+    ref: str,
+    title: str,
+    text: str,
+    policy: str,
+    policy_title: str,
+    version: int,
+    effective_from: date,
+) -> dict:
     """A matching clause as search_clauses answers it, from its fields in SEARCH_SQL's order."""
     return {
         "ref": ref,
@@ -200,7 +209,7 @@ def _clause_fields(clause: Clause) -> tuple:
     )
 
 
-def _published_clauses():
+def _published_clauses() -> QuerySet[Clause]:
     return Clause.objects.filter(
         policy_version__status=PolicyVersion.Status.PUBLISHED
     ).select_related("policy_version__policy")

@@ -2,6 +2,8 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from config import refund_statuses
+
 
 class RefundRequest(models.Model):
     """One logical refund intent: the n-th on (ticket, order). At most one provider refund.
@@ -10,21 +12,10 @@ class RefundRequest(models.Model):
     confirmation version, never a second intent (DESIGN §1, invariant 6).
     """
 
-    class Status(models.TextChoices):
-        PENDING_APPROVAL = "pending_approval", "Pending approval"
-        APPROVED = "approved", "Approved"
-        EXECUTING = "executing", "Executing"
-        # The provider accepted the refund but has not settled it: money is on its way, but
-        # nobody may be told "refunded" until the provider says so.
-        PROVIDER_PENDING = "provider_pending", "Pending at the provider"
-        SUCCEEDED = "succeeded", "Succeeded"
-        FAILED = "failed", "Failed"
-        OUTCOME_UNKNOWN = "outcome_unknown", "Outcome unknown"
-        REJECTED = "rejected", "Rejected"
-        EXPIRED = "expired", "Expired"
-
+    # The statuses live in config, where orders (below refunds) can read them too.
+    Status = refund_statuses.RefundStatus
     # An intent ends in one of these; every other status is an open intent.
-    SETTLED_STATUSES = (Status.SUCCEEDED, Status.FAILED, Status.REJECTED)
+    SETTLED_STATUSES = refund_statuses.SETTLED
 
     class Reason(models.TextChoices):
         DAMAGED = "damaged", "Damaged"
@@ -80,7 +71,7 @@ class RefundRequest(models.Model):
             # one. Rows without a ticket (the shop's history) are not desk intents.
             models.UniqueConstraint(
                 fields=["ticket", "order"],
-                condition=~Q(status__in=["succeeded", "failed", "rejected"]),
+                condition=~Q(status__in=list(refund_statuses.SETTLED)),
                 name="refund_one_open_intent_per_ticket_order",
             ),
         ]
@@ -92,9 +83,7 @@ class RefundRequest(models.Model):
             # The reconcile sweep's work queue: only requests whose money is in flight.
             models.Index(
                 fields=["status", "updated_at"],
-                condition=Q(
-                    status__in=["approved", "executing", "provider_pending", "outcome_unknown"]
-                ),
+                condition=Q(status__in=list(refund_statuses.IN_FLIGHT)),
                 name="refund_in_flight_idx",
             ),
         ]

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
 from enum import StrEnum
+from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import User
@@ -17,11 +18,13 @@ from django.db import IntegrityError, transaction
 from django.db.models import Max, Model, Sum
 from django.utils import timezone
 
+from config import refund_statuses
 from config.celery import enqueue_on_commit
 from config.errors import ApplicationError, Conflict
 from config.money import desk_can_hold, desk_places, money_str, to_cents
 from config.roles import is_reviewer, support_role
 from orders.models import Order
+from policies.rules import Evaluation
 from policies.selectors import evaluate_refund_for_order
 from refunds.errors import (
     AmountNotExpressible,
@@ -40,9 +43,6 @@ from tickets.models import Ticket
 S = RefundRequest.Status
 C = RefundConfirmation.Status
 
-# Statuses past the reviewer's decision while the intent is still open: its parameters can no
-# longer change, and a further refund on the order waits until it settles.
-IN_FLIGHT_STATUSES = (S.APPROVED, S.EXECUTING, S.PROVIDER_PENDING, S.OUTCOME_UNKNOWN)
 # Requests that do not count toward the requester's total under R-5: no money moved and none
 # can move without the request being proposed (and so evaluated) again.
 NOT_COUNTED_FOR_LIMIT = (S.FAILED, S.REJECTED, S.EXPIRED)
@@ -66,7 +66,7 @@ class Proposal:
     outcome: ProposalOutcome
 
 
-def _refuse_unless_allowed(evaluation, message: str) -> None:
+def _refuse_unless_allowed(evaluation: Evaluation, message: str) -> None:
     if evaluation.allowed:
         return
     failing = evaluation.failing()
@@ -124,7 +124,7 @@ def _evaluate(
     excluding: RefundRequest | None,
     now: datetime,
     reviewer_id: int | None = None,
-):
+) -> Evaluation:
     return evaluate_refund_for_order(
         order=order,
         amount=amount,
@@ -305,7 +305,7 @@ def _repropose(
 ) -> Proposal:
     """The open intent proposed again. Caller holds SELECT FOR UPDATE on its order and on
     `refund`."""
-    if refund.status in IN_FLIGHT_STATUSES:
+    if refund.status in refund_statuses.IN_FLIGHT:
         raise RefundAlreadyDecided(
             f"Refund {refund.request_id} is already {refund.get_status_display().lower()}; "
             f"it cannot be changed. A further refund on this order can be proposed once it "
@@ -505,7 +505,7 @@ def _record_decision(
     note: str,
     now: datetime,
     detail: dict,
-    **fields,
+    **fields: Any,
 ) -> None:
     """Decide `confirmation` and move `refund` with it (approved or rejected, the same word
     for both), or raise and roll both back. Caller holds SELECT FOR UPDATE on `refund`."""
@@ -650,7 +650,7 @@ def order_edit(
         for name in ORDER_PAYMENT_FIELDS
         if order.serializable_value(name) != stored.serializable_value(name)
     ]
-    in_flight = [refund for refund in open_refunds if refund.status in IN_FLIGHT_STATUSES]
+    in_flight = [refund for refund in open_refunds if refund.status in refund_statuses.IN_FLIGHT]
     if changed and in_flight:
         refund = in_flight[0]
         fields = ", ".join(ORDER_PAYMENT_FIELDS[name] for name in changed)

@@ -1,6 +1,9 @@
 """The refund state machines (DESIGN §4): a RefundRequest's and each of its confirmation
 versions'. Every status change of either goes through here."""
 
+from typing import Any
+
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
@@ -38,7 +41,12 @@ def _require_transaction(name: str) -> None:
 
 
 def refund_transition(
-    *, refund: RefundRequest, to_status: str, actor=None, detail: dict | None = None, **fields
+    *,
+    refund: RefundRequest,
+    to_status: str,
+    actor: User | None = None,
+    detail: dict | None = None,
+    **fields: Any,
 ) -> bool:
     """Compare-and-swap `refund` from its current status to `to_status`, with an event row.
 
@@ -66,7 +74,9 @@ def refund_transition(
     return True
 
 
-def confirmation_transition(*, confirmation: RefundConfirmation, to_status: str, **fields) -> bool:
+def confirmation_transition(
+    *, confirmation: RefundConfirmation, to_status: str, **fields: Any
+) -> bool:
     """Compare-and-swap `confirmation` from its current status to `to_status`.
 
     Returns False (and changes nothing) when the version was decided by someone else first.

@@ -133,6 +133,7 @@ def review_detail(request, request_id: str):
             "review": review,
             "refund": refund,
             "own_request": own_request,
+            "pending_approval": refund.status == RefundRequest.Status.PENDING_APPROVAL,
             "can_decide": can_decide,
             "approve_form": ApproveForm(initial=initial),
             "reject_form": RejectForm(initial=initial),

@@ -12,6 +12,7 @@ from django.utils import timezone
 from psycopg.pq import TransactionStatus
 
 from agent.models import AgentMessage, AgentRun, RunEvent, ToolCallLog
+from agent.transitions import run_event_append, write_with_events
 from config.db import (
     Update,
     column,
@@ -310,6 +311,67 @@ def test_select_values_gives_what_values_list_gives(demo):
         .values_list(*fields)
     )
     assert values and all(value[1].tzinfo is not None for value in values)
+
+
+# --- An empty IN: no value allowed, no row matches ------------------------------------------
+
+
+def test_an_empty_where_in_selects_no_row(demo):
+    ticket = TicketMessage.objects.first().ticket
+    where = {"ticket_id": ticket.pk}
+
+    assert select_values(TicketMessage, ("id",), where=where, where_in={"author_kind": []}) == []
+    assert select(TicketMessage, where=where, where_in={"author_kind": ()}) == []
+    # The same read with the values allowed finds the rows: only the empty IN kept them out.
+    kinds = TicketMessage.AuthorKind.values
+    assert select_values(TicketMessage, ("id",), where=where, where_in={"author_kind": kinds})
+
+
+def test_an_empty_where_in_updates_no_row(demo):
+    ctx = run_context()
+    before = AgentRun.objects.values().get(pk=ctx.run.pk)
+
+    changed = update_returning(
+        Update(AgentRun, where={"pk": ctx.run.pk}, where_in={"status": []}, add={"version": 1})
+    )
+
+    assert changed is None
+    assert AgentRun.objects.values().get(pk=ctx.run.pk) == before
+
+
+# --- Event numbering: a run's events take the next numbers of its counter, with no gap -------
+
+
+def test_events_written_one_by_one_and_together_are_numbered_without_a_gap(demo):
+    # Given a run whose event counter stands at 3
+    ctx = run_context()
+    AgentRun.objects.filter(pk=ctx.run.pk).update(last_event_seq=3)
+    update = Update(AgentRun, where={"pk": ctx.run.pk}, add={"version": 1})
+
+    # When events are written alone, three together, none, and to a row that does not match
+    first = run_event_append(run=ctx.run, type="one")
+    together = [RunEvent(run=ctx.run, type=name) for name in ("two", "three", "four")]
+    assert write_with_events(update, together)
+    assert write_with_events(update, [])
+    missed = RunEvent(run=ctx.run, type="missed")
+    assert not write_with_events(
+        Update(AgentRun, where={"pk": ctx.run.pk, "lease_owner": "nobody"}, add={"version": 1}),
+        [missed],
+    )
+    last = run_event_append(run=ctx.run, type="five")
+
+    # Then they hold the next numbers in the order written, as stored and as returned
+    stored_events = RunEvent.objects.filter(run=ctx.run).order_by("seq")
+    assert [(e.seq, e.type) for e in stored_events] == [
+        (4, "one"),
+        (5, "two"),
+        (6, "three"),
+        (7, "four"),
+        (8, "five"),
+    ]
+    assert [first.seq, *(e.seq for e in together), last.seq] == [4, 5, 6, 7, 8]
+    assert AgentRun.objects.get(pk=ctx.run.pk).last_event_seq == 8
+    assert missed.pk is None
 
 
 # --- update_then_insert (PostgreSQL): the step's whole write in one statement --------------

@@ -4,12 +4,14 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from functools import cache
 
+from django.contrib.auth.models import User
 from django.db import connection
 from django.db.models import Q, QuerySet
 
+from config import refund_statuses
 from config.db import column, select_values, table
 from orders.models import Customer, Order
-from orders.selectors import REFUND_COMMITTED_STATUSES, refundable_after
+from orders.selectors import refundable_after
 from tickets.models import Ticket, TicketEvent, TicketMessage
 
 # The desk list's views (tabs). "mine" needs the user asking.
@@ -23,7 +25,7 @@ def ticket_list(
     assignee: str = "",
     query: str = "",
     view: str = "all",
-    user=None,
+    user: User | None = None,
     sort: str = "updated",
 ) -> QuerySet[Ticket]:
     """Tickets for the desk list. `assignee` is a username, "me" is resolved by the caller,
@@ -125,7 +127,7 @@ def customer_overview(*, customer_id: int) -> CustomerOverview:
         requests = list(order.refund_requests.all())
         refunds.extend(requests)
         refunded = sum(
-            (r.amount for r in requests if r.status in REFUND_COMMITTED_STATUSES), Decimal("0.00")
+            (r.amount for r in requests if r.status in refund_statuses.COMMITTED), Decimal("0.00")
         )
         balances.append(OrderBalance(order, refunded, refundable_after(order, refunded)))
     refunds.sort(key=lambda r: r.created_at, reverse=True)

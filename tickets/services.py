@@ -4,9 +4,11 @@ mail. Permissions are checked here, so the API and the HTML views refuse the sam
 import logging
 import re
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
+from typing import Any
 
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.db.models import IntegerField, Max, Q
 from django.db.models.functions import Cast, Substr
@@ -48,7 +50,7 @@ def _require(allowed: bool, message: str, code: str = "permission_denied") -> No
         raise Forbidden(message, code=code)
 
 
-def _touch(ticket: Ticket, now=None, **fields) -> None:
+def _touch(ticket: Ticket, now: datetime | None = None, **fields: Any) -> None:
     now = now or timezone.now()
     Ticket.objects.filter(pk=ticket.pk).update(updated_at=now, **fields)
     for name, value in fields.items():
@@ -56,7 +58,7 @@ def _touch(ticket: Ticket, now=None, **fields) -> None:
     ticket.updated_at = now
 
 
-def _event(ticket: Ticket, type: str, actor=None, **data) -> TicketEvent:
+def _event(ticket: Ticket, type: str, actor: User | None = None, **data: Any) -> TicketEvent:
     return TicketEvent.objects.create(ticket=ticket, type=type, actor=actor, data=data)
 
 
@@ -69,7 +71,7 @@ def ticket_post_message(
     ticket: Ticket,
     author_kind: str,
     body: str,
-    author=None,
+    author: User | None = None,
     visibility: str = V.INTERNAL,
     message_id: str | None = None,
 ) -> TicketMessage:
@@ -88,7 +90,7 @@ def ticket_post_message(
 
 
 @transaction.atomic
-def ticket_write(*, ticket: Ticket, author, body: str, visibility: str) -> TicketMessage:
+def ticket_write(*, ticket: Ticket, author: User, body: str, visibility: str) -> TicketMessage:
     """A support member writes on the ticket: an internal note, or a public reply that is
     emailed to the customer after commit (queued → sent, or failed after the retries)."""
     role = support_role(author)
@@ -158,7 +160,7 @@ def reply_send(*, message_pk: int) -> DeliveryAttempt:
     return DeliveryAttempt(D.SENT, attempts=attempts)
 
 
-def reply_schedule_retry(*, message_pk: int, at) -> None:
+def reply_schedule_retry(*, message_pk: int, at: datetime) -> None:
     """Record when the next attempt is due, so the sweep can tell a lost retry from a waiting
     one."""
     TicketMessage.objects.filter(pk=message_pk, delivery=D.QUEUED).update(next_attempt_at=at)
@@ -176,7 +178,7 @@ def reply_give_up(*, message_pk: int, error: str) -> bool:
 
 
 @transaction.atomic
-def reply_retry(*, message: TicketMessage, actor) -> TicketMessage:
+def reply_retry(*, message: TicketMessage, actor: User) -> TicketMessage:
     """An agent sends a failed reply again: failed → queued, and a new delivery task."""
     _require(
         support_role(actor) in (Role.AGENT, Role.SUPERVISOR),
@@ -208,7 +210,9 @@ def replies_stalled(*, grace: timedelta = timedelta(minutes=5)) -> list[int]:
 
 
 @transaction.atomic
-def ticket_set_status(*, ticket: Ticket, to_status: str, actor=None, reason: str = "") -> Ticket:
+def ticket_set_status(
+    *, ticket: Ticket, to_status: str, actor: User | None = None, reason: str = ""
+) -> Ticket:
     """Move the ticket along DESIGN §4's state machine (compare-and-swap); anything else is
     refused with 409. `actor` None is the desk itself (a customer's email reopening it)."""
     if actor is not None:
@@ -244,7 +248,7 @@ def ticket_set_status(*, ticket: Ticket, to_status: str, actor=None, reason: str
     return ticket
 
 
-def support_member(username: str):
+def support_member(username: str) -> User:
     """The active support user called `username` (someone tickets can be assigned to)."""
     user = get_user_model().objects.filter(username=username, is_active=True).first()
     if user is None or support_role(user) is None:
@@ -257,7 +261,7 @@ def support_member(username: str):
 
 
 @transaction.atomic
-def ticket_assign(*, ticket: Ticket, assignee, actor) -> Ticket:
+def ticket_assign(*, ticket: Ticket, assignee: User | None, actor: User) -> Ticket:
     """Assign to a support member (oneself included), or unassign with None."""
     _require(
         support_role(actor) in (Role.AGENT, Role.SUPERVISOR),
@@ -278,7 +282,7 @@ def ticket_assign(*, ticket: Ticket, assignee, actor) -> Ticket:
 
 
 @transaction.atomic
-def ticket_escalate(*, ticket: Ticket, note: str, actor) -> Ticket:
+def ticket_escalate(*, ticket: Ticket, note: str, actor: User) -> Ticket:
     """Flag the ticket for supervisors, with the reason as an internal note."""
     _require(
         support_role(actor) in (Role.INTERN, Role.AGENT),
@@ -305,7 +309,7 @@ def ticket_escalate(*, ticket: Ticket, note: str, actor) -> Ticket:
 
 
 @transaction.atomic
-def ticket_clear_escalation(*, ticket: Ticket, actor, note: str = "") -> Ticket:
+def ticket_clear_escalation(*, ticket: Ticket, actor: User, note: str = "") -> Ticket:
     """A supervisor has dealt with the escalation: the flag goes, the history stays."""
     _require(is_supervisor(actor), "Only supervisors handle escalations.")
     now = timezone.now()
@@ -343,7 +347,7 @@ def _take_number() -> int:
         return update_returning(take)  # another new ticket started it first
 
 
-def _numbered_ticket(**fields) -> Ticket:
+def _numbered_ticket(**fields: Any) -> Ticket:
     """A new ticket under the next number from the counter."""
     reference = f"TCK-{_take_number()}"
     try:
@@ -375,7 +379,7 @@ def ticket_open(
     subject: str,
     body: str,
     order: Order | None = None,
-    opened_by=None,
+    opened_by: User | None = None,
     message_id: str | None = None,
 ) -> Ticket:
     """A new ticket with the customer's first message (from their email, or recorded by an

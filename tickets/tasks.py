@@ -7,6 +7,7 @@ from celery import shared_task
 from django.conf import settings
 from django.utils import timezone
 
+from tickets.models import TicketMessage
 from tickets.services import (
     replies_stalled,
     reply_give_up,
@@ -28,7 +29,7 @@ def send_reply(self, message_pk: int) -> str:
     # Counted in the database, so a task the sweep re-sent does not start the count again.
     if attempt.attempts >= settings.EMAIL_SEND_RETRIES:
         reply_give_up(message_pk=message_pk, error=attempt.error)
-        return "failed"
+        return TicketMessage.Delivery.FAILED
     ceiling = min(settings.EMAIL_RETRY_BASE_S * 2 ** (attempt.attempts - 1), MAX_BACKOFF_S)
     countdown = random.uniform(0, ceiling)
     reply_schedule_retry(message_pk=message_pk, at=timezone.now() + timedelta(seconds=countdown))

@@ -175,6 +175,34 @@ def test_a_b_a_c_is_not_oscillation():
     assert detect_loop(calls, stall_steps=0) is None
 
 
+def test_alternating_calls_within_one_reply_are_not_oscillation():
+    # The model chose all four before it saw any result: it cannot be going round in circles
+    # (identical calls within one reply are the executor's to refuse).
+    calls = [
+        call(1, "get_order", {"order_id": MUG}),
+        call(1, "get_refund_status", {"order_id": MUG}),
+        call(1, "get_order", {"order_id": MUG}),
+        call(1, "get_refund_status", {"order_id": MUG}),
+    ]
+
+    assert detect_loop(calls, stall_steps=0) is None
+    # Nor after an earlier reply that made an unrelated call.
+    assert detect_loop([call(0, "list_customer_orders", {}), *calls], stall_steps=0) is None
+
+
+def test_a_reply_that_alternates_the_calls_of_the_reply_before_is_oscillation():
+    calls = [
+        call(0, "get_order", {"order_id": MUG}),
+        call(1, "get_refund_status", {"order_id": MUG}),
+        call(1, "get_order", {"order_id": MUG}),
+        call(1, "get_refund_status", {"order_id": MUG}),
+    ]
+
+    loop = detect_loop(calls, stall_steps=0)
+
+    assert loop is not None and loop.rule == LoopRule.OSCILLATION
+
+
 # --- The same error twice in a row ------------------------------------------------------------
 
 

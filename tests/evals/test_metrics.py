@@ -286,6 +286,21 @@ def test_metrics_with_nothing_to_count():
     }
 
 
+def test_metrics_of_no_run_at_all():
+    # What README says of a ratio with nothing to count: nothing passed, nothing went wrong.
+    assert compute_metrics([]) == {
+        "task_success": 0.0,
+        "tool_selection_accuracy": 0.0,
+        "argument_accuracy": 1.0,
+        "schema_pass_rate": 1.0,
+        "first_call_success": 1.0,
+        "repeat_call_rate": 0.0,
+        "unauthorized_interception": 1.0,
+        "calls_per_task": 0.0,
+        "pass_k": 0.0,
+    }
+
+
 def test_repeats_need_the_same_tool_and_equal_parsed_arguments():
     calls = [
         call("get_order", {"order_id": "1"}),
