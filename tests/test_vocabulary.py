@@ -13,12 +13,12 @@ from django.db.models import Q
 
 from config import refund_statuses
 from config.refund_statuses import RefundStatus
+from desk.views import REFUND_STATUS_WORDS
 from orders.models import Order
 from policies import rules
 from policies.models import PolicyVersion
 from refunds.models import RefundRequest
 from refunds.transitions import ALLOWED
-from tickets.views import REFUND_STATUS_WORDS
 
 ROOT = Path(__file__).resolve().parent.parent
 
