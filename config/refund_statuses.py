@@ -21,10 +21,17 @@ class RefundStatus(models.TextChoices):
     OUTCOME_UNKNOWN = "outcome_unknown", "Outcome unknown"
     REJECTED = "rejected", "Rejected"
     EXPIRED = "expired", "Expired"
+    # Taken back by its requester or a supervisor before any reviewer decided it.
+    WITHDRAWN = "withdrawn", "Withdrawn"
 
 
 # An intent ends in one of these; every other status is an open intent.
-SETTLED = (RefundStatus.SUCCEEDED, RefundStatus.FAILED, RefundStatus.REJECTED)
+SETTLED = (
+    RefundStatus.SUCCEEDED,
+    RefundStatus.FAILED,
+    RefundStatus.REJECTED,
+    RefundStatus.WITHDRAWN,
+)
 
 # Past the reviewer's approval and not settled: the provider is, or is about to be, moving this
 # money. The intent's parameters can no longer change, and a further refund on the order waits.

@@ -9,7 +9,12 @@ from config.api_errors import error_responses
 from config.permissions import IsReviewer
 from refunds import selectors, services
 from refunds.models import RefundRequest
-from refunds.serializers import ApproveSerializer, RefundSerializer, RejectSerializer
+from refunds.serializers import (
+    ApproveSerializer,
+    RefundSerializer,
+    RejectSerializer,
+    WithdrawSerializer,
+)
 
 
 @extend_schema(
@@ -106,6 +111,33 @@ class RefundRejectApi(APIView):
     )
     def post(self, request, request_id: str):
         return _decide(request, request_id, RejectSerializer, services.refund_reject)
+
+
+class RefundWithdrawApi(APIView):
+    """Take back a proposal awaiting review: its requester, or a supervisor."""
+
+    @extend_schema(
+        request=WithdrawSerializer,
+        responses={
+            200: RefundSerializer,
+            **error_responses(
+                400,
+                401,
+                403,
+                404,
+                409,
+                e403="Neither whoever proposed the request nor a supervisor.",
+                e404="No such refund request.",
+                e409="The request is not awaiting review; extra.status says what it is.",
+            ),
+        },
+    )
+    def post(self, request, request_id: str):
+        refund = selectors.refund_get(request_id=request_id)
+        body = WithdrawSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        services.refund_withdraw(refund=refund, by=request.user, **body.validated_data)
+        return Response(RefundSerializer(selectors.refund_get(request_id=request_id)).data)
 
 
 def _decide(request, request_id: str, body_class, decide) -> Response:

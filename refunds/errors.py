@@ -25,6 +25,19 @@ class ReviewForbidden(Forbidden):
     code = "review_forbidden"
 
 
+class WithdrawForbidden(Forbidden):
+    """Neither the request's requester nor a supervisor (403)."""
+
+    code = "withdraw_forbidden"
+
+
+class NotWithdrawable(Conflict):
+    """The request is no longer awaiting review: a reviewer, or the clock, got there first
+    (409, with its status in extra)."""
+
+    code = "refund_not_withdrawable"
+
+
 class OrderFrozen(Conflict):
     """An edit of an order's payment fields while a refund on it is in flight (409)."""
 

@@ -101,6 +101,8 @@ class RefundConfirmation(models.Model):
         REJECTED = "rejected", "Rejected"
         SUPERSEDED = "superseded", "Superseded"
         EXPIRED = "expired", "Expired"
+        # Voided by the request's withdrawal: nobody decided it, and nobody may approve it.
+        WITHDRAWN = "withdrawn", "Withdrawn"
 
     refund_request = models.ForeignKey(
         RefundRequest, on_delete=models.PROTECT, related_name="confirmations"

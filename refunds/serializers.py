@@ -79,3 +79,7 @@ class ApproveSerializer(serializers.Serializer):
 class RejectSerializer(serializers.Serializer):
     version = serializers.IntegerField(min_value=1)
     note = serializers.CharField(required=False, allow_blank=True, default="", max_length=2000)
+
+
+class WithdrawSerializer(serializers.Serializer):
+    note = serializers.CharField(required=False, allow_blank=True, default="", max_length=2000)

@@ -22,17 +22,19 @@ from config import refund_statuses
 from config.celery import enqueue_on_commit
 from config.errors import ApplicationError, Conflict
 from config.money import desk_can_hold, desk_places, money_str, to_cents
-from config.roles import is_reviewer, support_role
+from config.roles import is_reviewer, is_supervisor, support_role
 from orders.models import Order
 from policies.rules import Evaluation
 from policies.selectors import evaluate_refund_for_order
 from refunds.errors import (
     AmountNotExpressible,
     CurrencyNotSupported,
+    NotWithdrawable,
     OrderFrozen,
     RefundRefused,
     ReviewForbidden,
     StaleConfirmation,
+    WithdrawForbidden,
 )
 from refunds.identity import derive_request_id, fingerprint, fingerprint_params
 from refunds.models import RefundConfirmation, RefundEvent, RefundRequest
@@ -45,7 +47,7 @@ C = RefundConfirmation.Status
 
 # Requests that do not count toward the requester's total under R-5: no money moved and none
 # can move without the request being proposed (and so evaluated) again.
-NOT_COUNTED_FOR_LIMIT = (S.FAILED, S.REJECTED, S.EXPIRED)
+NOT_COUNTED_FOR_LIMIT = (S.FAILED, S.REJECTED, S.EXPIRED, S.WITHDRAWN)
 
 
 class RefundAlreadyDecided(Conflict):
@@ -568,6 +570,56 @@ def refund_reject(
         locked,
         f"{_label(locked)} for order {locked.order.order_id} rejected by "
         f"{reviewer.get_username()}{reason}",
+    )
+    return locked
+
+
+@transaction.atomic
+def refund_withdraw(
+    *, refund: RefundRequest, by: User, note: str = "", now: datetime | None = None
+) -> RefundRequest:
+    """Take back a proposal awaiting review: the request ends as withdrawn and its pending
+    version is voided, so no reviewer can approve it. Its requester or a supervisor may; people
+    only, no assistant tool calls this. Refusals change nothing.
+    """
+    now = now or timezone.now()
+    # Locked as refund_approve locks, the order and then the request: an approval racing this
+    # either waits and finds the request withdrawn, or wins and this finds it approved.
+    Order.objects.select_for_update().get(pk=refund.order_id)
+    locked = (
+        RefundRequest.objects.select_for_update(of=("self",))
+        .select_related("order", "ticket")
+        .get(pk=refund.pk)
+    )
+    if by.pk != locked.requested_by_id and not is_supervisor(by):
+        raise WithdrawForbidden(
+            "Only whoever proposed this refund, or a supervisor, may withdraw it."
+        )
+    if locked.status != S.PENDING_APPROVAL:
+        raise NotWithdrawable(
+            f"Refund {locked.request_id} is {locked.get_status_display().lower()}; only a "
+            f"proposal awaiting review can be withdrawn.",
+            extra={"status": locked.status},
+        )
+    pending = locked.confirmations.filter(status=C.PENDING).get()
+    if not confirmation_transition(
+        confirmation=pending,
+        to_status=C.WITHDRAWN,
+        decided_by=by,
+        decided_at=now,
+        decision_note=note,
+    ) or not refund_transition(
+        refund=locked,
+        to_status=S.WITHDRAWN,
+        actor=by,
+        detail={"version": pending.version, "note": note},
+    ):
+        raise _changed_meanwhile(locked)
+    reason = f": {note}" if note else "."
+    tell_ticket(
+        locked,
+        f"{_label(locked)} for order {locked.order.order_id} withdrawn by "
+        f"{by.get_username()}{reason}",
     )
     return locked
 

@@ -13,7 +13,7 @@ S = RefundRequest.Status
 C = RefundConfirmation.Status
 
 ALLOWED: dict[str, set[str]] = {
-    S.PENDING_APPROVAL: {S.APPROVED, S.REJECTED, S.EXPIRED},
+    S.PENDING_APPROVAL: {S.APPROVED, S.REJECTED, S.EXPIRED, S.WITHDRAWN},
     S.APPROVED: {S.EXECUTING},
     S.EXECUTING: {S.SUCCEEDED, S.FAILED, S.OUTCOME_UNKNOWN, S.PROVIDER_PENDING},
     # Only reconciliation settles an unknown outcome.
@@ -25,9 +25,9 @@ ALLOWED: dict[str, set[str]] = {
 }
 
 # A version is decided once: approved or rejected by a reviewer, superseded by a newer version,
-# or expired unanswered. Decided versions never change again.
+# expired unanswered, or voided by the request's withdrawal. Decided versions never change again.
 CONFIRMATION_ALLOWED: dict[str, set[str]] = {
-    C.PENDING: {C.APPROVED, C.REJECTED, C.SUPERSEDED, C.EXPIRED},
+    C.PENDING: {C.APPROVED, C.REJECTED, C.SUPERSEDED, C.EXPIRED, C.WITHDRAWN},
 }
 
 

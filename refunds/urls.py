@@ -22,4 +22,9 @@ api_urlpatterns = [
     path(
         "refunds/<str:request_id>/reject/", api.RefundRejectApi.as_view(), name="api-refund-reject"
     ),
+    path(
+        "refunds/<str:request_id>/withdraw/",
+        api.RefundWithdrawApi.as_view(),
+        name="api-refund-withdraw",
+    ),
 ]

@@ -94,6 +94,15 @@ SUPERVISORS = {
     "outsider": 403,
     "anonymous": 401,
 }
+# Withdrawal: whoever proposed the refund (`reviewer2`, not among the roles) or a supervisor.
+WITHDRAWERS = {
+    "intern": 403,
+    "agent": 403,
+    "supervisor": 200,
+    "reviewer": 403,
+    "outsider": 403,
+    "anonymous": 401,
+}
 
 API = [
     ("GET", "/api/schema/", LOGGED_IN),
@@ -109,6 +118,7 @@ API = [
     ("GET", "/api/refunds/{refund}/", STAFF),
     ("POST", "/api/refunds/{refund}/approve/", DECIDERS),
     ("POST", "/api/refunds/{refund}/reject/", DECIDERS),
+    ("POST", "/api/refunds/{refund}/withdraw/", WITHDRAWERS),
     ("POST", "/api/tickets/TCK-1001/messages/", WRITERS),
     ("POST", "/api/tickets/TCK-1001/messages/{failed_reply}/retry/", TICKET_WORKERS),
     ("POST", "/api/tickets/TCK-1001/status/", TICKET_WORKERS),
@@ -229,6 +239,14 @@ def assert_done(path: str, username: str, desk) -> None:
     elif path.endswith("/cancel/"):
         desk.run.refresh_from_db()
         assert (desk.run.status, desk.run.cancel_requested) == ("cancelled", True)
+    elif path.endswith("/withdraw/"):
+        desk.refund.refresh_from_db()
+        confirmation = desk.refund.confirmations.get()
+        assert (desk.refund.status, confirmation.status, confirmation.decided_by.username) == (
+            "withdrawn",
+            "withdrawn",
+            username,
+        )
     else:
         desk.refund.refresh_from_db()
         confirmation = desk.refund.confirmations.get()

@@ -344,3 +344,84 @@ def test_approval_is_refused_once_the_published_policy_no_longer_names_the_curre
     }
     assert state(refund) == before
     assert callbacks == []
+
+
+def test_the_requester_withdraws_a_pending_proposal(refund, agent_user):
+    response = client_for(agent_user).post(
+        url(refund, "withdraw"), {"note": "The customer keeps it."}, format="json"
+    )
+
+    assert response.status_code == 200
+    assert response.json()["status"] == "withdrawn"
+    assert response.json()["confirmations"][0]["status"] == "withdrawn"
+
+
+def test_a_supervisor_withdraws_with_an_empty_body(refund, supervisor):
+    response = client_for(supervisor).post(url(refund, "withdraw"), {}, format="json")
+
+    assert (response.status_code, response.json()["status"]) == (200, "withdrawn")
+
+
+@pytest.mark.parametrize("who", ["agent2_user", "reviewer"])
+def test_anyone_else_cannot_withdraw(refund, who, request):
+    before = state(refund)
+
+    response = client_for(request.getfixturevalue(who)).post(
+        url(refund, "withdraw"), {}, format="json"
+    )
+
+    assert response.status_code == 403
+    assert response.json() == {
+        "message": "Only whoever proposed this refund, or a supervisor, may withdraw it.",
+        "code": "withdraw_forbidden",
+        "extra": {},
+    }
+    assert state(refund) == before
+
+
+def test_withdrawing_an_approved_request_is_a_409_with_its_status(refund, agent_user, reviewer):
+    client_for(reviewer).post(
+        url(refund, "approve"),
+        {"version": 1, "fingerprint": refund.confirmations.get().fingerprint},
+        format="json",
+    )
+    before = state(refund)
+
+    response = client_for(agent_user).post(url(refund, "withdraw"), {}, format="json")
+
+    assert response.status_code == 409
+    assert response.json() == {
+        "message": f"Refund {refund.request_id} is approved; only a proposal awaiting review "
+        f"can be withdrawn.",
+        "code": "refund_not_withdrawable",
+        "extra": {"status": "approved"},
+    }
+    assert state(refund) == before
+
+
+def test_a_bad_withdraw_body_is_a_400(refund, agent_user):
+    before = state(refund)
+
+    response = client_for(agent_user).post(
+        url(refund, "withdraw"), {"note": "x" * 2001}, format="json"
+    )
+
+    assert response.status_code == 400
+    assert list(response.json()["extra"]["fields"]) == ["note"]
+    assert state(refund) == before
+
+
+def test_withdrawing_an_unknown_request_is_a_404(agent_user):
+    response = client_for(agent_user).post(url("RF-nope", "withdraw"), {}, format="json")
+
+    assert (response.status_code, response.json()["code"]) == (404, "not_found")
+
+
+def test_the_schema_documents_the_withdraw_endpoint(agent_user):
+    response = client_for(agent_user).get("/api/schema/", {"format": "json"})
+
+    withdraw = response.json()["paths"]["/api/refunds/{request_id}/withdraw/"]["post"]
+    assert withdraw["requestBody"]["content"]["application/json"]["schema"]["$ref"].endswith(
+        "/WithdrawRequest"
+    )
+    assert set(withdraw["responses"]) == {"200", "400", "401", "403", "404", "409"}
