@@ -9,13 +9,14 @@ from django.db import connection
 
 from config.errors import ApplicationError
 from policies.selectors import evaluate_refund_for_order
-from refunds.errors import StaleConfirmation
+from refunds.errors import NotWithdrawable, StaleConfirmation
 from refunds.models import RefundConfirmation, RefundEvent, RefundRequest
 from refunds.services import (
     refund_approve,
     refund_expire_confirmations,
     refund_propose,
     refund_reject,
+    refund_withdraw,
 )
 from tests.factories import RefundProposalFactory, TicketFactory
 from tests.services import run_in_threads, wait_for
@@ -115,7 +116,7 @@ def waits_for_a_lock(pid: int) -> bool:
         return cursor.fetchone()[0]
 
 
-@pytest.mark.parametrize("decision", ["reject", "expiry sweep"])
+@pytest.mark.parametrize("decision", ["reject", "expiry sweep", "withdraw"])
 def test_a_decision_arriving_during_an_approval_waits_for_it_and_finds_it_approved(
     postgres, agent_user, reviewer, reviewer2, enqueued, monkeypatch, decision
 ):
@@ -147,6 +148,8 @@ def test_a_decision_arriving_during_an_approval_waits_for_it_and_finds_it_approv
         try:
             if decision == "reject":
                 return refund_reject(refund=refund, reviewer=reviewer2, version=1, note="No photo.")
+            if decision == "withdraw":
+                return refund_withdraw(refund=refund, by=agent_user, note="Changed her mind.")
             return refund_expire_confirmations(now=v1.expires_at + timedelta(seconds=1))
         finally:
             other_finished.set()
@@ -171,6 +174,9 @@ def test_a_decision_arriving_during_an_approval_waits_for_it_and_finds_it_approv
     if decision == "reject":
         assert isinstance(other, StaleConfirmation), other
         assert (other.status_code, other.extra) == (409, {"status": "approved"})
+    elif decision == "withdraw":
+        assert isinstance(other, NotWithdrawable), other
+        assert (other.status_code, other.extra) == (409, {"status": "approved"})
     else:
         assert other == 0
     assert RefundRequest.objects.get(pk=refund.pk).status == "approved"
@@ -183,3 +189,41 @@ def test_a_decision_arriving_during_an_approval_waits_for_it_and_finds_it_approv
     ]
     assert enqueued == [refund.pk]
     assert not TicketMessage.objects.filter(body__contains="rejected").exists()
+    assert not TicketMessage.objects.filter(body__contains="withdrawn").exists()
+
+
+def test_an_approval_racing_a_withdrawal_either_wins_whole_or_loses_whole(
+    postgres, agent_user, reviewer, enqueued
+):
+    for _ in range(30):
+        # Given a pending proposal
+        refund = RefundProposalFactory(requested_by=agent_user)
+        fingerprint = refund.confirmations.get().fingerprint
+
+        # When its reviewer approves it while its requester withdraws it
+        approval, withdrawal = run_in_threads(
+            2,
+            lambda index, refund=refund, fingerprint=fingerprint: (
+                refund_withdraw(refund=refund, by=agent_user, note="Changed her mind.")
+                if index
+                else refund_approve(
+                    refund=refund, reviewer=reviewer, version=1, fingerprint=fingerprint
+                )
+            ),
+        )
+
+        # Then exactly one of them happened, and the other was told what did
+        status = RefundRequest.objects.get(pk=refund.pk).status
+        confirmation = RefundConfirmation.objects.get(refund_request=refund)
+        events = list(refund.events.values_list("to_status", flat=True))
+        if status == "withdrawn":
+            assert isinstance(approval, StaleConfirmation), approval
+            assert (approval.status_code, approval.extra) == (409, {"status": "withdrawn"})
+            assert refund.pk not in enqueued
+        else:
+            assert isinstance(withdrawal, NotWithdrawable), withdrawal
+            assert (withdrawal.status_code, withdrawal.extra) == (409, {"status": "approved"})
+            assert enqueued.count(refund.pk) == 1
+        assert status in ("withdrawn", "approved")
+        assert confirmation.status == status
+        assert events == ["pending_approval", status]
