@@ -30,6 +30,11 @@ ticket_urlpatterns = [
     path("<str:reference>/status/", views.ticket_status, name="status"),
     path("<str:reference>/assign/", views.ticket_assign, name="assign"),
     path("<str:reference>/escalate/", views.ticket_escalate, name="escalate"),
+    path(
+        "<str:reference>/refunds/<str:request_id>/withdraw/",
+        views.ticket_refund_withdraw,
+        name="withdraw-refund",
+    ),
     path("<str:reference>/deescalate/", views.ticket_deescalate, name="deescalate"),
 ]
 

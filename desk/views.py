@@ -24,6 +24,8 @@ from config.roles import Role, is_staff_member, is_supervisor, support_role, sup
 from orders.addresses import BadAddress, email_key
 from orders.models import Customer, Order
 from orders.selectors import order_summary
+from refunds import services as refund_services
+from refunds.models import RefundRequest
 from refunds.selectors import with_latest_refund_status
 from tickets import selectors, services
 from tickets.models import Ticket, TicketEvent, TicketMessage
@@ -52,6 +54,7 @@ REFUND_STATUS_WORDS: dict[str, str] = {
     RefundStatus.OUTCOME_UNKNOWN: "outcome unknown",
     RefundStatus.REJECTED: "rejected",
     RefundStatus.EXPIRED: "expired",
+    RefundStatus.WITHDRAWN: "withdrawn",
 }
 
 AGENT_ROLES = (Role.AGENT, Role.SUPERVISOR)
@@ -246,6 +249,7 @@ def _render_ticket(
     public_reply_refusal = _public_reply_refusal(role, ticket)
     draft = dict(draft or {})
     draft.setdefault("visibility", "internal" if public_reply_refusal else "public")
+    refunds = list(ticket.refund_requests.select_related("order").order_by("-created_at"))
     return render(
         request,
         "tickets/detail.html",
@@ -253,7 +257,8 @@ def _render_ticket(
             "ticket": ticket,
             "history": _history(ticket),
             "latest_run": ticket.runs.order_by("-created_at").first(),
-            "refunds": ticket.refund_requests.select_related("order").order_by("-created_at"),
+            "refunds": refunds,
+            "withdrawable": _withdrawable(refunds, request.user),
             "agent_model": settings.AGENT_MODEL,
             "order": order_summary(ticket.order) if ticket.order else None,
             "can_run_assistant": role is not None,
@@ -274,6 +279,18 @@ def _render_ticket(
         },
         status=status,
     )
+
+
+def _withdrawable(refunds: list[RefundRequest], user) -> set[int]:
+    """The proposals `user` may take back (refunds.services.refund_withdraw decides; this only
+    offers the button): their own awaiting review, or any awaiting review for a supervisor."""
+    supervisor = is_supervisor(user)
+    return {
+        refund.pk
+        for refund in refunds
+        if refund.status == RefundStatus.PENDING_APPROVAL
+        and (supervisor or refund.requested_by_id == user.pk)
+    }
 
 
 @login_required
@@ -385,6 +402,18 @@ def ticket_assign(request, reference: str):
         assign,
         f"Assigned to {username}." if username else "Ticket unassigned.",
     )
+
+
+@login_required
+@require_POST
+def ticket_refund_withdraw(request, reference: str, request_id: str):
+    note = _typed(request, "note")
+
+    def withdraw(ticket: Ticket) -> None:
+        refund = get_object_or_404(RefundRequest, ticket=ticket, request_id=request_id)
+        refund_services.refund_withdraw(refund=refund, by=request.user, note=note)
+
+    return _act(request, reference, withdraw, f"Refund {request_id} withdrawn.")
 
 
 @login_required

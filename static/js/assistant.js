@@ -37,9 +37,10 @@
     outcome_unknown: ["Outcome unknown, being checked", "Whether the money moved is being checked with the provider; don't tell the customer yet."],
     rejected: ["Rejected by the reviewer", "Nothing was refunded."],
     expired: ["Expired before a reviewer decided", "Nothing was refunded; propose it again if it is still needed."],
+    withdrawn: ["Withdrawn", "Taken back before a reviewer decided; nothing was refunded."],
   };
   // After these the status never changes again: stop asking.
-  const REFUND_TERMINAL = new Set(["succeeded", "failed", "rejected", "expired"]);
+  const REFUND_TERMINAL = new Set(["succeeded", "failed", "rejected", "expired", "withdrawn"]);
   const REFUND_POLL_MS = 5000;
   // A tab nobody looks at asks rarely; it asks at once when it is looked at again.
   const REFUND_POLL_HIDDEN_MS = 60000;

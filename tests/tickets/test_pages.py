@@ -578,3 +578,71 @@ def test_the_assignee_choice_lists_the_active_support_staff_in_one_query(
 
     # reviewers and the superuser work no tickets; an inactive agent is not offered
     assert names == ["agent", "intern", "supervisor"]
+
+
+def proposed_by(username: str) -> RefundRequest:
+    return refund_propose(
+        ticket=ticket(),
+        order=ticket().order,
+        amount=Decimal("129.00"),
+        reason="damaged",
+        explanation="Broken.",
+        requested_by=user(username),
+        role="agent",
+    ).refund
+
+
+@pytest.mark.parametrize(
+    ("username", "offered"),
+    [("agent", True), ("supervisor", True), ("agent2", False), ("intern", False)],
+)
+def test_the_ticket_offers_withdraw_to_the_requester_and_supervisors_only(
+    log_in, username, offered
+):
+    refund = proposed_by("agent")
+
+    page = page_of(log_in(username).get("/tickets/TCK-1001/"))
+
+    assert (f'id="withdraw-{refund.request_id}"' in page) is offered
+
+
+def test_withdrawing_from_the_ticket_page_withdraws_and_notes_it(log_in):
+    refund = proposed_by("agent")
+    client = log_in("agent")
+
+    response = client.post(
+        f"/tickets/TCK-1001/refunds/{refund.request_id}/withdraw/", {"note": "She keeps it."}
+    )
+
+    assert response.status_code == 302
+    refund.refresh_from_db()
+    assert (refund.status, refund.confirmations.get().status) == ("withdrawn", "withdrawn")
+    page = page_of(client.get("/tickets/TCK-1001/"))
+    assert f"Refund {refund.request_id} withdrawn." in page
+    assert f'id="withdraw-{refund.request_id}"' not in page
+    assert "withdrawn by agent: She keeps it." in html.unescape(page)
+
+
+def test_a_refused_withdrawal_from_the_ticket_page_says_why_and_changes_nothing(log_in):
+    refund = proposed_by("agent")
+    messages_before = TicketMessage.objects.count()
+
+    response = log_in("agent2").post(f"/tickets/TCK-1001/refunds/{refund.request_id}/withdraw/")
+
+    assert response.status_code == 403
+    assert "Only whoever proposed this refund, or a supervisor, may withdraw it." in page_of(
+        response
+    )
+    refund.refresh_from_db()
+    assert (refund.status, refund.confirmations.get().status) == ("pending_approval", "pending")
+    assert TicketMessage.objects.count() == messages_before
+
+
+def test_withdrawing_another_tickets_refund_from_this_ticket_is_a_404(log_in):
+    refund = proposed_by("agent")
+
+    response = log_in("agent").post(f"/tickets/TCK-1002/refunds/{refund.request_id}/withdraw/")
+
+    assert response.status_code == 404
+    refund.refresh_from_db()
+    assert refund.status == "pending_approval"
