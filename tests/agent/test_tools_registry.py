@@ -2,9 +2,11 @@
 
 from dataclasses import replace
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
 
+import agent
 from agent.tools.registry import (
     SUPPORT_ROLES,
     TOOLS,
@@ -304,3 +306,12 @@ def test_it_refuses_amounts_that_are_not_money_when_validating(amount, message):
     )
 
     assert errors == {"amount": message}
+
+
+def test_no_tool_withdraws_a_refund():
+    # Withdrawal is for people (DESIGN §17): the assistant and MCP hosts share these tools,
+    # and none of them names withdrawal or reaches refunds.services.refund_withdraw.
+    agent_source = "\n".join(path.read_text() for path in Path(agent.__file__).parent.rglob("*.py"))
+
+    assert [tool.name for tool in TOOLS if "withdraw" in repr(tool.schema()).lower()] == []
+    assert "refund_withdraw" not in agent_source

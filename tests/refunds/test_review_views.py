@@ -8,6 +8,7 @@ from django.utils import timezone
 
 from agent.models import ToolCallLog
 from refunds.models import RefundConfirmation, RefundEvent, RefundRequest
+from refunds.services import refund_withdraw
 from tests.factories import (
     AgentRunFactory,
     RefundProposalFactory,
@@ -190,6 +191,37 @@ def test_the_requester_sees_no_approve_button(reviewer):
 
     assert 'id="approve-form"' not in page
     assert "another reviewer must decide it" in page
+
+
+def test_the_queue_drops_a_withdrawn_proposal(agent_user, reviewer):
+    kept = RefundProposalFactory(requested_by=agent_user, ticket__reference="TCK-7304")
+    withdrawn = RefundProposalFactory(requested_by=agent_user, ticket__reference="TCK-7305")
+
+    refund_withdraw(refund=withdrawn, by=agent_user)
+
+    response = logged_in(reviewer).get("/review/")
+    assert [refund for refund, _ in response.context["rows"]] == [kept]
+    counts = {value: count for value, _, count in response.context["counts"]}
+    assert (counts["pending_approval"], counts["withdrawn"]) == (1, 1)
+
+
+def test_approving_a_withdrawn_proposal_from_the_page_says_so_and_changes_nothing(
+    refund, reviewer, agent_user, django_capture_on_commit_callbacks
+):
+    confirmation = refund.confirmations.get()
+    refund_withdraw(refund=refund, by=agent_user)
+    before = state(refund)
+
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        response = logged_in(reviewer).post(
+            f"/review/{refund.request_id}/approve/",
+            {"version": 1, "fingerprint": confirmation.fingerprint},
+            follow=True,
+        )
+
+    assert f"Not approved: Refund {refund.request_id} is withdrawn" in response.content.decode()
+    assert state(refund) == before
+    assert callbacks == []
 
 
 def test_a_reviewer_approves_from_the_page(refund, reviewer, django_capture_on_commit_callbacks):
