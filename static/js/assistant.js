@@ -158,7 +158,19 @@
     const checked = document.createElement("div");
     checked.className = "muted proposal-checked";
     checked.id = "assistant-proposal-checked";
-    proposal.append(title, detail, checked);
+    const withdraw = document.createElement("button");
+    withdraw.type = "button";
+    withdraw.className = "warn";
+    withdraw.id = "assistant-proposal-withdraw";
+    withdraw.textContent = "Withdraw";
+    withdraw.hidden = true; // until the request says whose it is and that it still waits
+    withdraw.addEventListener("click", withdrawProposal);
+    const refused = document.createElement("p");
+    refused.className = "warning";
+    refused.id = "assistant-proposal-refused";
+    refused.setAttribute("role", "alert");
+    refused.hidden = true;
+    proposal.append(title, detail, checked, withdraw, refused);
     // approval.required is only sent for a request waiting for a reviewer; the request itself
     // says what it is now.
     showProposalStatus("pending_approval");
@@ -199,6 +211,7 @@
       if (data !== shownProposal) return; // a newer proposal replaced this one meanwhile
       status = refund.status;
       showProposalStatus(status);
+      offerWithdraw(refund);
       document.getElementById("assistant-proposal-checked").textContent =
         REFUND_TERMINAL.has(status) ? "" : "Checked at " + new Date().toLocaleTimeString() + "; updates by itself.";
     } catch (err) {
@@ -213,6 +226,40 @@
   document.addEventListener("visibilitychange", function () {
     if (!document.hidden && proposalTimer) refreshProposalStatus();
   });
+
+  // The button for whoever may take the proposal back while it waits: its requester or a
+  // supervisor. The server decides (refunds.services.refund_withdraw); this only offers it.
+  function offerWithdraw(refund) {
+    const button = document.getElementById("assistant-proposal-withdraw");
+    if (!button) return;
+    button.hidden = !(refund.status === "pending_approval" &&
+      (refund.requested_by === panel.dataset.username || panel.dataset.supervisor === "true"));
+  }
+
+  async function withdrawProposal() {
+    const data = shownProposal;
+    const button = document.getElementById("assistant-proposal-withdraw");
+    const refused = document.getElementById("assistant-proposal-refused");
+    if (!data || !data.request_id || !button) return;
+    button.disabled = true;
+    refused.hidden = true;
+    try {
+      const refund = await api(refundsUrl + encodeURIComponent(data.request_id) + "/withdraw/",
+        {method: "POST", body: JSON.stringify({})});
+      if (data !== shownProposal) return;
+      showProposalStatus(refund.status);
+      offerWithdraw(refund);
+      document.getElementById("assistant-proposal-checked").textContent = "";
+      stopProposalPolling();
+    } catch (err) {
+      // A reviewer decided it first, or this user may not: say so, and show what it is now.
+      refused.textContent = err.message;
+      refused.hidden = false;
+      refreshProposalStatus();
+    } finally {
+      button.disabled = false;
+    }
+  }
 
   // --- a refund over the role's limit: offer the escalation form -------------------------
 
