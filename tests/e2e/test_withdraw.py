@@ -8,6 +8,7 @@ from django.contrib.auth import get_user_model
 
 from agent.models import AgentRun, RunEvent
 from refunds.models import RefundRequest
+from tests.e2e.overflow import PHONE, assert_fits
 from refunds.services import refund_propose
 from tickets.models import Ticket
 
@@ -92,3 +93,14 @@ def test_the_assistant_box_offers_no_withdraw_to_another_agent(page, login, demo
     page.locator("#assistant-proposal-checked", has_text="Checked at").wait_for()
 
     assert page.locator("#assistant-proposal-withdraw").is_hidden()
+
+
+def test_the_ticket_page_with_a_withdraw_button_fits_a_phone(page, login, demo):
+    refund = propose("agent")
+    page.set_viewport_size(PHONE)
+    login("agent")
+
+    page.goto("/tickets/TCK-1001/")
+
+    page.locator(f"#withdraw-{refund.request_id}").wait_for()
+    assert_fits(page, "the ticket page with a withdraw button")
