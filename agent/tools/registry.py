@@ -174,8 +174,9 @@ TOOLS: tuple[Tool, ...] = (
         description=(
             "Show the refund requests of one order of this ticket's customer: request id, "
             "status (pending_approval, approved, executing, provider_pending, succeeded, "
-            "failed, outcome_unknown, rejected, expired; provider_pending means the payment "
-            "provider accepted it but has not paid it out yet, so it is not refunded yet), "
+            "failed, outcome_unknown, rejected, expired, withdrawn; provider_pending means the "
+            "payment provider accepted it but has not paid it out yet, so it is not refunded "
+            "yet; withdrawn means the desk took the proposal back, nothing was refunded), "
             "amount, reason, latest confirmation version "
             "and provider refund id, plus the order's refunded total and refundable balance. "
             "Use it to answer 'where is my refund?' and always after create_refund timed out "
