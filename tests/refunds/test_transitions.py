@@ -17,6 +17,7 @@ REQUEST_MOVES = {
     ("pending_approval", "approved"),
     ("pending_approval", "rejected"),
     ("pending_approval", "expired"),
+    ("pending_approval", "withdrawn"),
     ("approved", "executing"),
     ("executing", "succeeded"),
     ("executing", "failed"),
@@ -36,6 +37,7 @@ CONFIRMATION_MOVES = {
     ("pending", "rejected"),
     ("pending", "superseded"),
     ("pending", "expired"),
+    ("pending", "withdrawn"),
 }
 CONFIRMATION_REFUSALS = sorted(
     set(product(RefundConfirmation.Status.values, repeat=2)) - CONFIRMATION_MOVES
