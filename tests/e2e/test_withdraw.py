@@ -8,8 +8,8 @@ from django.contrib.auth import get_user_model
 
 from agent.models import AgentRun, RunEvent
 from refunds.models import RefundRequest
-from tests.e2e.overflow import PHONE, assert_fits
 from refunds.services import refund_propose
+from tests.e2e.overflow import PHONE, assert_fits
 from tickets.models import Ticket
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
