@@ -9,6 +9,7 @@ from django.db import connection
 
 from config.errors import ApplicationError
 from policies.selectors import evaluate_refund_for_order
+from refunds import services as refunds_services
 from refunds.errors import NotWithdrawable, StaleConfirmation
 from refunds.models import RefundConfirmation, RefundEvent, RefundRequest
 from refunds.services import (
@@ -227,3 +228,55 @@ def test_an_approval_racing_a_withdrawal_either_wins_whole_or_loses_whole(
         assert status in ("withdrawn", "approved")
         assert confirmation.status == status
         assert events == ["pending_approval", status]
+
+
+def test_an_approval_arriving_during_a_withdrawal_waits_for_it_and_finds_it_withdrawn(
+    postgres, agent_user, reviewer, enqueued, monkeypatch
+):
+    # Given a pending proposal
+    refund = RefundProposalFactory(requested_by=agent_user)
+    v1 = refund.confirmations.get()
+    # and a withdrawal that, once it holds its locks, pauses before voiding the version until
+    # the approval is blocked on a lock
+    withdrawing = threading.Event()
+    approval_backend: list[int] = []
+    void = refunds_services.confirmation_transition
+
+    def paused_void(**kwargs):
+        withdrawing.set()
+        wait_for(
+            lambda: bool(approval_backend) and waits_for_a_lock(approval_backend[0]),
+            timeout=15,
+            what="the approval to block",
+        )
+        return void(**kwargs)
+
+    monkeypatch.setattr("refunds.services.confirmation_transition", paused_void)
+
+    def approve():
+        approval_backend.append(backend_pid())
+        assert withdrawing.wait(timeout=15)
+        return refund_approve(
+            refund=refund, reviewer=reviewer, version=1, fingerprint=v1.fingerprint
+        )
+
+    # When the approval arrives while the withdrawal is under way
+    withdrawal, approval = run_in_threads(
+        2,
+        lambda index: (
+            approve() if index else refund_withdraw(refund=refund, by=agent_user, note="No.")
+        ),
+    )
+
+    # Then the withdrawal stands, and the approval, made after it, found nothing to approve
+    assert isinstance(withdrawal, RefundRequest), withdrawal
+    assert isinstance(approval, StaleConfirmation), approval
+    assert (approval.status_code, approval.extra) == (409, {"status": "withdrawn"})
+    assert list(RefundConfirmation.objects.values_list("status", "decided_by")) == [
+        ("withdrawn", agent_user.pk)
+    ]
+    assert list(RefundEvent.objects.values_list("to_status", flat=True)) == [
+        "pending_approval",
+        "withdrawn",
+    ]
+    assert enqueued == []
