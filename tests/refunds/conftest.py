@@ -1,8 +1,9 @@
 import pytest
 from django.utils import timezone
 
-from refunds.models import RefundConfirmation, RefundRequest
+from refunds.models import RefundConfirmation, RefundEvent, RefundRequest
 from tests.factories import RefundConfirmationFactory, RefundRequestFactory
+from tickets.models import TicketMessage
 
 
 @pytest.fixture
@@ -27,3 +28,13 @@ def make_refund(db, agent_user, reviewer):
         return refund
 
     return make
+
+
+def snapshot(refund: RefundRequest) -> tuple:
+    """Everything a refused decision or withdrawal must leave untouched."""
+    return (
+        RefundRequest.objects.values().get(pk=refund.pk),
+        list(RefundConfirmation.objects.filter(refund_request=refund).values()),
+        list(RefundEvent.objects.filter(refund_request=refund).values()),
+        TicketMessage.objects.count(),
+    )

@@ -8,7 +8,7 @@ from django.utils import timezone
 from config.roles import Role
 from refunds.errors import AmountNotExpressible, RefundRefused, ReviewForbidden, StaleConfirmation
 from refunds.identity import fingerprint, fingerprint_params
-from refunds.models import RefundConfirmation, RefundEvent, RefundRequest
+from refunds.models import RefundConfirmation, RefundRequest
 from refunds.services import (
     refund_approve,
     refund_expire_confirmations,
@@ -22,19 +22,10 @@ from tests.factories import (
     UserFactory,
     propose_new_version,
 )
+from tests.refunds.conftest import snapshot
 from tickets.models import TicketMessage
 
 pytestmark = pytest.mark.django_db
-
-
-def snapshot(refund: RefundRequest) -> tuple:
-    """Everything a refused decision must leave untouched."""
-    return (
-        RefundRequest.objects.values().get(pk=refund.pk),
-        list(RefundConfirmation.objects.filter(refund_request=refund).values()),
-        list(RefundEvent.objects.filter(refund_request=refund).values()),
-        TicketMessage.objects.count(),
-    )
 
 
 @pytest.fixture

@@ -5,22 +5,13 @@ from decimal import Decimal
 import pytest
 
 from refunds.errors import NotWithdrawable, StaleConfirmation, WithdrawForbidden
-from refunds.models import RefundConfirmation, RefundEvent, RefundRequest
+from refunds.models import RefundRequest
 from refunds.services import refund_approve, refund_withdraw
 from tests.factories import RefundProposalFactory, TicketFactory
+from tests.refunds.conftest import snapshot
 from tickets.models import TicketMessage
 
 pytestmark = pytest.mark.django_db
-
-
-def snapshot(refund: RefundRequest) -> tuple:
-    """Everything a refused withdrawal must leave untouched."""
-    return (
-        RefundRequest.objects.values().get(pk=refund.pk),
-        list(RefundConfirmation.objects.filter(refund_request=refund).values()),
-        list(RefundEvent.objects.filter(refund_request=refund).values()),
-        TicketMessage.objects.count(),
-    )
 
 
 @pytest.fixture
