@@ -158,6 +158,9 @@ class Desk:
             "DATABASE_URL": self.db_url,
             "REDIS_URL": self.redis_url,
             "DJANGO_DEBUG": "false",
+            # Plain http on the loopback: DEBUG off would otherwise redirect every request to
+            # https (DJANGO_HTTPS defaults on with DEBUG off).
+            "DJANGO_HTTPS": "false",
             "LOG_LEVEL": "WARNING",
             **self.fake.worker_env,
             **self.extra_env,
