@@ -114,12 +114,15 @@ def review_detail(request, request_id: str):
     refund = selectors.refund_get(request_id=request_id)
     review = selectors.refund_review(refund=refund)
     own_request = refund.requested_by_id == request.user.pk
+    # Four eyes as refund_approve holds them: no proposer of any version, no editor of the
+    # order into one, is offered a decision the service would refuse.
+    chose_it = request.user.pk in services.proposers_of(refund)
     confirmation = review.confirmation
     can_decide = (
         refund.status == RefundRequest.Status.PENDING_APPROVAL
         and confirmation is not None
         and not review.confirmation_expired
-        and not own_request
+        and not chose_it
     )
     initial = (
         {"version": confirmation.version, "fingerprint": confirmation.fingerprint}
@@ -133,6 +136,7 @@ def review_detail(request, request_id: str):
             "review": review,
             "refund": refund,
             "own_request": own_request,
+            "chose_it": chose_it,
             "pending_approval": refund.status == RefundRequest.Status.PENDING_APPROVAL,
             "can_decide": can_decide,
             "approve_form": ApproveForm(initial=initial),

@@ -270,6 +270,10 @@ def test_the_admin_who_edited_the_order_cannot_approve_the_version_the_edit_made
     assert (response.status_code, response.json()["code"]) == (403, "own_request")
     assert RefundRequest.objects.get(pk=refund.pk).status == "pending_approval"
     assert versions(refund) == [(1, "superseded", "t_agent"), (2, "pending", "t_agent")]
+    # and the review page offers them no decision the service would refuse
+    page = client.get(f"/review/{refund.request_id}/").content.decode()
+    assert "Approve 129.00 CNY" not in page
+    assert "edited its order; another reviewer must decide it" in page
 
 
 # --- 5. an edit of a payment field while a refund is in flight ---------------------------------
