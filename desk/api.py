@@ -11,7 +11,6 @@ from django.core.cache import cache
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
-from redis import RedisError
 from rest_framework import generics, serializers, status
 from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.exceptions import APIException, AuthenticationFailed, ValidationError
@@ -37,7 +36,7 @@ from desk.serializers import (
 )
 from ops.authentication import api_token_issue
 from ops.parsers import JSONParser
-from ops.throttling import PERIODS, client_address, rate_from_settings
+from ops.throttling import CACHE_UNREACHABLE, PERIODS, client_address, rate_from_settings
 from orders.models import Customer
 from tickets import selectors, services
 from tickets.models import Ticket, TicketMessage
@@ -348,10 +347,6 @@ class InboundNotConfigured(APIException):
     default_code = "inbound_disabled"
 
 
-# What the default cache raises when it cannot be reached: Redis's errors, or the file system's.
-CACHE_ERRORS = (RedisError, OSError)
-
-
 class SecretFailures:
     """Wrong X-Inbound-Secret from one client address, against INBOUND_SECRET_THROTTLE
     ("<count>/<period>"): a window opens at the address's first failure and lasts one period;
@@ -390,7 +385,7 @@ def _counted(count):
     gateway's mail goes on, the secret still guards the endpoint."""
     try:
         return count()
-    except CACHE_ERRORS as exc:
+    except CACHE_UNREACHABLE as exc:
         logger.warning("Wrong inbound secrets are not counted: the cache is unreachable (%s)", exc)
         return None
 
