@@ -6,7 +6,6 @@ from django.db.models import Q, QuerySet
 
 from agent.models import AgentMessage, AgentRun, RunEvent, ToolCallLog
 from agent.transitions import ACTIVE_STATUSES, END_EVENTS
-from config.db import select
 
 TERMINAL_EVENT_TYPES = tuple(END_EVENTS.values())
 # A run that sits unleased for this long has lost its next step (a message the broker dropped,
@@ -15,9 +14,8 @@ UNLEASED_GRACE = timedelta(seconds=30)
 
 
 def run_transcript(*, run: AgentRun) -> list[AgentMessage]:
-    # A step that was not handed its run in this process reads it (agent/runtime/handover.py):
-    # config.db skips the ORM's compiler.
-    return select(AgentMessage, where={"run_id": run.pk}, order_by=("seq",))
+    # A step that was not handed its run in this process reads it (agent/runtime/handover.py).
+    return list(AgentMessage.objects.filter(run_id=run.pk).order_by("seq"))
 
 
 def run_events(*, run: AgentRun, after: int = 0) -> QuerySet[RunEvent]:

@@ -30,13 +30,7 @@ from agent.transitions import (
 )
 from config.celery import enqueue_on_commit
 from config.connections import read_checking_connection
-from config.db import (
-    Update,
-    column,
-    select,
-    select_values,
-    update_select,
-)
+from config.db import Update, column, select, update_select
 from config.errors import ApplicationError, Conflict, Forbidden, RateLimited, wait_in_words
 from config.roles import is_supervisor, support_role
 from tickets.models import Ticket, TicketMessage
@@ -138,13 +132,10 @@ def run_step_save(
 def run_cancel_flag(*, run: AgentRun, owner: str) -> bool | None:
     """The run's cancel flag while the step of `owner` holds it at the version it last wrote
     (None: it lost the run). One read, for a check that no write of the step makes."""
-    rows = select_values(
-        AgentRun,
-        ["cancel_requested"],
-        where={"pk": run.pk, "lease_owner": owner, "version": run.version},
-        where_in={"status": ACTIVE_STATUSES},
+    held = AgentRun.objects.filter(
+        pk=run.pk, lease_owner=owner, version=run.version, status__in=ACTIVE_STATUSES
     )
-    return rows[0][0] if rows else None
+    return held.values_list("cancel_requested", flat=True).first()
 
 
 def run_held(*, run_id: uuid.UUID | str, owner: str, version: int) -> AgentRun | None:

@@ -18,7 +18,7 @@ from django.utils import timezone
 
 from agent.live import announce_events, pg_notify_sql
 from agent.models import AgentRun, RunEvent
-from config.db import Update, insert, update_returning, update_then_insert
+from config.db import Update, update_returning, update_then_insert
 
 R = AgentRun.Status
 
@@ -130,7 +130,8 @@ def write_with_events(
             if events:
                 announce_events(run_id=run_id, seq=last)
             for group in [events, *rows]:
-                insert(group)
+                if group:
+                    type(group[0])._default_manager.bulk_create(group)
     return True
 
 

@@ -1,11 +1,15 @@
-"""SQL for the few reads and writes on a hot path, without the ORM's query compiler.
+"""SQL for the reads and writes that hold an assistant step at parity with its peers, without
+the ORM's query compiler.
 
-An assistant step reads its run and writes a handful of rows a few times over: compiling each
-statement (a `select_related` query, `bulk_create`, `update` with expressions) costs the step
-more than the database does. These helpers build the same statements from the models'
+A step writes its run with its events and messages a few times over, and reads its run with
+the ticket's thread once: on PostgreSQL each write is one statement with its commit, which the
+ORM makes four round trips and a compile, and the read is one statement the ORM compiles for
+longer than the database takes. These helpers build those statements from the models'
 metadata, once per shape, with the values prepared by the fields themselves
 (`get_db_prep_save`: JSON adapters, time zones, UUIDs) and the rows read back through the
-fields' converters, on every backend.
+fields' converters, on every backend. Everything else goes through the ORM: what each place
+saves was measured against the ORM doing the same (bench/db_helpers_ab.py), and only these
+save a millisecond or more of a step.
 """
 
 from collections.abc import Iterable, Mapping, Sequence
@@ -20,23 +24,6 @@ from django.db.models.fields.related import ForeignKey
 M = TypeVar("M", bound=models.Model)
 
 
-def insert(objs: Sequence[models.Model]) -> None:
-    """INSERT unsaved instances of one model in one statement, as `bulk_create` does with
-    their defaults and `auto_now_add` times (their primary keys are not read back). SQLite's
-    step write, inside its transaction: on PostgreSQL a step's write is one statement,
-    `update_then_insert`."""
-    if not objs:
-        return
-    model = type(objs[0])
-    fields = _insert_fields(model)
-    row = "(" + ", ".join(["%s"] * len(fields)) + ")"
-    with connection.cursor() as cursor:
-        cursor.execute(
-            _insert_sql(model) + ", ".join([row] * len(objs)), _insert_params(objs, fields)
-        )
-    _saved(objs)
-
-
 @cache
 def _insert_fields(model: type[models.Model]) -> tuple[models.Field, ...]:
     return tuple(
@@ -44,14 +31,6 @@ def _insert_fields(model: type[models.Model]) -> tuple[models.Field, ...]:
         for field in model._meta.concrete_fields
         if not (field.primary_key and field.db_returning)  # the database numbers it
     )
-
-
-@cache
-def _insert_sql(model: type[models.Model]) -> str:
-    quote = connection.ops.quote_name
-    columns = ", ".join(quote(field.column or "") for field in _insert_fields(model))
-    # Names from the model's metadata, quoted; every value is a parameter.
-    return f"INSERT INTO {quote(model._meta.db_table)} ({columns}) VALUES "  # noqa: S608
 
 
 def _this_thread() -> BaseDatabaseWrapper:
@@ -254,8 +233,10 @@ def _insert_select_sql(model: type[models.Model], relative: str, base: str) -> t
         f"{base} + v.{name}" if field.attname == relative else f"v.{name}"
         for field, name in zip(fields, names, strict=True)
     ]
+    quote = connection.ops.quote_name
+    columns = ", ".join(quote(field.column or "") for field in fields)
     # Names from the model's metadata, quoted; every value is a parameter.
-    before = _insert_sql(model).removesuffix(" VALUES ")
+    before = f"INSERT INTO {quote(model._meta.db_table)} ({columns})"
     before += f" SELECT {', '.join(selected)} FROM held, (VALUES "  # noqa: S608
     return before, row, f") AS v ({', '.join(names)})"
 
@@ -273,23 +254,17 @@ class _Table:
     parent: int | None = None
     link: ForeignKey | None = None
     optional: bool = False  # LEFT OUTER JOIN: the key is nullable, here or above
-    # Only these fields (`select_values`), not every one an instance needs.
-    only: tuple[str, ...] = ()
 
     @property
     def fields(self) -> list[models.Field]:
-        if self.only:
-            return [_column(self.model, name)[0] for name in self.only]
         return list(self.model._meta.concrete_fields)  # in the order `from_db` takes them
 
 
 @cache
-def _tables(
-    model: type[models.Model], related: tuple[str, ...], only: tuple[str, ...] = ()
-) -> tuple[_Table, ...]:
+def _tables(model: type[models.Model], related: tuple[str, ...]) -> tuple[_Table, ...]:
     """The base model and the models its `related` paths ("ticket__order") reach, as
     `select_related` would join them."""
-    tables = [_Table(model, "t0", only=only)]
+    tables = [_Table(model, "t0")]
     positions: dict[str, int] = {"": 0}
     for path in related:
         prefix = ""
@@ -320,28 +295,16 @@ def _select_sql(
     related: tuple[str, ...],
     where: tuple[str, ...],
     where_in: tuple[tuple[str, int], ...],
-    order_by: tuple[str, ...],
-    limit: int | None,
-    only: tuple[str, ...],
-    annotations: tuple[str, ...] = (),
+    annotations: tuple[str, ...],
 ) -> str:
-    sql = _joined_sql(_tables(model, related, only), annotations, model._meta.db_table)
+    sql = _joined_sql(_tables(model, related), annotations, model._meta.db_table)
     conditions, _ = _conditions(
         model,
         dict.fromkeys(where),
         {name: [None] * count for name, count in where_in},
         alias="t0",
     )
-    order = [
-        f"t0.{_column(model, name.lstrip('-'))[1]}{' DESC' if name.startswith('-') else ''}"
-        for name in order_by
-    ]
-    sql += f" WHERE {' AND '.join(conditions)}"
-    if order:
-        sql += f" ORDER BY {', '.join(order)}"
-    if limit is not None:
-        sql += f" LIMIT {int(limit)}"
-    return sql
+    return f"{sql} WHERE {' AND '.join(conditions)}"
 
 
 @cache
@@ -391,7 +354,7 @@ def _reader(table: _Table) -> _Reader:
         converters.append((col, tuple(found)))
     return _Reader(
         attnames=tuple(field.attname for field in fields),
-        pk_index=None if table.only else fields.index(table.model._meta.pk),
+        pk_index=fields.index(table.model._meta.pk),
         converters=tuple(converters),
     )
 
@@ -402,18 +365,16 @@ def select(
     where: Mapping[str, object],
     where_in: Mapping[str, Sequence] | None = None,
     related: Sequence[str] = (),
-    order_by: Sequence[str] = (),
-    limit: int | None = None,
     annotate: Mapping[str, str] | None = None,
 ) -> list:
-    """Instances of `model` matching `where` and `where_in` (as in `update_returning`), in
-    `order_by` order ("-field" descending), with the foreign keys along `related` paths
-    joined and cached on them, like `select_related` (None where a nullable key is empty).
+    """Instances of `model` matching `where` and `where_in` (as in `update_returning`), with
+    the foreign keys along `related` paths joined and cached on them, like `select_related`
+    (None where a nullable key is empty).
     `annotate`: SQL expressions without parameters, on the base table as `t0`, whose values
     are set on each instance under their names, as the ORM's `annotate` does."""
     related, annotate = tuple(related), annotate or {}
     annotations = tuple(annotate.values())
-    rows = _rows(model, related, (), where, where_in or {}, order_by, limit, annotations)
+    rows = _rows(model, related, where, where_in or {}, annotations)
     return _annotated(_tables(model, related), rows, tuple(annotate))
 
 
@@ -450,22 +411,6 @@ def _annotated(tables: tuple[_Table, ...], rows: list[tuple], names: tuple[str, 
     return instances
 
 
-def select_values(
-    model: type[models.Model],
-    fields: Sequence[str],
-    *,
-    where: Mapping[str, object],
-    where_in: Mapping[str, Sequence] | None = None,
-    order_by: Sequence[str] = (),
-    limit: int | None = None,
-) -> list[tuple]:
-    """The values of `fields` in the rows `select` would find, as `values_list` gives them."""
-    only = tuple(fields)
-    rows = _rows(model, (), only, where, where_in or {}, order_by, limit)
-    reader = _reader(_tables(model, (), only)[0])
-    return [tuple(_converted(reader, row)) for row in rows]
-
-
 def row_columns(model: type[models.Model], alias: str) -> list[str]:
     """The quoted columns of `model`'s fields on table `alias`, for hand-written SQL, in the
     order `instance_from_row` takes their values."""
@@ -480,17 +425,9 @@ def instance_from_row(model: type[M], values: Sequence) -> M:
     return model.from_db(connection.alias, reader.attnames, _converted(reader, values))
 
 
-def _rows(model, related, only, where, where_in, order_by, limit, annotations=()) -> list[tuple]:
-    sql = _select_sql(
-        model,
-        related,
-        tuple(where),
-        tuple((name, len(values)) for name, values in where_in.items()),
-        tuple(order_by),
-        limit,
-        only,
-        annotations,
-    )
+def _rows(model, related, where, where_in, annotations) -> list[tuple]:
+    shape = tuple((name, len(values)) for name, values in where_in.items())
+    sql = _select_sql(model, related, tuple(where), shape, annotations)
     _, params = _conditions(model, where, where_in)
     with connection.cursor() as cursor:
         cursor.execute(sql, params)

@@ -8,23 +8,16 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from config import refund_statuses
-from config.db import column, instance_from_row, row_columns, select, select_values, table
+from config.db import column, instance_from_row, row_columns, table
 from config.money import to_cents
 from orders.models import Customer, Order, OrderLine
 
 
 def refunded_total(order: Order) -> Decimal:
     """Refunded so far: succeeded refunds plus those in flight (derived, never stored)."""
-    # Every get_order, policy check and refund proposal asks this, for the handful of refunds
-    # an order has: their amounts read by config.db (the ORM's aggregate costs more than the
-    # query) and added up here.
-    amounts = select_values(
-        order.refund_requests.model,
-        ("amount",),
-        where={"order_id": order.pk},
-        where_in={"status": refund_statuses.COMMITTED},
-    )
-    return to_cents(sum((amount for (amount,) in amounts), Decimal(0)))
+    # Added up here, not by the database: SQLite sums a decimal column as a float.
+    committed = order.refund_requests.filter(status__in=refund_statuses.COMMITTED)
+    return to_cents(sum(committed.values_list("amount", flat=True), Decimal(0)))
 
 
 def refund_in_flight(order: Order) -> bool:
@@ -56,11 +49,8 @@ class OrderSummary:
 
 
 def order_lines(order: Order) -> list[OrderLine]:
-    """The order's lines: those prefetched with it (a page of tickets), else read without the
-    ORM's compiler (every get_order reads them)."""
-    if "lines" in getattr(order, "_prefetched_objects_cache", {}):
-        return list(order.lines.all())
-    return select(OrderLine, where={"order_id": order.pk}, order_by=("id",))
+    """The order's lines by id (Meta.ordering; those prefetched with it, on a page of tickets)."""
+    return list(order.lines.all())
 
 
 def order_summary(order: Order) -> OrderSummary:
@@ -83,9 +73,7 @@ def _summary(order: Order, lines: list[OrderLine], refunded: Decimal) -> OrderSu
 
 
 def customer_order(*, customer: Customer, order_id: str) -> Order | None:
-    # get_refund_status and create_refund ask this: config.db.select skips the ORM's compiler.
-    orders = select(Order, where={"customer_id": customer.pk, "order_id": order_id})
-    return orders[0] if orders else None
+    return Order.objects.filter(customer=customer, order_id=order_id).first()
 
 
 def customer_order_summary(*, customer: Customer, order_id: str) -> OrderSummary | None:

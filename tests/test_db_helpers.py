@@ -16,14 +16,11 @@ from agent.transitions import run_event_append, write_with_events
 from config.db import (
     Update,
     column,
-    insert,
     select,
-    select_values,
     update_returning,
     update_select,
     update_then_insert,
 )
-from orders.models import Order, OrderLine
 from tests.agent.runs import run_context
 from tests.api.test_debug_setting import clean_environment, printed_by
 from tests.dbcost import DatabaseCost
@@ -54,19 +51,25 @@ def stored(model, **lookup) -> dict:
     return row
 
 
-def test_an_insert_stores_what_bulk_create_stores(demo):
-    # Given the same log row, message and event, saved by bulk_create and by config.db.insert
+def test_a_step_write_stores_what_bulk_create_stores(demo):
+    # Given the same log row, message and event, saved by bulk_create and by a step's write
+    # (on PostgreSQL config.db.update_then_insert's INSERT from a VALUES list)
     ctx = run_context()
-    before = timezone.now()
     ToolCallLog.objects.bulk_create([log_row(ctx, "call_orm")])
     AgentMessage.objects.bulk_create(
         [AgentMessage(run=ctx.run, seq=1, role="assistant", tool_calls=None)]
     )
     RunEvent.objects.bulk_create([RunEvent(run=ctx.run, seq=1, type="model.started")])
-    with transaction.atomic():
-        insert([log_row(ctx, "call_batch")])
-        insert([AgentMessage(run=ctx.run, seq=2, role="assistant", tool_calls=None)])
-        insert([RunEvent(run=ctx.run, seq=2, type="model.started")])
+    AgentRun.objects.filter(pk=ctx.run.pk).update(last_event_seq=1)
+    before = timezone.now()
+    assert write_with_events(
+        Update(AgentRun, where={"pk": ctx.run.pk}),
+        [RunEvent(run=ctx.run, type="model.started")],
+        rows=[
+            [log_row(ctx, "call_batch")],
+            [AgentMessage(run=ctx.run, seq=2, role="assistant", tool_calls=None)],
+        ],
+    )
 
     # Then the rows read back alike, but for what told them apart
     orm, batched = (
@@ -85,16 +88,16 @@ def test_an_insert_stores_what_bulk_create_stores(demo):
     assert stored(RunEvent, seq=2)["data"] == {}  # JSONField default
 
 
-def test_an_insert_of_several_rows_inserts_them_all_in_order(demo):
+def test_a_step_write_of_several_rows_inserts_them_all_in_order(demo):
     ctx = run_context()
-    insert([RunEvent(run=ctx.run, seq=seq, type=f"e{seq}", data={"n": seq}) for seq in (1, 2, 3)])
-    assert list(
-        RunEvent.objects.filter(run=ctx.run).order_by("seq").values_list("type", "data")
-    ) == [
-        ("e1", {"n": 1}),
-        ("e2", {"n": 2}),
-        ("e3", {"n": 3}),
+    messages = [
+        AgentMessage(run=ctx.run, seq=seq, role="tool", content=f"m{seq}") for seq in (1, 2, 3)
     ]
+    update = Update(AgentRun, where={"pk": ctx.run.pk}, add={"version": 1})
+    assert write_with_events(update, [], rows=[messages])
+    assert list(
+        AgentMessage.objects.filter(run=ctx.run).order_by("id").values_list("seq", "content")
+    ) == [(1, "m1"), (2, "m2"), (3, "m3")]
 
 
 def test_update_returning_changes_the_matching_row_and_returns_the_field(demo):
@@ -286,33 +289,6 @@ def test_select_leaves_an_empty_nullable_key_as_none_and_finds_nothing_unmatched
     assert select(AgentRun, where={"pk": ctx.run.pk, "lease_owner": "nobody"}) == []
 
 
-def test_select_orders_and_limits(demo):
-    order = Order.objects.filter(lines__isnull=False).distinct().first()
-    lines = list(OrderLine.objects.filter(order=order).order_by("-id"))
-
-    assert select(OrderLine, where={"order_id": order.pk}, order_by=["-id"]) == lines
-    assert select(OrderLine, where={"order_id": order.pk}, order_by=["-id"], limit=1) == lines[:1]
-    assert [
-        line.unit_price for line in select(OrderLine, where={"order": order.pk}, order_by=["id"])
-    ] == [line.unit_price for line in reversed(lines)]
-
-
-def test_select_values_gives_what_values_list_gives(demo):
-    ticket = TicketMessage.objects.first().ticket
-    fields = ("author_kind", "created_at", "body")
-
-    values = select_values(
-        TicketMessage, fields, where={"ticket_id": ticket.pk}, order_by=("created_at", "id")
-    )
-
-    assert values == list(
-        TicketMessage.objects.filter(ticket=ticket)
-        .order_by("created_at", "id")
-        .values_list(*fields)
-    )
-    assert values and all(value[1].tzinfo is not None for value in values)
-
-
 # --- An empty IN: no value allowed, no row matches ------------------------------------------
 
 
@@ -320,11 +296,11 @@ def test_an_empty_where_in_selects_no_row(demo):
     ticket = TicketMessage.objects.first().ticket
     where = {"ticket_id": ticket.pk}
 
-    assert select_values(TicketMessage, ("id",), where=where, where_in={"author_kind": []}) == []
+    assert select(TicketMessage, where=where, where_in={"author_kind": []}) == []
     assert select(TicketMessage, where=where, where_in={"author_kind": ()}) == []
     # The same read with the values allowed finds the rows: only the empty IN kept them out.
     kinds = TicketMessage.AuthorKind.values
-    assert select_values(TicketMessage, ("id",), where=where, where_in={"author_kind": kinds})
+    assert select(TicketMessage, where=where, where_in={"author_kind": kinds})
 
 
 def test_an_empty_where_in_updates_no_row(demo):

@@ -9,7 +9,7 @@ from django.db import connection
 from django.db.models import Q, QuerySet
 
 from config import refund_statuses
-from config.db import column, select_values, table
+from config.db import column, table
 from orders.models import Customer, Order
 from orders.selectors import refundable_after
 from tickets.models import Ticket, TicketEvent, TicketMessage
@@ -144,9 +144,8 @@ THREAD_FIELDS = ("author_kind", "created_at", "body")
 
 def ticket_thread(*, ticket_id: int) -> list[ThreadMessage]:
     """The ticket's messages, oldest first."""
-    return select_values(
-        TicketMessage, THREAD_FIELDS, where={"ticket_id": ticket_id}, order_by=("created_at", "id")
-    )
+    messages = TicketMessage.objects.filter(ticket_id=ticket_id).order_by("created_at", "id")
+    return list(messages.values_list(*THREAD_FIELDS))
 
 
 @cache

@@ -10,12 +10,11 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
-from django.db.models import IntegerField, Max, Q
+from django.db.models import F, IntegerField, Max, Q
 from django.db.models.functions import Cast, Substr
 from django.utils import timezone
 
 from config.celery import enqueue_on_commit
-from config.db import Update, update_returning
 from config.errors import ApplicationError, Conflict, Forbidden
 from config.roles import Role, is_supervisor, support_role
 from orders.addresses import email_key
@@ -334,8 +333,7 @@ def _highest_number() -> int:
 def _take_number() -> int:
     """The next ticket number. The counter's row stays locked until the caller's transaction
     ends: tickets opened at the same time take their numbers one after another."""
-    take = Update(TicketCounter, where={"pk": 1}, add={"last": 1}, returning="last")
-    number = update_returning(take)
+    number = _moved_counter()
     if number is not None:
         return number
     try:
@@ -343,8 +341,20 @@ def _take_number() -> int:
             # No counter yet (a new database, or one emptied by a test): it starts after the
             # highest reference.
             return TicketCounter.objects.create(pk=1, last=_highest_number() + 1).last
-    except IntegrityError:
-        return update_returning(take)  # another new ticket started it first
+    except IntegrityError:  # another new ticket started it first: it is there now
+        number = _moved_counter()
+        assert number is not None
+        return number
+
+
+def _moved_counter() -> int | None:
+    """The counter moved on by one (None: there is none yet). The UPDATE locks its row, and
+    the read sees this transaction's own number."""
+    counter = TicketCounter.objects.filter(pk=1)
+    with transaction.atomic():
+        if not counter.update(last=F("last") + 1):
+            return None
+        return counter.values_list("last", flat=True).get()
 
 
 def _numbered_ticket(**fields: Any) -> Ticket:

@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from agent.context import RunContext, ToolContext
 from agent.executor import loops
 from agent.models import AgentMessage, AgentRun, ToolCallLog
-from config.db import select_values
 
 
 class PriorCalls:
@@ -37,8 +36,8 @@ class PriorCalls:
         cancel stopped it), so a transcript without tool calls has none to read."""
         if not any(message.tool_calls for message in transcript):
             return cls([])
-        rows = select_values(ToolCallLog, cls.FIELDS, where={"run_id": run.pk}, order_by=("id",))
-        return cls([dict(zip(cls.FIELDS, row, strict=True)) for row in rows])
+        rows = ToolCallLog.objects.filter(run_id=run.pk).order_by("id").values(*cls.FIELDS)
+        return cls(list(rows))
 
     def result(self, tool_call_id: str) -> dict | None:
         row = self.rows.get(tool_call_id)
