@@ -67,6 +67,30 @@ MODEL_LATENCY = Histogram(
 MODEL_ERRORS = Counter(
     "desk_model_errors", "Model calls that failed, by kind.", ["kind"], registry=None
 )
+TOOL_LATENCY = Histogram(
+    "desk_tool_call_seconds",
+    "How long a tool call's handler ran before it answered or the executor stopped waiting "
+    "(TOOL_TIMEOUT_S), by tool; calls refused before their handler ran are not timed.",
+    ["tool"],
+    buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30),
+    registry=None,
+)
+TOKEN_KINDS = ("prompt", "completion")
+RUN_TOKENS = Histogram(
+    "desk_agent_run_tokens",
+    "Model tokens a run used, as the model's usage reported them, by kind (prompt, "
+    "completion); observed when the run ends.",
+    ["kind"],
+    buckets=(250, 500, 1000, 2000, 4000, 8000, 16000, 32000, 64000, 128000),
+    registry=None,
+)
+RUN_STEPS = Histogram(
+    "desk_agent_run_steps",
+    "Steps a run took, observed when it ends, by how it ended (stop reason).",
+    ["stop_reason"],
+    buckets=(1, 2, 3, 4, 5, 6, 8, 10, 15, 20),
+    registry=None,
+)
 
 
 def known_series() -> None:
@@ -79,6 +103,8 @@ def known_series() -> None:
     for kind in MODEL_ERROR_KINDS:
         MODEL_ERRORS.labels(kind)
     MODEL_LATENCY.labels(settings.LLM_PROVIDER)
+    for kind in TOKEN_KINDS:
+        RUN_TOKENS.labels(kind)
 
 
 def count_step(outcome: str) -> None:
@@ -119,3 +145,18 @@ def model_call_observed() -> Iterator[None]:
         MODEL_ERRORS.labels(model_error_kind(exc)).inc()
         raise
     MODEL_LATENCY.labels(settings.LLM_PROVIDER).observe(time.perf_counter() - started)
+
+
+def observe_tool_call(tool: str, seconds: float) -> None:
+    """One tool call's handler time. `tool` is a registered tool's name: the label's values
+    are the registry's, never what a model made up."""
+    _folder_made()
+    TOOL_LATENCY.labels(tool).observe(seconds)
+
+
+def observe_run_end(*, stop_reason: str, steps: int, tokens_in: int, tokens_out: int) -> None:
+    """What a run used, once, when it ends."""
+    _folder_made()
+    RUN_STEPS.labels(stop_reason).observe(steps)
+    RUN_TOKENS.labels("prompt").observe(tokens_in)
+    RUN_TOKENS.labels("completion").observe(tokens_out)
