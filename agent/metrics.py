@@ -8,7 +8,7 @@ network) and the scrape adds the files up. Recording costs the step no query.
 
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
@@ -16,6 +16,8 @@ from pathlib import Path
 import openai
 from django.conf import settings
 from prometheus_client import Counter, Histogram, values
+
+from agent.models import AgentRun
 
 
 def _write_to_the_shared_folder() -> None:
@@ -93,11 +95,15 @@ RUN_STEPS = Histogram(
 )
 
 
-def known_series() -> None:
+def known_series(*, tools: Iterable[str] = ()) -> None:
     """The known label values, at zero until counted: every family is on the page from the
     first scrape, and a rate over a series that appeared with its first error would miss
-    that error."""
+    that error. `tools`: the registered tools' names (this module sits below the registry)."""
     _folder_made()
+    for tool in tools:
+        TOOL_LATENCY.labels(tool)
+    for stop_reason in AgentRun.StopReason.values:
+        RUN_STEPS.labels(stop_reason)
     for outcome in STEP_OUTCOMES:
         AGENT_STEPS.labels(outcome)
     for kind in MODEL_ERROR_KINDS:
