@@ -12,6 +12,9 @@ A *run* is one case executed once; its record (written by evals/shop.py) holds:
   answer    the run's final answer; `status` how the run ended ("completed" when it answered)
   error     why the harness could not run the case to the end, if it could not
   answer_contradicts_state   the product flagged the answer as contradicting the refund state
+  steps, stop_reason, step_cap   the run's steps, why it stopped, and the case's own step limit
+            (None: AGENT_MAX_STEPS); tokens_in / tokens_out: the model's usage over the run
+  calls carry elapsed_ms too: how long the call took, its handler's time included
 
 Choices the definitions leave open, made here once:
   * a ratio with nothing to count is 1.0 for a success rate (argument_accuracy,

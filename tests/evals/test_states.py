@@ -201,3 +201,21 @@ def test_a_run_that_reaches_the_cases_step_cap_fails_it(fake_openai, tmp_path):
         True,
     )
     assert report["per_run"]["at_step_limit"] == 1
+
+
+def test_a_refund_state_the_policy_would_never_allow_fails_its_setup_by_name(settings, tmp_path):
+    settings.LLM_PROVIDER = "offline"
+    # 1000.00 on a 129.00 mug: the refund service refuses the proposal, so no rejected
+    # refund can come of it.
+    impossible = status_case("impossible", {**earlier_refund("rejected"), "amount": "1000.00"})
+    cases = write_cases(tmp_path / "cases.jsonl", [impossible])
+
+    _, report = run_eval("--cases", str(cases), "--out", str(tmp_path / "r.json"))
+
+    (result,) = report["results"]
+    assert result["calls"] == []
+    assert result["failures"] == [
+        "the case could not be run: setup step 1 (refund): The policy refuses this refund. "
+        "R-2: requested 1000.00 CNY exceeds the refundable balance of 129.00 CNY (paid 129.00 "
+        "CNY, already refunded 0.00 CNY)"
+    ]
