@@ -166,7 +166,7 @@ def _case(data, where: str) -> Case:
         message=message,
         expect=expect,
         source=where,
-        **_setup_and_cap(data, case_id),
+        **_setup_cap_and_gap(data, case_id),
     )
 
 
@@ -197,9 +197,9 @@ def _check_refund(refund) -> None:
     _require(not unknown, f"unknown keys in expect.refund: {unknown}")
 
 
-# --- Setup steps and the step cap -------------------------------------------------------------
-# The states a case can start from (evals/shop.py makes them) and how many steps its run gets.
-# Kept in one section: other keys of a case are checked above.
+# --- Setup steps, the step cap, the offline gap ------------------------------------------------
+# The states a case can start from (evals/shop.py makes them), how many steps its run gets, and
+# what the offline planner lacks for it. Kept in one section: other keys are checked above.
 
 # The statuses an earlier refund can be set up in. The first two are written as history; the
 # others are made by the refund services themselves (evals/shop.py).
@@ -233,7 +233,7 @@ MAX_STEPS_CAP = 20
 SUPPORT_ROLE_NAMES = tuple(role.value for role in SUPPORT_ROLES)
 
 
-def _setup_and_cap(data: dict, case_id: str) -> dict:
+def _setup_cap_and_gap(data: dict, case_id: str) -> dict:
     """The case's setup steps, step cap and offline gap, checked; a problem names the case."""
     try:
         setup = data.get("setup", [])
@@ -287,7 +287,7 @@ def _check_setup_step(step, name: str) -> None:
             step["order_id"] in DEMO_ORDERS,
             f"{name}: unknown order {step['order_id']!r} (demo orders: {', '.join(DEMO_ORDERS)})",
         )
-    SETUP_CHECKS.get(kind, _no_more_checks)(step, f"{name}")
+    SETUP_CHECKS.get(kind, _no_more_checks)(step, name)
 
 
 def _no_more_checks(step: dict, name: str) -> None:

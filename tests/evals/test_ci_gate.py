@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
+from evals.case_files import load_cases
 from evals.metrics import METRICS
 from tests.evals.cases import run_eval
 
@@ -57,5 +58,7 @@ def test_the_offline_planner_meets_the_thresholds_on_the_whole_case_set(settings
     }
     failing = sorted({r["id"] for r in report["results"] if not r["passed"]})
     assert (below, above) == ({}, {}), f"(value, threshold); failing cases: {failing}"
+    gaps = [case.id for case in load_cases(CASES) if case.offline_gap]
+    assert report["left_out_offline_gaps"] == gaps
     assert report["runs"] == report["cases"] >= 80
     assert elapsed < TIME_LIMIT_S

@@ -104,10 +104,10 @@ class Command(BaseCommand):
             cases = load_cases(options["cases"])
         except CaseError as exc:
             raise CommandError(str(exc)) from exc
-        if options["skip_offline_gaps"]:
-            cases = self.without_offline_gaps(cases)
+        left_out = self.offline_gaps(cases) if options["skip_offline_gaps"] else []
+        cases = [case for case in cases if case.id not in left_out]
         old = read_report(options["compare"]) if options["compare"] else None
-        header = eval_header(options)
+        header = {**eval_header(options), "left_out_offline_gaps": left_out}
         started_at = timezone.now()
         try:
             eval_run = services.eval_run_start(
@@ -141,17 +141,17 @@ class Command(BaseCommand):
         if old is not None:
             self.gate(old, full, max_drop=options["max_drop"], old_path=options["compare"])
 
-    def without_offline_gaps(self, cases: list[Case]) -> list[Case]:
-        skipped = [case.id for case in cases if case.offline_gap]
-        if skipped:
-            self.stdout.write(
-                f"Leaving out {len(skipped)} cases the offline planner cannot pass yet "
-                f"(offline_gap): {', '.join(skipped)}"
-            )
-        kept = [case for case in cases if not case.offline_gap]
-        if not kept:
+    def offline_gaps(self, cases: list[Case]) -> list[str]:
+        """The ids of the cases marked offline_gap, to be left out."""
+        gaps = [case.id for case in cases if case.offline_gap]
+        if len(gaps) == len(cases):
             raise CommandError("every case is marked offline_gap: nothing to run")
-        return kept
+        if gaps:
+            self.stdout.write(
+                f"Leaving out {len(gaps)} cases the offline planner cannot pass yet "
+                f"(offline_gap): {', '.join(gaps)}"
+            )
+        return gaps
 
     def run_cases(
         self, cases: list[Case], *, header: dict, eval_run: EvalRun
