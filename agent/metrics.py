@@ -8,7 +8,7 @@ network) and the scrape adds the files up. Recording costs the step no query.
 
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
@@ -16,6 +16,8 @@ from pathlib import Path
 import openai
 from django.conf import settings
 from prometheus_client import Counter, Histogram, values
+
+from agent.models import AgentRun
 
 
 def _write_to_the_shared_folder() -> None:
@@ -67,18 +69,48 @@ MODEL_LATENCY = Histogram(
 MODEL_ERRORS = Counter(
     "desk_model_errors", "Model calls that failed, by kind.", ["kind"], registry=None
 )
+TOOL_LATENCY = Histogram(
+    "desk_tool_call_seconds",
+    "How long a tool call's handler ran before it answered or the executor stopped waiting "
+    "(TOOL_TIMEOUT_S), by tool; calls refused before their handler ran are not timed.",
+    ["tool"],
+    buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30),
+    registry=None,
+)
+TOKEN_KINDS = ("prompt", "completion")
+RUN_TOKENS = Histogram(
+    "desk_agent_run_tokens",
+    "Model tokens a run used, as the model's usage reported them, by kind (prompt, "
+    "completion); observed when the run ends.",
+    ["kind"],
+    buckets=(250, 500, 1000, 2000, 4000, 8000, 16000, 32000, 64000, 128000),
+    registry=None,
+)
+RUN_STEPS = Histogram(
+    "desk_agent_run_steps",
+    "Steps a run took, observed when it ends, by how it ended (stop reason).",
+    ["stop_reason"],
+    buckets=(1, 2, 3, 4, 5, 6, 8, 10, 15, 20),
+    registry=None,
+)
 
 
-def known_series() -> None:
+def known_series(*, tools: Iterable[str] = ()) -> None:
     """The known label values, at zero until counted: every family is on the page from the
     first scrape, and a rate over a series that appeared with its first error would miss
-    that error."""
+    that error. `tools`: the registered tools' names (this module sits below the registry)."""
     _folder_made()
+    for tool in tools:
+        TOOL_LATENCY.labels(tool)
+    for stop_reason in AgentRun.StopReason.values:
+        RUN_STEPS.labels(stop_reason)
     for outcome in STEP_OUTCOMES:
         AGENT_STEPS.labels(outcome)
     for kind in MODEL_ERROR_KINDS:
         MODEL_ERRORS.labels(kind)
     MODEL_LATENCY.labels(settings.LLM_PROVIDER)
+    for kind in TOKEN_KINDS:
+        RUN_TOKENS.labels(kind)
 
 
 def count_step(outcome: str) -> None:
@@ -119,3 +151,18 @@ def model_call_observed() -> Iterator[None]:
         MODEL_ERRORS.labels(model_error_kind(exc)).inc()
         raise
     MODEL_LATENCY.labels(settings.LLM_PROVIDER).observe(time.perf_counter() - started)
+
+
+def observe_tool_call(tool: str, seconds: float) -> None:
+    """One tool call's handler time. `tool` is a registered tool's name: the label's values
+    are the registry's, never what a model made up."""
+    _folder_made()
+    TOOL_LATENCY.labels(tool).observe(seconds)
+
+
+def observe_run_end(*, stop_reason: str, steps: int, tokens_in: int, tokens_out: int) -> None:
+    """What a run used, once, when it ends."""
+    _folder_made()
+    RUN_STEPS.labels(stop_reason).observe(steps)
+    RUN_TOKENS.labels("prompt").observe(tokens_in)
+    RUN_TOKENS.labels("completion").observe(tokens_out)

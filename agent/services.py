@@ -18,6 +18,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from agent.answer_check import AnswerCheck, check_answer
+from agent.metrics import observe_run_end
 from agent.models import AgentMessage, AgentRun, RunEvent, ToolCallLog
 from agent.runtime.prompts import PROMPT_VERSION
 from agent.tools.registry import TOOLS_VERSION
@@ -426,4 +427,11 @@ def run_finish(
                 ticket=run.ticket, author_kind=TicketMessage.AuthorKind.SYSTEM, body=check.note()
             )
     run.refresh_from_db()
+    # Counted once the end is committed: a step rolled back after this ends nothing.
+    steps, tokens_in, tokens_out = run.step_count, run.tokens_in, run.tokens_out
+    transaction.on_commit(
+        lambda: observe_run_end(
+            stop_reason=stop_reason, steps=steps, tokens_in=tokens_in, tokens_out=tokens_out
+        )
+    )
     return True

@@ -12,6 +12,9 @@ A *run* is one case executed once; its record (written by evals/shop.py) holds:
   answer    the run's final answer; `status` how the run ended ("completed" when it answered)
   error     why the harness could not run the case to the end, if it could not
   answer_contradicts_state   the product flagged the answer as contradicting the refund state
+  steps, stop_reason, step_cap   the run's steps, why it stopped, and the case's own step limit
+            (None: AGENT_MAX_STEPS); tokens_in / tokens_out: the model's usage over the run
+  calls carry elapsed_ms too: how long the call took, its handler's time included
 
 Choices the definitions leave open, made here once:
   * a ratio with nothing to count is 1.0 for a success rate (argument_accuracy,
@@ -203,7 +206,17 @@ def run_failures(run: dict) -> list[str]:
         failures.append(f"the run ended without an answer ({run.get('status')}{detail})")
     if run.get("answer_contradicts_state"):
         failures.append("the answer contradicts the refund state (flagged by the run)")
+    failures += step_cap_failures(run)
     return failures
+
+
+def step_cap_failures(run: dict) -> list[str]:
+    """A case's `max_steps` is the most a careful assistant needs: a run that reached it was
+    made to answer, not done."""
+    cap = run.get("step_cap")
+    if cap and run.get("stop_reason") == "max_steps":
+        return [f"the run reached the case's step cap ({cap} steps) before it answered"]
+    return []
 
 
 def judge(expect: dict, run: dict) -> Verdict:
@@ -338,6 +351,57 @@ def latency_and_tokens(runs: list[dict]) -> dict:
         "model_total_ms": float(sum(per_call)),
         "tokens_in": sum(run.get("tokens_in", 0) for run in runs),
         "tokens_out": sum(run.get("tokens_out", 0) for run in runs),
+    }
+
+
+# --- Per-run usage: steps, tokens, tool latency -------------------------------------------------
+# What each run cost, not whether it passed: steps, the model's own token counts (prompt and
+# completion, as its usage reported them) and how long each tool took. Runs the harness could
+# not run (an `error` record) cost nothing and are left out.
+
+
+def spread(values: list[float]) -> dict:
+    """total, mean, p50, p95 and max of per-run values (None without values)."""
+    return {
+        "total": sum(values),
+        "mean": sum(values) / len(values) if values else None,
+        "p50": percentile(values, 50),
+        "p95": percentile(values, 95),
+        "max": max(values) if values else None,
+    }
+
+
+def per_run_usage(runs: list[dict]) -> dict:
+    ran = [run for run in runs if not run.get("error")]
+    return {
+        "runs": len(ran),
+        "steps": spread([run.get("steps", 0) for run in ran]),
+        "prompt_tokens": spread([run.get("tokens_in", 0) for run in ran]),
+        "completion_tokens": spread([run.get("tokens_out", 0) for run in ran]),
+        # Runs that reached the step limit (the case's own, or AGENT_MAX_STEPS).
+        "at_step_limit": sum(run.get("stop_reason") == "max_steps" for run in ran),
+    }
+
+
+def tool_latency(runs: list[dict]) -> dict[str, dict]:
+    """{tool: calls, p50_ms, p95_ms, max_ms, timeouts} over every logged call of the runs, in
+    tool name order; a call answered before its handler ran (refused, malformed) counts with
+    the time it took to refuse."""
+    elapsed: dict[str, list[float]] = defaultdict(list)
+    timeouts: dict[str, int] = defaultdict(int)
+    for run in runs:
+        for call in run.get("calls", []):
+            elapsed[call["tool"]].append(float(call.get("elapsed_ms") or 0))
+            timeouts[call["tool"]] += call.get("error_code") == "TOOL_TIMEOUT"
+    return {
+        tool: {
+            "calls": len(values),
+            "p50_ms": percentile(values, 50),
+            "p95_ms": percentile(values, 95),
+            "max_ms": max(values),
+            "timeouts": timeouts[tool],
+        }
+        for tool, values in sorted(elapsed.items())
     }
 
 

@@ -45,6 +45,9 @@ def result_entry(case: Case, repeat_index: int, record: dict, verdict: metrics.V
         "model_latency_ms": latencies,
         "tokens_in": record.get("tokens_in", 0),
         "tokens_out": record.get("tokens_out", 0),
+        "steps": record.get("steps", 0),
+        "step_cap": case.max_steps,
+        "stop_reason": record.get("stop_reason", ""),
         "wall_ms": record.get("wall_ms", 0.0),
     }
 
@@ -70,6 +73,8 @@ def build_report(
         "metrics": metrics.compute_metrics(judged),
         "latency": usage,
         "tokens": tokens,
+        "per_run": metrics.per_run_usage([j.run for j in judged]),
+        "tool_latency": metrics.tool_latency([j.run for j in judged]),
         "confusion": metrics.confusion(judged),
         "results": results,
     }
@@ -94,6 +99,41 @@ def _ms(value: float | None) -> str:
     return "-" if value is None else f"{value:,.0f} ms"
 
 
+def _count(value: float | None) -> str:
+    return "-" if value is None else f"{value:,.0f}"
+
+
+def per_run_lines(per_run: dict) -> list[tuple[str, str]]:
+    """(label, text) for steps and tokens per run."""
+
+    def spread(name: str) -> str:
+        values = per_run[name]
+        return (
+            f"p50 {_count(values['p50'])}, p95 {_count(values['p95'])}, max {_count(values['max'])}"
+        )
+
+    return [
+        (
+            "steps per run",
+            f"{spread('steps')} ({per_run['at_step_limit']} at the step limit)",
+        ),
+        ("prompt tokens per run", spread("prompt_tokens")),
+        ("completion tokens per run", spread("completion_tokens")),
+    ]
+
+
+def tool_latency_lines(tool_latency: dict) -> list[tuple[str, str]]:
+    """(tool, text) for each tool called."""
+    return [
+        (
+            tool,
+            f"p50 {_ms(row['p50_ms'])}, p95 {_ms(row['p95_ms'])}, max {_ms(row['max_ms'])} "
+            f"({row['calls']} calls, {row['timeouts']} timed out)",
+        )
+        for tool, row in tool_latency.items()
+    ]
+
+
 def summary_lines(report: dict) -> list[str]:
     lines = [
         f"{report['cases']} cases, {report['runs']} runs, model {report['model']} "
@@ -114,6 +154,11 @@ def summary_lines(report: dict) -> list[str]:
         f"tokens                  {tokens['in']:,} in, {tokens['out']:,} out",
         f"wall time               {report['wall_seconds']:.1f} s",
     ]
+    lines += [f"{label:<27} {text}" for label, text in per_run_lines(report["per_run"])]
+    latency_rows = tool_latency_lines(report["tool_latency"])
+    if latency_rows:
+        lines += ["", "tool latency"]
+        lines += [f"  {tool:<25} {text}" for tool, text in latency_rows]
     failing = sorted({r["id"] for r in report["results"] if not r["passed"]})
     if failing:
         lines += ["", f"failing cases ({len(failing)}): {', '.join(failing)}"]
@@ -181,8 +226,17 @@ def _metrics_html(report: dict) -> str:
         ("tokens in / out", f"{tokens['in']:,} / {tokens['out']:,}"),
         ("wall time", f"{report['wall_seconds']:.1f} s"),
     ]
+    usage += per_run_lines(report["per_run"])
     usage_rows = [f"<tr><td>{_text(k)}</td><td class=num>{_text(v)}</td></tr>" for k, v in usage]
-    return _table(["metric", "value", "definition"], rows) + _table(["model use", ""], usage_rows)
+    latency_rows = [
+        f"<tr><td>{_text(tool)}</td><td class=num>{_text(text)}</td></tr>"
+        for tool, text in tool_latency_lines(report["tool_latency"])
+    ]
+    return (
+        _table(["metric", "value", "definition"], rows)
+        + _table(["model use", ""], usage_rows)
+        + _table(["tool", "latency"], latency_rows)
+    )
 
 
 def _confusion_html(confusion: dict[str, dict[str, int]]) -> str:

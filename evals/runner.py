@@ -64,6 +64,9 @@ def worker_environment(workdir: Path) -> dict[str, str]:
     # an eval's runs, and nothing of it may reach a real broker.
     env["REDIS_URL"] = ""
     env["CELERY_FILESYSTEM_DIR"] = str(workdir / "broker")
+    # An eval's runs are not the desk's work: what they count for /metrics (tool latency, run
+    # steps and tokens, model latency) stays in the throwaway folder too.
+    env["PROMETHEUS_MULTIPROC_DIR"] = str(workdir / "metrics")
     # Only used until the worker points at a case's copy.
     env["DATABASE_URL"] = f"sqlite:///{template_path(workdir)}"
     return env

@@ -46,6 +46,7 @@ from prometheus_client.registry import Collector
 
 from agent.metrics import known_series
 from agent.providers.breaker import breaker_metrics
+from agent.tools.registry import tool_names
 from ops.health import periodic_sweeps, recorded_times
 
 # --- What the database and the ops store say, read at scrape time --------------------------
@@ -269,7 +270,7 @@ class DeskCollector(Collector):
 
 
 def exposition() -> bytes:
-    known_series()
+    known_series(tools=tool_names())
     registry = CollectorRegistry()
     MultiProcessCollector(registry, path=settings.PROMETHEUS_MULTIPROC_DIR)
     registry.register(DeskCollector())

@@ -35,6 +35,7 @@ from agent.executor.log import _log_row, _logged_call, _record, _replayed
 from agent.executor.outcome import Outcome, Wait, _failure, _handler_outcome
 from agent.executor.pool import call_threads
 from agent.executor.prior import LogChecks, StepChecks
+from agent.metrics import observe_tool_call
 from agent.models import ToolCallLog
 from agent.tools.registry import Tool, get_tool, tool_names
 from agent.tools.validation import json_type_name, validate_arguments
@@ -208,6 +209,7 @@ def _finish(
         assert admitted is not None and future is not None
         timeout = max(settings.TOOL_TIMEOUT_S - (time.monotonic() - started.submitted), 0.0)
         outcome = _handler_outcome(ctx, admitted.tool, future, wait=wait, timeout=timeout)
+        observe_tool_call(admitted.tool.name, time.monotonic() - started.submitted)
         outcome.arguments = admitted.arguments
         outcome.args_digest = admitted.args_digest
     row = _log_row(

@@ -7,6 +7,7 @@ MCP session was bound with.
 """
 
 import contextlib
+import dataclasses
 import hashlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -298,3 +299,16 @@ def registered_tool(tool: Tool) -> Iterator[Tool]:
     finally:
         _registry.pop(tool.name, None)
         errors.TOOL_NAMES.discard(tool.name)
+
+
+@contextlib.contextmanager
+def replaced_handler(name: str, *, handler: Callable[[ToolContext, dict], dict]) -> Iterator[Tool]:
+    """Run the registered tool `name` with another handler for the duration of a block (evals:
+    a tool that does not answer in time). The model is offered the same tool: its name, schema
+    and description stay."""
+    tool = _registry[name]
+    _registry[name] = dataclasses.replace(tool, handler=handler)
+    try:
+        yield _registry[name]
+    finally:
+        _registry[name] = tool

@@ -15,6 +15,7 @@ from agent.tools.registry import (
     ToolKind,
     get_tool,
     registered_tool,
+    replaced_handler,
     tools_for_role,
     tools_version,
 )
@@ -267,6 +268,20 @@ def test_it_refuses_to_shadow_a_registered_tool():
         pass
 
     assert get_tool("get_order").kind == ToolKind.READ
+
+
+def test_a_replaced_handler_serves_the_same_tool_only_for_the_block():
+    real = get_tool("get_order")
+    offered = tools_for_role("agent")
+
+    with pytest.raises(RuntimeError), replaced_handler("get_order", handler=lambda ctx, a: {}):
+        stand_in = get_tool("get_order")
+        assert stand_in.handler is not real.handler
+        # The model is offered exactly the same tool.
+        assert tools_for_role("agent") == offered
+        raise RuntimeError("the block fails")
+
+    assert get_tool("get_order") is real
 
 
 def test_it_fills_defaults_and_converts_numbers_when_validating():

@@ -2,6 +2,7 @@
 refund policy: a case whose facts are wrong measures nothing, so its mistakes fail here, before
 any model runs it. The format and conventions are in evals/cases/README.md."""
 
+import copy
 import json
 import re
 from datetime import UTC, datetime, timedelta
@@ -28,13 +29,25 @@ from evals.shop import SETUP_REQUESTER
 from policies.rules import RefundFacts, evaluate_refund
 from policies.seed import REFUNDS_RULES, REFUNDS_V1_CLAUSES
 from refunds.models import RefundRequest
+from refunds.services import NOT_COUNTED_FOR_LIMIT
 
 CASES_DIR = Path(__file__).resolve().parents[2] / "evals" / "cases"
 CASE_FILES = sorted(CASES_DIR.glob("*.jsonl"))
 MINIMUM_CASES = 80
 
-TOP_KEYS = {"id", "description", "ticket", "actor", "message", "setup", "expect", "tags"}
-REQUIRED_TOP_KEYS = TOP_KEYS - {"setup"}
+TOP_KEYS = {
+    "id",
+    "description",
+    "ticket",
+    "actor",
+    "message",
+    "setup",
+    "max_steps",
+    "offline_gap",
+    "expect",
+    "tags",
+}
+REQUIRED_TOP_KEYS = TOP_KEYS - {"setup", "max_steps", "offline_gap"}
 EXPECT_KEYS = {"tools", "args", "forbid_tools", "refund", "answer_must", "answer_must_not"}
 TAG_KEYS = {"tool", "clause", "role", "injection", "kind"}
 REFUND_KEYS = {"status", "amount", "order_id", "reason"}
@@ -42,9 +55,24 @@ SETUP_KEYS = {
     "customer_message": ({"body"}, set()),
     "order_note": ({"order_id", "note"}, set()),
     "customer_name": ({"customer_email", "name"}, set()),
-    "refund": ({"order_id", "amount", "status", "reason"}, {"requested_by", "explanation"}),
+    "refund": (
+        {"order_id", "amount", "status", "reason"},
+        {"requested_by", "explanation", "note"},
+    ),
+    "order_currency": ({"order_id", "currency", "amount_paid"}, set()),
+    "role_limits": ({"currency", "limits"}, set()),
+    "tool_timeout": ({"tool"}, {"timeout_s"}),
 }
-SETUP_REFUND_STATUSES = {"succeeded", "pending_approval"}
+SETUP_REFUND_STATUSES = {
+    "succeeded",
+    "pending_approval",
+    "rejected",
+    "withdrawn",
+    "outcome_unknown",
+    "provider_pending",
+}
+# Statuses in which an earlier refund counts against what is left to refund (R-2).
+COMMITTED_IN_SETUP = {"succeeded", "outcome_unknown", "provider_pending"}
 TWO_DECIMALS = re.compile(r"^[0-9]+\.[0-9]{2}$")
 CASE_ID = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 
@@ -254,26 +282,45 @@ def refund_facts(case: dict, *, now: datetime) -> RefundFacts:
         for step in setup_steps(case, "refund")
         if step["order_id"] == refund["order_id"]
     ]
+    # An order_currency step makes the order paid in another currency.
+    currency, paid = "CNY", order.paid
+    for step in setup_steps(case, "order_currency"):
+        if step["order_id"] == refund["order_id"]:
+            currency, paid = step["currency"], Decimal(step["amount_paid"])
     delivered = order.status == "delivered"
     return RefundFacts(
         order_status=order.status,
         delivered_at=now - timedelta(days=order.days_ago) if delivered else None,
         categories=(order.category,),
-        amount_paid=order.paid,
+        amount_paid=paid,
         refunded_so_far=sum(
-            (Decimal(amount) for amount, status, _ in earlier if status == "succeeded"),
+            (Decimal(amount) for amount, status, _ in earlier if status in COMMITTED_IN_SETUP),
             Decimal("0.00"),
         ),
         amount=Decimal(refund["amount"]),
-        currency="CNY",
+        currency=currency,
         # Without an expected reason any fitting one will do; "other" fits every open order.
         reason=refund.get("reason", "other"),
         actor_role=ROLE_OF[requester],
         now=now,
         requester_other_amount=sum(
-            (Decimal(amount) for amount, _, by in earlier if by == requester), Decimal("0.00")
+            (
+                Decimal(amount)
+                for amount, status, by in earlier
+                if by == requester and status not in NOT_COUNTED_FOR_LIMIT
+            ),
+            Decimal("0.00"),
         ),
     )
+
+
+def rules_of(case: dict) -> dict:
+    """The published refund rules on the case's fresh shop: its role_limits steps publish a
+    version with limits in another currency."""
+    rules = copy.deepcopy(REFUNDS_RULES)
+    for step in setup_steps(case, "role_limits"):
+        rules["role_limits"][step["currency"]] = step["limits"]
+    return rules
 
 
 @pytest.mark.parametrize(
@@ -284,7 +331,7 @@ def refund_facts(case: dict, *, now: datetime) -> RefundFacts:
 def test_an_expected_refund_passes_every_clause_of_the_published_policy(case):
     now = datetime(2026, 11, 24, 12, 0, tzinfo=UTC)
 
-    evaluation = evaluate_refund(refund_facts(case, now=now), REFUNDS_RULES)
+    evaluation = evaluate_refund(refund_facts(case, now=now), rules_of(case))
 
     assert evaluation.failing() == []
 

@@ -74,18 +74,18 @@ def test_a_line_that_is_not_json_is_named_by_file_and_line(tmp_path):
         ),
         (
             {"setup": [{"kind": "order_note", "order_id": "1", "note": "x"}]},
-            "setup step 1: unknown order '1' (demo orders: 202609020031, 202610110087, "
-            "202610150012, 202610180099, 202610200456, 202610220314, 202610250777, "
-            "202610280001)",
+            "case 'second': setup step 1: unknown order '1' (demo orders: 202609020031, "
+            "202610110087, 202610150012, 202610180099, 202610200456, 202610220314, "
+            "202610250777, 202610280001)",
         ),
         (
             {"setup": [{"kind": "refund", "order_id": "202610110087", "amount": "5.00"}]},
-            "setup step 1 (refund) lacks ['reason', 'status']",
+            "case 'second': setup step 1 (refund) lacks ['reason', 'status']",
         ),
         (
             {"setup": [{"kind": "weather"}]},
-            "setup step 1: unknown kind 'weather' (kinds: customer_message, customer_name, "
-            "order_note, refund)",
+            "case 'second': setup step 1: unknown kind 'weather' (kinds: customer_message, "
+            "customer_name, order_currency, order_note, refund, role_limits, tool_timeout)",
         ),
     ],
 )
@@ -100,6 +100,133 @@ def test_a_case_id_used_twice_is_refused(tmp_path):
 
     assert refused(tmp_path, "--cases", str(cases)) == (
         f"{cases}:2: case id 'mug-paid' is already used at {cases}:1"
+    )
+
+
+# --- Setup steps, the step cap and the offline gap: the problem names the file and the case ---
+
+MUG_REFUND = {
+    "kind": "refund",
+    "order_id": "202610110087",
+    "amount": "129.00",
+    "status": "rejected",
+    "reason": "damaged",
+}
+
+
+@pytest.mark.parametrize(
+    ("change", "problem"),
+    [
+        (
+            {"setup": [{**MUG_REFUND, "colour": "red"}]},
+            "setup step 1 (refund): unknown keys ['colour'] (known: ['amount', 'explanation', "
+            "'note', 'order_id', 'reason', 'requested_by', 'status'])",
+        ),
+        (
+            {"setup": [{**MUG_REFUND, "status": "refunded"}]},
+            "setup step 1.status must be one of succeeded, pending_approval, rejected, "
+            "withdrawn, outcome_unknown, provider_pending, not 'refunded'",
+        ),
+        (
+            {"setup": [{**MUG_REFUND, "status": "succeeded", "note": "why"}]},
+            "setup step 1.note is the reviewer's or the withdrawer's note: only for a rejected "
+            "or withdrawn refund",
+        ),
+        (
+            {"setup": [{**MUG_REFUND, "note": 7}]},
+            "setup step 1.note must be a string",
+        ),
+        (
+            {
+                "setup": [
+                    {
+                        "kind": "order_currency",
+                        "order_id": "202610110087",
+                        "currency": "yen",
+                        "amount_paid": "2600",
+                    }
+                ]
+            },
+            "setup step 1.currency must be a currency code such as \"JPY\", not 'yen'",
+        ),
+        (
+            {
+                "setup": [
+                    {
+                        "kind": "order_currency",
+                        "order_id": "202610110087",
+                        "currency": "JPY",
+                        "amount_paid": "2600.50",
+                    }
+                ]
+            },
+            "setup step 1.amount_paid 2600.50 has more decimal places than JPY amounts can "
+            "have (0)",
+        ),
+        (
+            {
+                "setup": [
+                    {
+                        "kind": "order_currency",
+                        "order_id": "202610110087",
+                        "currency": "USD",
+                        "amount_paid": 19,
+                    }
+                ]
+            },
+            'setup step 1.amount_paid must be an amount string such as "129.00", not 19',
+        ),
+        (
+            {"setup": [{"kind": "role_limits", "currency": "JPY", "limits": {"boss": "1"}}]},
+            "setup step 1.limits names unknown roles ['boss'] (roles: intern, agent, supervisor)",
+        ),
+        (
+            {"setup": [{"kind": "role_limits", "currency": "JPY", "limits": {}}]},
+            'setup step 1.limits must map roles to amounts, like {"agent": "50000.00"}',
+        ),
+        (
+            {"setup": [{"kind": "role_limits", "currency": "JPY", "limits": {"agent": "-1"}}]},
+            "setup step 1.limits.agent must be zero or more",
+        ),
+        (
+            {"setup": [{"kind": "tool_timeout", "tool": "get_orders"}]},
+            "setup step 1.tool: unknown tool 'get_orders' (tools: get_order, "
+            "list_customer_orders, search_policies, get_refund_status, read_tool_result, "
+            "create_refund)",
+        ),
+        (
+            {"setup": [{"kind": "tool_timeout", "tool": "get_order", "timeout_s": 0}]},
+            "setup step 1.timeout_s must be a number of seconds above 0 and at most 30, not 0",
+        ),
+        (
+            {"setup": [{"kind": "tool_timeout", "tool": "get_order", "timeout_s": True}]},
+            "setup step 1.timeout_s must be a number of seconds above 0 and at most 30, not True",
+        ),
+        (
+            {"setup": [{"kind": "tool_timeout", "tool": "get_order", "after": 3}]},
+            "setup step 1 (tool_timeout): unknown keys ['after'] (known: ['timeout_s', 'tool'])",
+        ),
+        ({"max_steps": 0}, "'max_steps' must be a whole number from 1 to 20, not 0"),
+        ({"max_steps": "3"}, "'max_steps' must be a whole number from 1 to 20, not '3'"),
+        ({"max_steps": True}, "'max_steps' must be a whole number from 1 to 20, not True"),
+        ({"max_steps": 21}, "'max_steps' must be a whole number from 1 to 20, not 21"),
+        (
+            {"offline_gap": " "},
+            "'offline_gap' must say in a non-empty string what the offline planner does not do yet",
+        ),
+    ],
+)
+def test_a_bad_setup_step_or_step_cap_is_named_by_file_line_and_case(tmp_path, change, problem):
+    cases = write_cases(tmp_path / "cases.jsonl", [GOOD, {**GOOD, "id": "second", **change}])
+
+    assert refused(tmp_path, "--cases", str(cases)) == f"{cases}:2: case 'second': {problem}"
+
+
+def test_skipping_the_offline_gaps_of_a_file_that_has_nothing_else_is_refused(tmp_path):
+    cases = write_cases(tmp_path / "cases.jsonl", [{**GOOD, "offline_gap": "all of it"}])
+
+    assert refused(tmp_path, "--cases", str(cases), "--skip-offline-gaps") == (
+        "every case is marked offline_gap: nothing to run"
     )
 
 

@@ -50,3 +50,12 @@ def test_jobs_run_each_case_k_times_one_case_after_another(tmp_path):
         (2, "b", 0),
         (3, "b", 1),
     ]
+
+
+def test_the_workers_count_their_metrics_apart_from_the_desks(settings, tmp_path):
+    settings.PROMETHEUS_MULTIPROC_DIR = str(tmp_path / "desk-metrics")
+
+    env = runner.worker_environment(tmp_path / "eval")
+
+    assert env["PROMETHEUS_MULTIPROC_DIR"] == str(tmp_path / "eval" / "metrics")
+    assert env["CELERY_FILESYSTEM_DIR"] == str(tmp_path / "eval" / "broker")

@@ -42,6 +42,9 @@ FAMILIES = {
     "desk_worker_heartbeat_age_seconds": "gauge",
     "desk_model_breaker_failures": "gauge",
     "desk_model_breaker_open": "gauge",
+    "desk_tool_call_seconds": "histogram",
+    "desk_agent_run_tokens": "histogram",
+    "desk_agent_run_steps": "histogram",
 }
 
 
@@ -389,6 +392,23 @@ def test_counters_include_the_work_of_a_worker_process(
         (("error_code", "UNKNOWN_TOOL"), ("tool", "(unknown)")): 1,
     }
     assert samples[("desk_agent_runs_total", (("stop_reason", "final_answer"),))] == 1
+    # And what the run used: each tool's handler time (an unknown tool has none), and the
+    # run's steps and tokens as the model's usage gave them (120 prompt, 30 completion a call)
+    run = AgentRun.objects.get(pk=run_id)
+    timed = (("tool", "get_order"),)
+    assert samples[("desk_tool_call_seconds_count", timed)] == 1
+    assert 0 < samples[("desk_tool_call_seconds_sum", timed)] < 8
+    assert not any(
+        name.startswith("desk_tool_call_seconds") and dict(labels).get("tool") == "no_such_tool"
+        for name, labels in samples
+    )
+    ended = (("stop_reason", "final_answer"),)
+    assert samples[("desk_agent_run_steps_count", ended)] == 1
+    assert samples[("desk_agent_run_steps_sum", ended)] == run.step_count == 3
+    assert (run.tokens_in, run.tokens_out) == (360, 90)
+    assert samples[("desk_agent_run_tokens_sum", (("kind", "prompt"),))] == 360
+    assert samples[("desk_agent_run_tokens_sum", (("kind", "completion"),))] == 90
+    assert samples[("desk_agent_run_tokens_count", (("kind", "prompt"),))] == 1
     # And the worker's log lines name the run and the request that started it
     assert f"Assistant step: continue [req=trace-run-1 run={run_id}]" in worker.log()
 
