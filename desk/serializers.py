@@ -3,6 +3,7 @@ from rest_framework import serializers
 
 from config.serializers import StrictCharField
 from orders.addresses import BadAddress, email_key
+from tickets import sla
 from tickets.models import Ticket, TicketEvent, TicketMessage
 
 
@@ -46,6 +47,12 @@ class TicketSummarySerializer(serializers.ModelSerializer):
     order_id = serializers.CharField(
         source="order.order_id", read_only=True, allow_null=True, default=None
     )
+    sla = serializers.SerializerMethodField(
+        help_text="breached, due_soon or on_track; null when no SLA target is running"
+    )
+    tags: serializers.SlugRelatedField = serializers.SlugRelatedField(
+        slug_field="name", many=True, read_only=True
+    )
 
     class Meta:
         model = Ticket
@@ -53,12 +60,22 @@ class TicketSummarySerializer(serializers.ModelSerializer):
             "reference",
             "subject",
             "status",
+            "priority",
             "assignee",
             "escalated",
             "order_id",
+            "tags",
+            "cc",
+            "first_response_due_at",
+            "resolution_due_at",
+            "first_responded_at",
+            "sla",
             "created_at",
             "updated_at",
         ]
+
+    def get_sla(self, ticket: Ticket) -> str | None:
+        return sla.sla_state(ticket)
 
 
 class TicketSerializer(TicketSummarySerializer):
@@ -74,12 +91,19 @@ class TicketSerializer(TicketSummarySerializer):
             "reference",
             "subject",
             "status",
+            "priority",
             "assignee",
             "escalated",
             "customer",
             "customer_id",
             "customer_email",
             "order_id",
+            "tags",
+            "cc",
+            "first_response_due_at",
+            "resolution_due_at",
+            "first_responded_at",
+            "sla",
             "created_at",
             "updated_at",
             "messages",
@@ -97,6 +121,36 @@ class MessageWriteSerializer(serializers.Serializer):
 
 class StatusWriteSerializer(serializers.Serializer):
     status = serializers.ChoiceField(choices=Ticket.Status.choices)
+
+
+class PriorityWriteSerializer(serializers.Serializer):
+    priority = serializers.ChoiceField(choices=Ticket.Priority.choices)
+
+
+class TagsWriteSerializer(serializers.Serializer):
+    add = serializers.ListField(
+        child=StrictCharField(max_length=50, allow_blank=True),
+        required=False,
+        default=list,
+        max_length=20,
+        help_text="tag names to add (made if new; names are equal ignoring case)",
+    )
+    remove = serializers.ListField(
+        child=StrictCharField(max_length=50, allow_blank=True),
+        required=False,
+        default=list,
+        max_length=20,
+        help_text="tag names to remove",
+    )
+
+
+class CcWriteSerializer(serializers.Serializer):
+    cc = serializers.ListField(
+        child=StrictCharField(max_length=254, allow_blank=True),
+        max_length=50,
+        allow_empty=True,
+        help_text="the whole CC list: email addresses copied on public replies (at most 10)",
+    )
 
 
 class AssignWriteSerializer(serializers.Serializer):
@@ -124,10 +178,23 @@ class InboundEmailSerializer(serializers.Serializer):
         validators=[RegexValidator(r"^[!-~]+$", "Not a Message-ID: visible ASCII, no spaces.")],
     )
 
+    cc = serializers.ListField(
+        child=serializers.EmailField(max_length=254),
+        required=False,
+        default=list,
+        max_length=50,
+        help_text="addresses the email was copied to: kept on the ticket, copied on replies",
+    )
+
     def get_fields(self):
         fields = super().get_fields()
         fields["from"] = serializers.EmailField(max_length=254)
         return fields
+
+    def validate_cc(self, addresses: list[str]) -> list[str]:
+        for address in addresses:
+            self.validate_from(address)
+        return addresses
 
     def validate_from(self, address: str) -> str:
         # Django's validator takes any domain Python's IDNA 2003 codec can fold into ASCII;

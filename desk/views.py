@@ -27,7 +27,7 @@ from orders.selectors import order_summary
 from refunds import services as refund_services
 from refunds.models import RefundRequest
 from refunds.selectors import with_latest_refund_status
-from tickets import selectors, services
+from tickets import selectors, services, sla
 from tickets.models import Ticket, TicketEvent, TicketMessage
 from tickets.services import TICKET_ALLOWED
 
@@ -39,7 +39,7 @@ LIST_VIEWS = [
     ("unassigned", "Unassigned"),
     ("escalated", "Escalated"),
 ]
-LIST_SORTS = [("updated", "Last updated"), ("created", "Created")]
+LIST_SORTS = [("updated", "Last updated"), ("created", "Created"), ("due", "SLA due")]
 # Left out of the list's links: a link with only the defaults is the plain list.
 LIST_DEFAULTS = {"view": "all", "sort": "updated"}
 
@@ -80,6 +80,7 @@ class ListRow:
     ticket: Ticket
     refund_status: str  # the newest refund request's status, "" when there is none
     refund_words: str
+    sla: str | None  # tickets/sla.py sla_state: the badge
 
 
 def _list_filters(params) -> dict[str, str]:
@@ -93,7 +94,15 @@ def _list_filters(params) -> dict[str, str]:
         "assignee": params.get("assignee", "").strip(),
         "q": params.get("q", "").strip(),
         "sort": sort if sort in selectors.SORTS else "updated",
+        "priority": _one_of(params, "priority", Ticket.Priority.values),
+        "sla": _one_of(params, "sla", sla.SLA_STATES),
+        "tag": params.get("tag", "").strip(),
     }
+
+
+def _one_of(params, name: str, allowed) -> str:
+    value = params.get(name, "")
+    return value if value in allowed else ""
 
 
 def _list_query(filters: dict[str, str], **changes: str) -> str:
@@ -116,13 +125,18 @@ def ticket_list(request):
         assignee=request.user.username if assignee == "me" else assignee,
         query=filters["q"],
         sort=filters["sort"],
+        priority=filters["priority"],
+        sla_state=filters["sla"],
+        tag=filters["tag"],
     )
     paginator = Paginator(with_latest_refund_status(tickets), PAGE_SIZE)
     page = paginator.get_page(request.GET.get("page"))
     rows = []
     for ticket in page.object_list:
         refund_status = getattr(ticket, "latest_refund_status", None) or ""
-        rows.append(ListRow(ticket, refund_status, _refund_words(refund_status)))
+        rows.append(
+            ListRow(ticket, refund_status, _refund_words(refund_status), sla.sla_state(ticket))
+        )
     query = _list_query(filters)
     escalated_count = Ticket.objects.filter(escalated=True).count()
     # Exists, not a join: a join would read every assigned ticket to find a handful of users.
@@ -150,7 +164,11 @@ def ticket_list(request):
             "statuses": Ticket.Status.choices,
             "assignees": assignees.order_by("username"),
             "filters": filters,
-            "filtered": any(filters[key] for key in ("status", "assignee", "q")),
+            "priorities": Ticket.Priority.choices,
+            "sla_states": [("breached", "Breached"), ("due_soon", "Due soon")],
+            "filtered": any(
+                filters[key] for key in ("status", "assignee", "q", "priority", "sla", "tag")
+            ),
             # Pagination links are this prefix plus page=N: every filter is kept.
             "page_link_prefix": f"?{query}&" if query else "?",
             "can_open_tickets": support_role(request.user) is not None,
@@ -272,6 +290,10 @@ def _render_ticket(
             and ticket.status != Ticket.Status.CLOSED,
             "can_clear_escalation": is_supervisor(request.user) and ticket.escalated,
             "next_statuses": _status_actions(ticket),
+            "priorities": Ticket.Priority.choices,
+            "sla_state": sla.sla_state(ticket),
+            "sla_due": sla.next_due(ticket),
+            "can_tag": role is not None,
             "support_users": support_users(),
             "draft": draft,
             "error_for": error_for,
@@ -382,6 +404,49 @@ def ticket_status(request, reference: str):
         reference,
         lambda t: services.ticket_set_status(ticket=t, to_status=to_status, actor=request.user),
         f"Ticket marked {label.lower()}.",
+    )
+
+
+@login_required
+@require_POST
+def ticket_priority(request, reference: str):
+    priority = request.POST.get("priority", "")
+    label = dict(Ticket.Priority.choices).get(priority, priority)
+    return _act(
+        request,
+        reference,
+        lambda t: services.ticket_set_priority(ticket=t, priority=priority, actor=request.user),
+        f"Priority set to {label.lower()}.",
+    )
+
+
+def _split_list(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+@login_required
+@require_POST
+def ticket_tags(request, reference: str):
+    add = _split_list(request.POST.get("add", ""))
+    remove = request.POST.getlist("remove")
+    return _act(
+        request,
+        reference,
+        lambda t: services.ticket_change_tags(ticket=t, actor=request.user, add=add, remove=remove),
+        "Tags updated.",
+    )
+
+
+@login_required
+@require_POST
+def ticket_cc(request, reference: str):
+    cc = _split_list(request.POST.get("cc", ""))
+    return _act(
+        request,
+        reference,
+        lambda t: services.ticket_set_cc(ticket=t, cc=cc, actor=request.user),
+        "CC updated.",
+        draft={"cc": cc},
     )
 
 

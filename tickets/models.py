@@ -1,6 +1,8 @@
 from django.conf import settings
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, Q
+from django.db.models.fields.json import KT
+from django.db.models.functions import Lower
 
 
 class Ticket(models.Model):
@@ -9,6 +11,12 @@ class Ticket(models.Model):
         PENDING = "pending", "Pending"
         SOLVED = "solved", "Solved"
         CLOSED = "closed", "Closed"
+
+    class Priority(models.TextChoices):
+        LOW = "low", "Low"
+        NORMAL = "normal", "Normal"
+        HIGH = "high", "High"
+        URGENT = "urgent", "Urgent"
 
     reference = models.CharField(max_length=20, unique=True)
     customer = models.ForeignKey(
@@ -28,6 +36,23 @@ class Ticket(models.Model):
     order = models.ForeignKey(
         "orders.Order", null=True, blank=True, on_delete=models.PROTECT, related_name="tickets"
     )
+    # --- DESIGN §15: priority and its SLA targets (tickets/sla.py keeps the clocks) ---
+    priority = models.CharField(max_length=8, choices=Priority.choices, default=Priority.NORMAL)
+    first_response_due_at = models.DateTimeField(null=True, blank=True)
+    resolution_due_at = models.DateTimeField(null=True, blank=True)
+    # The first public reply to the customer (queued by an agent), whenever it is delivered.
+    first_responded_at = models.DateTimeField(null=True, blank=True)
+    # When the resolution clock stopped (the ticket went pending or solved); null while it runs.
+    sla_paused_at = models.DateTimeField(null=True, blank=True)
+    # How long the resolution clock has been stopped in all: resolution_due_at includes it.
+    sla_paused_seconds = models.PositiveBigIntegerField(default=0)
+    # When the sweep recorded each target's breach: set once, by compare-and-swap, with the
+    # one sla.breached event (tickets/sla.py record_breaches).
+    first_response_breached_at = models.DateTimeField(null=True, blank=True)
+    resolution_breached_at = models.DateTimeField(null=True, blank=True)
+    # --- tags and the addresses copied on public replies ---
+    tags = models.ManyToManyField("Tag", blank=True, related_name="tickets")  # type: ignore[var-annotated]
+    cc = models.JSONField(default=list, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -50,10 +75,67 @@ class Ticket(models.Model):
                 condition=Q(escalated=True),
                 name="ticket_escalated_idx",
             ),
+            # The SLA sweep's two work queues: only targets still running and not yet breached.
+            models.Index(
+                fields=["first_response_due_at"],
+                condition=Q(first_responded_at__isnull=True)
+                & Q(first_response_breached_at__isnull=True)
+                & Q(status__in=["open", "pending"]),
+                name="ticket_first_response_due_idx",
+            ),
+            models.Index(
+                fields=["resolution_due_at"],
+                condition=Q(resolution_breached_at__isnull=True, status="open"),
+                name="ticket_resolution_due_idx",
+            ),
         ]
 
     def __str__(self) -> str:
         return f"{self.reference} {self.subject}"
+
+
+class SlaPolicy(models.Model):
+    """DESIGN §15: per priority, how soon the first response and the resolution are due.
+    Edited in admin; a change applies to tickets opened, or re-prioritised, after it."""
+
+    priority = models.CharField(max_length=8, choices=Ticket.Priority.choices, unique=True)
+    first_response_hours = models.PositiveIntegerField()
+    resolution_hours = models.PositiveIntegerField()
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name = "SLA policy"
+        verbose_name_plural = "SLA policies"
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(first_response_hours__gt=0)
+                & Q(resolution_hours__gte=F("first_response_hours")),
+                name="sla_policy_targets_in_order",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return (
+            f"{self.get_priority_display()}: first response {self.first_response_hours} h, "
+            f"resolution {self.resolution_hours} h"
+        )
+
+
+class Tag(models.Model):
+    """A label on tickets. One tag per name whatever its case: "Damaged" is "damaged"."""
+
+    name = models.CharField(max_length=50)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.UniqueConstraint(Lower("name"), name="tag_name_unique_ignoring_case"),
+            models.CheckConstraint(condition=~Q(name=""), name="tag_name_not_empty"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
 
 
 class TicketCounter(models.Model):
@@ -148,6 +230,10 @@ class TicketEvent(models.Model):
         REPLY_SENT = "reply_sent", "Reply emailed to the customer"
         REPLY_FAILED = "reply_failed", "Reply could not be emailed"
         CUSTOMER_REPLIED = "customer_replied", "Customer replied"
+        PRIORITY_CHANGED = "priority_changed", "Priority changed"
+        SLA_BREACHED = "sla.breached", "SLA target breached"
+        TAGS_CHANGED = "tags_changed", "Tags changed"
+        CC_CHANGED = "cc_changed", "CC list changed"
 
     ticket = models.ForeignKey(Ticket, on_delete=models.CASCADE, related_name="events")
     type = models.CharField(max_length=32, choices=Type.choices)
@@ -159,6 +245,15 @@ class TicketEvent(models.Model):
 
     class Meta:
         ordering = ["created_at", "id"]
+        constraints = [
+            # A target is breached once: two sweeps racing record one event between them.
+            models.UniqueConstraint(
+                F("ticket"),
+                KT("data__target"),
+                condition=Q(type="sla.breached"),
+                name="ticket_event_one_breach_per_target",
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.ticket.reference}: {self.type}"
