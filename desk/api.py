@@ -22,12 +22,15 @@ from config.api_errors import error_responses
 from config.errors import RateLimited, wait_in_words
 from config.permissions import IsStaffMember
 from config.roles import Role, support_role
+from desk import macros
 from desk.serializers import (
+    AppliedMacroSerializer,
     AssignWriteSerializer,
     CcWriteSerializer,
     CustomerSerializer,
     InboundEmailSerializer,
     InboundResultSerializer,
+    MacroSerializer,
     MessageWriteSerializer,
     NoteWriteSerializer,
     OptionalNoteSerializer,
@@ -340,6 +343,45 @@ class TicketCcApi(APIView):
             CcWriteSerializer,
             lambda ticket, cc: services.ticket_set_cc(ticket=ticket, cc=cc, actor=request.user),
         )
+
+
+@extend_schema(responses={200: MacroSerializer(many=True), **error_responses(401, 403)})
+class MacroListApi(generics.ListAPIView):
+    """The shared macros and your own."""
+
+    serializer_class = MacroSerializer
+    permission_classes = [IsStaffMember, WritesOnTickets]
+
+    def get_queryset(self):
+        return macros.macros_for(cast(User, self.request.user))
+
+
+class TicketMacroApplyApi(APIView):
+    """The macro rendered for this ticket from its state now (the refund placeholders read the
+    ticket's current refund), with its actions, to review: nothing is sent or changed."""
+
+    permission_classes = [IsStaffMember, WritesOnTickets]
+
+    @extend_schema(
+        request=None,
+        responses={
+            200: AppliedMacroSerializer,
+            **error_responses(
+                401,
+                403,
+                404,
+                409,
+                e404="No such ticket, or no such macro among the shared ones and yours.",
+                e409="The ticket has no value for a placeholder the macro uses "
+                "(extra.missing names them).",
+            ),
+        },
+    )
+    def post(self, request, reference: str, macro_id: int):
+        ticket = _ticket(reference)
+        macro = get_object_or_404(macros.macros_for(request.user), pk=macro_id)
+        applied = macros.macro_apply(macro=macro, ticket=ticket, agent=request.user)
+        return Response(AppliedMacroSerializer(applied).data)
 
 
 class TicketAssignApi(APIView):

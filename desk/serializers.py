@@ -4,7 +4,7 @@ from rest_framework import serializers
 from config.serializers import StrictCharField
 from orders.addresses import BadAddress, email_key
 from tickets import sla
-from tickets.models import Ticket, TicketEvent, TicketMessage
+from tickets.models import Macro, Ticket, TicketEvent, TicketMessage
 
 
 class TicketMessageSerializer(serializers.ModelSerializer):
@@ -246,3 +246,26 @@ class CustomerSerializer(serializers.Serializer):
     orders = CustomerOrderSerializer(many=True)
     tickets = TicketSummarySerializer(many=True)
     refund_requests = CustomerRefundSerializer(many=True, source="refunds")
+
+
+# --- macros -------------------------------------------------------------------------------------
+
+
+class MacroSerializer(serializers.ModelSerializer):
+    shared = serializers.SerializerMethodField(help_text="true: the whole desk's; false: yours")
+
+    class Meta:
+        model = Macro
+        fields = ["id", "name", "body", "visibility", "actions", "shared"]
+
+    def get_shared(self, macro: Macro) -> bool:
+        return macro.owner_id is None
+
+
+class AppliedMacroSerializer(serializers.Serializer):
+    body = serializers.CharField(help_text="the rendered text, to edit and send as a reply")
+    visibility = serializers.CharField(help_text="public or internal, as the macro suggests")
+    actions = serializers.DictField(
+        help_text="{status, priority, add_tags}, each optional: applied only when confirmed "
+        "through the status, priority and tags endpoints"
+    )

@@ -69,6 +69,12 @@ ticket_api_urlpatterns = [
     path("tickets/<str:reference>/tags/", api.TicketTagsApi.as_view(), name="api-ticket-tags"),
     path("tickets/<str:reference>/cc/", api.TicketCcApi.as_view(), name="api-ticket-cc"),
     path(
+        "tickets/<str:reference>/macros/<int:macro_id>/apply/",
+        api.TicketMacroApplyApi.as_view(),
+        name="api-ticket-macro-apply",
+    ),
+    path("macros/", api.MacroListApi.as_view(), name="api-macros"),
+    path(
         "tickets/<str:reference>/assign/", api.TicketAssignApi.as_view(), name="api-ticket-assign"
     ),
     path(

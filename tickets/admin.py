@@ -4,7 +4,7 @@ from django.contrib import admin
 from django.utils.html import format_html
 
 from config.admin_tools import ReadOnlyMixin
-from tickets.models import SlaPolicy, Tag, Ticket, TicketEvent, TicketMessage
+from tickets.models import Macro, SlaPolicy, Tag, Ticket, TicketEvent, TicketMessage
 
 
 class TicketMessageInline(ReadOnlyMixin, admin.TabularInline):
@@ -92,3 +92,12 @@ class SlaPolicyAdmin(admin.ModelAdmin):
 class TagAdmin(admin.ModelAdmin):
     list_display = ["name", "created_at"]
     search_fields = ["name"]
+
+
+@admin.register(Macro)
+class MacroAdmin(admin.ModelAdmin):
+    """Canned replies. A body with an unknown placeholder is refused when saved."""
+
+    list_display = ["name", "visibility", "owner", "updated_at"]
+    list_filter = ["visibility", "owner"]
+    search_fields = ["name", "body"]

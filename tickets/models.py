@@ -1,4 +1,7 @@
+import re
+
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import F, Q
 from django.db.models.fields.json import KT
@@ -257,3 +260,93 @@ class TicketEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.ticket.reference}: {self.type}"
+
+
+# DESIGN §15: what a macro's body may say; desk/macros.py renders each from current state.
+MACRO_PLACEHOLDERS = (
+    "customer.name",
+    "customer.first_name",
+    "ticket.reference",
+    "order.id",
+    "agent.name",
+    "refund.amount",
+    "refund.status",
+)
+MACRO_PLACEHOLDER = re.compile(r"\{\{\s*([^{}]*?)\s*\}\}")
+MACRO_ACTIONS = ("status", "priority", "add_tags")
+
+
+def macro_problems(body: str, actions: object) -> dict[str, list[str]]:
+    """What is wrong with a macro's body and actions, by field (empty: nothing)."""
+    problems: dict[str, list[str]] = {}
+    unknown = sorted(
+        {name for name in MACRO_PLACEHOLDER.findall(body) if name not in MACRO_PLACEHOLDERS}
+    )
+    if unknown:
+        problems["body"] = [
+            f"Unknown placeholder {{{{{name}}}}}; use one of: "
+            + ", ".join(f"{{{{{known}}}}}" for known in MACRO_PLACEHOLDERS)
+            for name in unknown
+        ]
+    if not isinstance(actions, dict):
+        problems["actions"] = ['An object: {"status", "priority", "add_tags"}, each optional.']
+        return problems
+    wrong = []
+    for key, value in actions.items():
+        if key not in MACRO_ACTIONS:
+            wrong.append(f"Unknown action {key!r}.")
+        elif key == "status" and value not in Ticket.Status.values:
+            wrong.append(f"status must be one of: {', '.join(Ticket.Status.values)}.")
+        elif key == "priority" and value not in Ticket.Priority.values:
+            wrong.append(f"priority must be one of: {', '.join(Ticket.Priority.values)}.")
+        elif key == "add_tags" and not (
+            isinstance(value, list) and all(isinstance(v, str) and v.strip() for v in value)
+        ):
+            wrong.append("add_tags must be a list of tag names.")
+    if wrong:
+        problems["actions"] = wrong
+    return problems
+
+
+class Macro(models.Model):
+    """A canned reply: a body with placeholders and optional actions, shared (no owner) or
+    one agent's own. Applying one only fills the reply box (desk/macros.py): nothing is sent
+    or changed until the agent sends or confirms."""
+
+    class Visibility(models.TextChoices):
+        PUBLIC = "public", "Public reply"
+        INTERNAL = "internal", "Internal note"
+
+    name = models.CharField(max_length=100)
+    body = models.TextField()
+    visibility = models.CharField(
+        max_length=16, choices=Visibility.choices, default=Visibility.PUBLIC
+    )
+    actions = models.JSONField(default=dict, blank=True)
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="macros",
+        help_text="Empty: shared with the whole desk.",
+    )
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name", "id"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def save(self, *args, **kwargs) -> None:
+        # Refused at every save, not only in admin's form: an unknown placeholder never lands.
+        problems = macro_problems(self.body, self.actions)
+        if problems:
+            raise ValidationError(problems)
+        super().save(*args, **kwargs)
+
+    def clean(self) -> None:
+        problems = macro_problems(self.body, self.actions)
+        if problems:
+            raise ValidationError(problems)
