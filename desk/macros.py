@@ -8,11 +8,13 @@ refund request, and the refunds app sits above tickets."""
 from dataclasses import dataclass
 
 from django.contrib.auth.models import User
+from django.db import transaction
 from django.db.models import Q, QuerySet
 
 from config.errors import Conflict, Forbidden
 from config.roles import support_role
 from refunds.models import RefundRequest
+from tickets import services
 from tickets.models import MACRO_PLACEHOLDER, Macro, Ticket
 
 
@@ -69,3 +71,22 @@ def macro_apply(*, macro: Macro, ticket: Ticket, agent: User) -> AppliedMacro:
         )
     body = MACRO_PLACEHOLDER.sub(lambda m: str(values[m.group(1)]), macro.body)
     return AppliedMacro(body=body, visibility=macro.visibility, actions=dict(macro.actions))
+
+
+@transaction.atomic
+def macro_confirm_actions(*, macro: Macro, ticket: Ticket, agent: User) -> list[str]:
+    """The agent confirms the macro's actions: each through its own service (which checks the
+    agent's role and records its event), all or none. Returns what changed, in words."""
+    if macro.owner_id is not None and macro.owner_id != agent.pk:
+        raise Forbidden("Not one of your macros: it is another agent's own.")
+    actions, done = macro.actions, []
+    if actions.get("add_tags"):
+        services.ticket_change_tags(ticket=ticket, actor=agent, add=actions["add_tags"])
+        done.append("tagged " + ", ".join(actions["add_tags"]))
+    if actions.get("priority") and actions["priority"] != ticket.priority:
+        services.ticket_set_priority(ticket=ticket, priority=actions["priority"], actor=agent)
+        done.append(f"priority {actions['priority']}")
+    if actions.get("status") and actions["status"] != ticket.status:
+        services.ticket_set_status(ticket=ticket, to_status=actions["status"], actor=agent)
+        done.append(f"status {actions['status']}")
+    return done

@@ -31,6 +31,11 @@ ticket_urlpatterns = [
     path("<str:reference>/priority/", views.ticket_priority, name="priority"),
     path("<str:reference>/tags/", views.ticket_tags, name="tags"),
     path("<str:reference>/cc/", views.ticket_cc, name="cc"),
+    path(
+        "<str:reference>/macros/<int:macro_id>/actions/",
+        views.ticket_macro_actions,
+        name="macro-actions",
+    ),
     path("<str:reference>/assign/", views.ticket_assign, name="assign"),
     path("<str:reference>/escalate/", views.ticket_escalate, name="escalate"),
     path(

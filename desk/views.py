@@ -21,6 +21,7 @@ from django.views.decorators.http import require_POST
 from config.errors import ApplicationError
 from config.refund_statuses import RefundStatus
 from config.roles import Role, is_staff_member, is_supervisor, support_role, support_users
+from desk import macros
 from orders.addresses import BadAddress, email_key
 from orders.models import Customer, Order
 from orders.selectors import order_summary
@@ -28,7 +29,7 @@ from refunds import services as refund_services
 from refunds.models import RefundRequest
 from refunds.selectors import with_latest_refund_status
 from tickets import selectors, services, sla
-from tickets.models import Ticket, TicketEvent, TicketMessage
+from tickets.models import Macro, Ticket, TicketEvent, TicketMessage
 from tickets.services import TICKET_ALLOWED
 
 PAGE_SIZE = 25
@@ -260,6 +261,7 @@ def _render_ticket(
     error_for: str = "",
     error: str = "",
     status: int = 200,
+    applied_macro: Macro | None = None,
 ):
     """The ticket page. After a refused form, `draft` holds what was typed, `error_for` names
     the form ("reply", "escalate", "deescalate", "actions") and `error` says why."""
@@ -294,6 +296,8 @@ def _render_ticket(
             "sla_state": sla.sla_state(ticket),
             "sla_due": sla.next_due(ticket),
             "can_tag": role is not None,
+            "macros": macros.macros_for(request.user) if role is not None else [],
+            "applied_macro": applied_macro,
             "support_users": support_users(),
             "draft": draft,
             "error_for": error_for,
@@ -318,7 +322,26 @@ def _withdrawable(refunds: list[RefundRequest], user) -> set[int]:
 @login_required
 def ticket_detail(request, reference: str):
     _require_staff(request.user)
-    return _render_ticket(request, _ticket(reference))
+    ticket = _ticket(reference)
+    if request.GET.get("macro", "").isdigit():
+        return _render_with_macro(request, ticket, int(request.GET["macro"]))
+    return _render_ticket(request, ticket)
+
+
+def _render_with_macro(request, ticket: Ticket, macro_id: int):
+    """The ticket page with the macro's text in the reply box and its actions offered for
+    confirmation; nothing is sent or changed (DESIGN §15)."""
+    macro = get_object_or_404(macros.macros_for(request.user), pk=macro_id)
+    try:
+        applied = macros.macro_apply(macro=macro, ticket=ticket, agent=request.user)
+    except ApplicationError as exc:
+        return _render_ticket(request, ticket, error_for="reply", error=exc.message, status=409)
+    return _render_ticket(
+        request,
+        ticket,
+        draft={"body": applied.body, "visibility": applied.visibility},
+        applied_macro=macro if applied.actions else None,
+    )
 
 
 def _act(
@@ -448,6 +471,27 @@ def ticket_cc(request, reference: str):
         "CC updated.",
         draft={"cc": cc},
     )
+
+
+@login_required
+@require_POST
+def ticket_macro_actions(request, reference: str, macro_id: int):
+    """The agent confirms the actions of the macro they applied (status, priority, tags). The
+    reply box's text comes along and is shown again, unsent, as it was."""
+    _require_staff(request.user)
+    macro = get_object_or_404(macros.macros_for(request.user), pk=macro_id)
+    draft = {"body": _typed(request, "body")}
+    if request.POST.get("visibility") in TicketMessage.Visibility.values:
+        draft["visibility"] = request.POST["visibility"]
+    try:
+        done = macros.macro_confirm_actions(
+            macro=macro, ticket=_ticket(reference), agent=request.user
+        )
+    except ApplicationError as exc:
+        messages.error(request, exc.message)
+        return _render_ticket(request, _ticket(reference), draft=draft, status=exc.status_code)
+    messages.success(request, f"{macro.name}: {'; '.join(done) or 'nothing to change'}.")
+    return _render_ticket(request, _ticket(reference), draft=draft)
 
 
 @login_required

@@ -13,7 +13,7 @@ from django.utils import timezone
 from playwright.sync_api import expect
 
 from tests.e2e.overflow import LAPTOP, PHONE, assert_fits
-from tickets.models import Ticket
+from tickets.models import Macro, Ticket, TicketMessage
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
@@ -63,3 +63,35 @@ def test_tags_priority_cc_and_the_sla_badge(page, login, demo, tmp_path):
     # The first response is given; the resolution (8 h for urgent) is not yet due.
     expect(page.locator("#helpdesk-panel [data-sla]")).to_have_count(0)
     assert Ticket.objects.get(reference="TCK-1001").cc == ["partner@example.com"]
+
+
+def test_a_macro_fills_the_reply_box_and_its_actions_wait_for_confirmation(
+    page, login, demo, tmp_path
+):
+    shots = Path(os.environ.get("STORY_SHOTS_DIR") or tmp_path)
+    shots.mkdir(parents=True, exist_ok=True)
+    Macro.objects.create(
+        name="Ask for a photo",
+        body="Hi {{customer.first_name}}, could you send a photo of {{order.id}}? {{agent.name}}",
+        actions={"status": "pending", "add_tags": ["photo requested"]},
+    )
+    login("agent")
+    page.goto("/tickets/TCK-1001/")
+
+    page.select_option("#macro-select", label="Ask for a photo")
+    page.click("#macro-use")
+    expect(page.locator("#reply-body")).to_have_value(
+        "Hi Li, could you send a photo of 202610110087? agent"
+    )
+    expect(page.locator("#macro-actions-form")).to_contain_text("status pending")
+    assert Ticket.objects.get(reference="TCK-1001").status == "open"
+    photograph(page, shots, "essentials-macro")
+
+    page.fill("#reply-body", "Hi Li, could you send a photo of the crack?")
+    page.click("#macro-actions-confirm")
+    expect(page.locator("#ticket-status")).to_have_text("Pending")
+    expect(page.locator("#ticket-tags [data-tag='photo requested']")).to_be_visible()
+    # The edited text is still in the box, unsent.
+    expect(page.locator("#reply-body")).to_have_value("Hi Li, could you send a photo of the crack?")
+    replies = TicketMessage.objects.filter(ticket__reference="TCK-1001", author_kind="agent")
+    assert not replies.exists()

@@ -122,3 +122,56 @@ def test_applying_to_an_unknown_ticket_or_macro_is_a_404(db, agent_user):
     assert client.post(f"/api/tickets/TCK-999999/macros/{macro.pk}/apply/").status_code == 404
     ticket = TicketFactory()
     assert client.post(f"/api/tickets/{ticket.reference}/macros/999999/apply/").status_code == 404
+
+
+# --- the ticket page ------------------------------------------------------------------------
+
+
+def test_the_page_fills_the_reply_box_and_confirming_applies_the_actions(db, client, agent_user):
+    ticket = TicketFactory(customer__name="Li Wei")
+    macro = Macro.objects.create(
+        name="Ask for a photo",
+        body="Hi {{customer.first_name}}, could you send a photo?",
+        actions={"status": "pending", "priority": "high", "add_tags": ["photo"]},
+    )
+    client.force_login(agent_user)
+
+    page = client.get(f"/tickets/{ticket.reference}/?macro={macro.pk}").content.decode()
+
+    assert "Hi Li, could you send a photo?</textarea>" in page
+    assert 'id="macro-actions-form"' in page
+    assert Ticket.objects.get(pk=ticket.pk).status == "open"  # nothing changed yet
+
+    confirmed = client.post(
+        f"/tickets/{ticket.reference}/macros/{macro.pk}/actions/",
+        {"body": "Hi Li, a photo please.", "visibility": "public"},
+    )
+
+    # The text in the reply box comes back unsent, as the agent left it.
+    assert "Hi Li, a photo please.</textarea>" in confirmed.content.decode()
+    ticket = Ticket.objects.get(pk=ticket.pk)
+    assert (ticket.status, ticket.priority) == ("pending", "high")
+    assert [tag.name for tag in ticket.tags.all()] == ["photo"]
+    assert not TicketMessage.objects.filter(ticket=ticket).exists()
+
+
+def test_the_page_says_why_a_macro_cannot_be_used(db, client, agent_user):
+    ticket = TicketFactory()
+    macro = Macro.objects.create(name="Refund done", body="{{refund.amount}} refunded.")
+    client.force_login(agent_user)
+
+    response = client.get(f"/tickets/{ticket.reference}/?macro={macro.pk}")
+
+    assert response.status_code == 409
+    assert "it has no value for {{refund.amount}}" in response.content.decode()
+
+
+def test_an_intern_cannot_confirm_a_macro_s_status_change(db, client, intern):
+    ticket = TicketFactory()
+    macro = Macro.objects.create(name="Wait", body="Hi", actions={"status": "pending"})
+    client.force_login(intern)
+
+    response = client.post(f"/tickets/{ticket.reference}/macros/{macro.pk}/actions/")
+
+    assert response.status_code == 403
+    assert Ticket.objects.get(pk=ticket.pk).status == "open"
