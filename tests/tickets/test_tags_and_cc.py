@@ -95,7 +95,15 @@ def test_the_tags_api_and_the_tag_filter(db, agent_user):
 
 @pytest.mark.parametrize(
     "body",
-    [{"add": "damaged"}, {"add": [1]}, {"add": [None]}, {"remove": {"a": 1}}, {"add": ["x" * 51]}],
+    [
+        {"add": "damaged"},
+        {"add": [1]},
+        {"add": [None]},
+        {"remove": {"a": 1}},
+        {"add": ["x" * 51]},
+        {"add": ["x" * 1_000_000]},
+        {"add": [f"t{i}" for i in range(1000)]},
+    ],
 )
 def test_the_tags_api_refuses_wrong_types_with_400(db, agent_user, body):
     ticket = TicketFactory()
@@ -153,6 +161,9 @@ def test_the_cc_api_edits_it_and_refuses_interns_and_wrong_types(db, agent_user,
     assert api_as(agent_user).post(url, {"cc": "a@example.com"}, format="json").status_code == 400
     assert api_as(agent_user).post(url, {"cc": ["nope"]}, format="json").status_code == 400
     assert api_as(agent_user).post(url, {}, format="json").status_code == 400
+    many = {"cc": [f"p{i}@example.com" for i in range(1000)]}
+    assert api_as(agent_user).post(url, many, format="json").status_code == 400
+    assert api_as(agent_user).post(url, {"cc": [None]}, format="json").status_code == 400
     assert Ticket.objects.get(pk=ticket.pk).cc == []
 
     response = api_as(agent_user).post(url, {"cc": ["a@example.com"]}, format="json")
@@ -242,3 +253,21 @@ def test_pages_add_and_remove_tags_and_edit_cc(db, client):
     page = client.get(f"{base}/").content.decode()
     assert 'data-tag="damaged"' in page
     assert "a@example.com, b@example.com" in page
+
+
+def test_a_cc_on_mail_naming_another_customers_ticket_never_reaches_that_ticket(db, inbound):
+    theirs = TicketFactory(cc=["their.partner@example.com"])
+
+    response = inbound(
+        **{"from": "intruder@example.com"},
+        subject=f"Re: [{theirs.reference}] hello",
+        body="Copy me in.",
+        message_id="<cc-intruder@example.com>",
+        cc=["intruder.friend@example.com"],
+    )
+
+    assert response.status_code == 201
+    assert response.json()["ticket"] != theirs.reference
+    assert Ticket.objects.get(pk=theirs.pk).cc == ["their.partner@example.com"]
+    own = Ticket.objects.get(reference=response.json()["ticket"])
+    assert own.cc == ["intruder.friend@example.com"]
