@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Case, F, Q, QuerySet, When
+from django.db.models import Case, Count, F, Q, QuerySet, When
 from django.db.models.functions import Least
 from django.utils import timezone
 
@@ -133,21 +133,37 @@ def with_due(tickets: QuerySet[Ticket]) -> QuerySet[Ticket]:
     )
 
 
+def breached_q(now: datetime) -> Q:
+    """A running target is past due: the same as `due_at <= now`, written per target so that
+    PostgreSQL can answer each half from its own due-time column."""
+    first_late = Q(
+        first_responded_at__isnull=True,
+        status__in=[S.OPEN, S.PENDING],
+        first_response_due_at__lte=now,
+    )
+    return first_late | Q(status=S.OPEN, resolution_due_at__lte=now)
+
+
 def filter_state(tickets: QuerySet[Ticket], state: str, now: datetime | None = None) -> QuerySet:
     now = now or timezone.now()
     tickets = with_due(tickets)
-    # Keyword dicts: the type checker knows the model's fields, not the annotation.
     if state == "breached":
-        return tickets.filter(**{"due_at__lte": now})
+        return tickets.filter(breached_q(now))
+    # Keyword dicts: the type checker knows the model's fields, not the annotation.
     return tickets.filter(**{"due_at__gt": now, "due_at__lte": now + due_soon_window()})
 
 
 def breached_by_priority(now: datetime | None = None) -> dict[str, int]:
     """Tickets with a running target past due, counted by priority (every priority listed)."""
     counts = dict.fromkeys(P.values, 0)
-    rows = filter_state(Ticket.objects.order_by(), "breached", now).values_list("priority")
-    for (priority,) in rows:
-        counts[priority] += 1
+    rows = (
+        Ticket.objects.filter(breached_q(now or timezone.now()))
+        .order_by()
+        .values_list("priority")
+        .annotate(n=Count("id"))
+    )
+    for priority, n in rows:
+        counts[priority] = n
     return counts
 
 

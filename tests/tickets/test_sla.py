@@ -306,3 +306,21 @@ def test_the_list_page_shows_the_sla_badges(db, clock, client, agent_user):
     page = client.get("/tickets/").content.decode()
     assert 'data-sla="breached"' in page
     assert urgent.reference in page
+
+
+def test_the_list_s_sql_and_the_badge_agree_on_every_kind_of_ticket(db, clock, agent_user):
+    tickets = [open_ticket(priority) for priority in ("urgent", "high", "normal", "low")]
+    answered, pending, solved = open_ticket("urgent"), open_ticket("urgent"), open_ticket("low")
+    services.ticket_write(ticket=answered, author=agent_user, body="Hi", visibility="public")
+    services.ticket_set_status(ticket=pending, to_status="pending", actor=agent_user)
+    services.ticket_set_status(ticket=solved, to_status="solved", actor=agent_user)
+    everyone = [*tickets, answered, pending, solved]
+
+    for hours in (0.5, 3, 7.5, 30, 200):
+        now = START + timedelta(hours=hours)
+        for state in sla.SLA_STATES:
+            in_sql = set(
+                sla.filter_state(Ticket.objects.all(), state, now).values_list("pk", flat=True)
+            )
+            by_badge = {t.pk for t in everyone if sla.sla_state(fresh(t), now) == state}
+            assert in_sql == by_badge, (hours, state)
