@@ -345,7 +345,12 @@ class TicketCcApi(APIView):
         )
 
 
-@extend_schema(responses={200: MacroSerializer(many=True), **error_responses(401, 403)})
+@extend_schema(
+    responses={
+        200: MacroSerializer(many=True),
+        **error_responses(400, 401, 403, 404, e404="No such page."),
+    }
+)
 class MacroListApi(generics.ListAPIView):
     """The shared macros and your own."""
 

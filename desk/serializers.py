@@ -5,6 +5,7 @@ from config.serializers import StrictCharField
 from orders.addresses import BadAddress, email_key
 from tickets import sla
 from tickets.models import Macro, Ticket, TicketEvent, TicketMessage
+from tickets.services import CC_MAX, TAG_MAX_LENGTH, TAG_NAME
 
 
 class TicketMessageSerializer(serializers.ModelSerializer):
@@ -127,30 +128,45 @@ class PriorityWriteSerializer(serializers.Serializer):
     priority = serializers.ChoiceField(choices=Ticket.Priority.choices)
 
 
+def _tag_name_field() -> StrictCharField:
+    return StrictCharField(
+        max_length=TAG_MAX_LENGTH,
+        validators=[RegexValidator(TAG_NAME, "Not a tag name.")],
+        help_text="letters, digits, spaces or . : / + - _, starting and ending with a letter "
+        "or digit",
+    )
+
+
 class TagsWriteSerializer(serializers.Serializer):
     add = serializers.ListField(
-        child=StrictCharField(max_length=50, allow_blank=True),
+        child=_tag_name_field(),
         required=False,
         default=list,
         max_length=20,
         help_text="tag names to add (made if new; names are equal ignoring case)",
     )
     remove = serializers.ListField(
-        child=StrictCharField(max_length=50, allow_blank=True),
+        child=_tag_name_field(),
         required=False,
         default=list,
         max_length=20,
-        help_text="tag names to remove",
+        help_text="tag names to remove (a name also in add is left as it is)",
     )
 
 
 class CcWriteSerializer(serializers.Serializer):
     cc = serializers.ListField(
-        child=StrictCharField(max_length=254, allow_blank=True),
-        max_length=50,
+        child=serializers.EmailField(max_length=254),
+        max_length=CC_MAX,
         allow_empty=True,
-        help_text="the whole CC list: email addresses copied on public replies (at most 10)",
+        help_text="the whole CC list: email addresses copied on public replies (the "
+        "customer's own is left out)",
     )
+
+    def validate_cc(self, addresses: list[str]) -> list[str]:
+        for address in addresses:
+            _check_domain(address)
+        return addresses
 
 
 class AssignWriteSerializer(serializers.Serializer):
@@ -167,6 +183,16 @@ class OptionalNoteSerializer(serializers.Serializer):
     note = StrictCharField(max_length=4000, required=False, allow_blank=True, default="")
 
 
+def _check_domain(address: str) -> str:
+    # Django's validator takes any domain Python's IDNA 2003 codec can fold into ASCII;
+    # addresses are matched on their IDNA 2008 form, which a folded look-alike lacks.
+    try:
+        email_key(address)
+    except BadAddress as exc:
+        raise serializers.ValidationError(exc.message) from None
+    return address
+
+
 class InboundEmailSerializer(serializers.Serializer):
     # `from` is a Python keyword: the field is declared under its JSON name below.
     name = StrictCharField(max_length=200, required=False, allow_blank=True, default="")
@@ -179,11 +205,13 @@ class InboundEmailSerializer(serializers.Serializer):
     )
 
     cc = serializers.ListField(
-        child=serializers.EmailField(max_length=254),
+        # A blank item is no address (a form's empty field), not an error.
+        child=serializers.EmailField(max_length=254, allow_blank=True),
         required=False,
         default=list,
         max_length=50,
-        help_text="addresses the email was copied to: kept on the ticket, copied on replies",
+        help_text="addresses the email was copied to: kept on the ticket (the first 10), "
+        "copied on replies",
     )
 
     def get_fields(self):
@@ -192,18 +220,13 @@ class InboundEmailSerializer(serializers.Serializer):
         return fields
 
     def validate_cc(self, addresses: list[str]) -> list[str]:
+        addresses = [address for address in addresses if address]
         for address in addresses:
-            self.validate_from(address)
+            _check_domain(address)
         return addresses
 
     def validate_from(self, address: str) -> str:
-        # Django's validator takes any domain Python's IDNA 2003 codec can fold into ASCII;
-        # the sender is matched on its IDNA 2008 form, which a folded look-alike lacks.
-        try:
-            email_key(address)
-        except BadAddress as exc:
-            raise serializers.ValidationError(exc.message) from None
-        return address
+        return _check_domain(address)
 
 
 class InboundResultSerializer(serializers.Serializer):

@@ -420,16 +420,12 @@ def ticket_change_tags(
     *, ticket: Ticket, actor: User, add: Sequence[str] = (), remove: Sequence[str] = ()
 ) -> Ticket:
     """Add and remove tags (names in any case); one tags_changed event when anything changed.
-    A name both added and removed is refused, so nothing depends on the order."""
+    A name in both lists is left as it is, so nothing depends on which is applied first."""
     _require(support_role(actor) is not None, "Only interns, agents and supervisors tag tickets.")
     add, remove = _tag_names(list(add), "add"), _tag_names(list(remove), "remove")
     both = {name.lower() for name in add} & {name.lower() for name in remove}
-    if both:
-        raise ApplicationError(
-            f"Added and removed at once: {', '.join(sorted(both))}.",
-            code="invalid",
-            extra={"fields": {"remove": ["A tag cannot be added and removed at once."]}},
-        )
+    add = [name for name in add if name.lower() not in both]
+    remove = [name for name in remove if name.lower() not in both]
     # Two people tagging at once: each change starts where the other ended.
     Ticket.objects.select_for_update().filter(pk=ticket.pk).first()
     current = {tag.name.lower(): tag for tag in ticket.tags.all()}

@@ -64,11 +64,15 @@ def test_a_bad_tag_name_changes_nothing(db, agent_user, add):
     assert events(ticket, "tags_changed") == []
 
 
-def test_a_tag_added_and_removed_at_once_is_refused(db, agent_user):
+def test_a_tag_both_added_and_removed_is_left_as_it_is(db, agent_user):
     ticket = TicketFactory()
-    with pytest.raises(ApplicationError):
-        services.ticket_change_tags(ticket=ticket, actor=agent_user, add=["a"], remove=["A"])
-    assert tag_names(ticket) == []
+    services.ticket_change_tags(ticket=ticket, actor=agent_user, add=["a", "b"])
+
+    services.ticket_change_tags(ticket=ticket, actor=agent_user, add=["A", "c"], remove=["a"])
+    services.ticket_change_tags(ticket=ticket, actor=agent_user, add=["d"], remove=["D"])
+
+    assert tag_names(ticket) == ["a", "b", "c"]
+    assert events(ticket, "tags_changed")[1:] == [{"added": ["c"], "removed": []}]
 
 
 def test_someone_outside_support_cannot_tag(db, reviewer):
