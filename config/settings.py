@@ -260,7 +260,10 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": AGENT_SWEEP_SECONDS,
     },
     "resend-stalled-replies": {"task": "tickets.tasks.resend_stalled_replies", "schedule": 60.0},
+    "record-sla-breaches": {"task": "tickets.tasks.record_sla_breaches", "schedule": 60.0},
 }
+# DESIGN §15: a ticket whose next SLA target is due within this many minutes is "due soon".
+SLA_DUE_SOON_MINUTES = env.int("SLA_DUE_SOON_MINUTES", default=60)
 
 # --- Operations: /healthz, /metrics (README "Operations") ------------------
 # A probe's checks give up after this long: an unreachable database or broker is reported

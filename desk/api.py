@@ -22,15 +22,21 @@ from config.api_errors import error_responses
 from config.errors import RateLimited, wait_in_words
 from config.permissions import IsStaffMember
 from config.roles import Role, support_role
+from desk import macros
 from desk.serializers import (
+    AppliedMacroSerializer,
     AssignWriteSerializer,
+    CcWriteSerializer,
     CustomerSerializer,
     InboundEmailSerializer,
     InboundResultSerializer,
+    MacroSerializer,
     MessageWriteSerializer,
     NoteWriteSerializer,
     OptionalNoteSerializer,
+    PriorityWriteSerializer,
     StatusWriteSerializer,
+    TagsWriteSerializer,
     TicketMessageSerializer,
     TicketSerializer,
 )
@@ -38,7 +44,7 @@ from ops.authentication import api_token_issue
 from ops.parsers import JSONParser
 from ops.throttling import CACHE_UNREACHABLE, PERIODS, client_address, rate_from_settings
 from orders.models import Customer
-from tickets import selectors, services
+from tickets import selectors, services, sla
 from tickets.models import Ticket, TicketMessage
 
 logger = logging.getLogger(__name__)
@@ -109,7 +115,7 @@ def _choice(params, name: str, allowed) -> str:
 
 
 def _tickets_with_conversation(tickets):
-    return tickets.prefetch_related("messages__author", "events__actor")
+    return tickets.prefetch_related("messages__author", "events__actor", "tags")
 
 
 @extend_schema(
@@ -129,8 +135,23 @@ def _tickets_with_conversation(tickets):
             description="search reference, subject, customer, order id and message text",
         ),
         OpenApiParameter(
-            "sort", str, enum=["", *selectors.SORTS], description="newest first; default updated"
+            "sort",
+            str,
+            enum=["", *selectors.SORTS],
+            description="updated and created: newest first (default updated); due: the "
+            "earliest running SLA target first, tickets with none running last",
         ),
+        OpenApiParameter(
+            "priority", str, enum=["", *Ticket.Priority.values], description="empty means any"
+        ),
+        OpenApiParameter(
+            "sla",
+            str,
+            enum=["", *sla.SLA_STATES],
+            description="breached: a running SLA target is past due; due_soon: one is due "
+            "within SLA_DUE_SOON_MINUTES",
+        ),
+        OpenApiParameter("tag", str, description="a tag's name, in any case"),
     ],
     responses={
         200: TicketSerializer(many=True),
@@ -154,6 +175,9 @@ class TicketListApi(generics.ListAPIView):
                 assignee=self._assignee(params.get("assignee", "")),
                 query=params.get("q", "").strip(),
                 sort=_choice(params, "sort", list(selectors.SORTS)) or "updated",
+                priority=_choice(params, "priority", Ticket.Priority.values),
+                sla_state=_choice(params, "sla", sla.SLA_STATES),
+                tag=params.get("tag", "").strip(),
             )
         )
 
@@ -259,6 +283,110 @@ class TicketStatusApi(APIView):
                 ticket=ticket, to_status=status, actor=request.user
             ),
         )
+
+
+class TicketPriorityApi(APIView):
+    """Set the priority (low, normal, high, urgent): both SLA targets are recomputed from the
+    new priority's policy, counted from when the ticket was opened."""
+
+    permission_classes = [IsStaffMember, WorksTickets]
+
+    @extend_schema(
+        request=PriorityWriteSerializer,
+        responses={200: TicketSerializer, **error_responses(400, 401, 403, 404)},
+    )
+    def post(self, request, reference: str):
+        return _change(
+            request,
+            reference,
+            PriorityWriteSerializer,
+            lambda ticket, priority: services.ticket_set_priority(
+                ticket=ticket, priority=priority, actor=request.user
+            ),
+        )
+
+
+class TicketTagsApi(APIView):
+    """Add and remove tags: {"add": [...], "remove": [...]}. Names are equal ignoring case; a
+    new name makes a tag. One tags_changed event when anything changed."""
+
+    permission_classes = [IsStaffMember, WritesOnTickets]
+    parser_classes = [JSONParser]
+
+    @extend_schema(
+        request=TagsWriteSerializer,
+        responses={200: TicketSerializer, **error_responses(400, 401, 403, 404)},
+    )
+    def post(self, request, reference: str):
+        ticket = _ticket(reference)
+        body = TagsWriteSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        services.ticket_change_tags(ticket=ticket, actor=request.user, **body.validated_data)
+        return _ticket_response(reference)
+
+
+class TicketCcApi(APIView):
+    """Replace the CC list: {"cc": [addresses]} (at most 10; the customer's own is left out).
+    Public replies go to the customer and these addresses."""
+
+    permission_classes = [IsStaffMember, WorksTickets]
+    parser_classes = [JSONParser]
+
+    @extend_schema(
+        request=CcWriteSerializer,
+        responses={200: TicketSerializer, **error_responses(400, 401, 403, 404)},
+    )
+    def post(self, request, reference: str):
+        return _change(
+            request,
+            reference,
+            CcWriteSerializer,
+            lambda ticket, cc: services.ticket_set_cc(ticket=ticket, cc=cc, actor=request.user),
+        )
+
+
+@extend_schema(
+    responses={
+        200: MacroSerializer(many=True),
+        **error_responses(400, 401, 403, 404, e404="No such page."),
+    }
+)
+class MacroListApi(generics.ListAPIView):
+    """The shared macros and your own."""
+
+    serializer_class = MacroSerializer
+    permission_classes = [IsStaffMember, WritesOnTickets]
+
+    def get_queryset(self):
+        return macros.macros_for(cast(User, self.request.user))
+
+
+class TicketMacroApplyApi(APIView):
+    """The macro rendered for this ticket from its state now (the refund placeholders read the
+    ticket's current refund), with its actions, to review: nothing is sent or changed."""
+
+    permission_classes = [IsStaffMember, WritesOnTickets]
+
+    @extend_schema(
+        request=None,
+        responses={
+            200: AppliedMacroSerializer,
+            **error_responses(
+                401,
+                403,
+                404,
+                409,
+                e404="No such ticket, or no such macro among the shared ones and yours.",
+                e409="The ticket has no value for a placeholder the macro uses "
+                "(extra.missing names them).",
+            ),
+        },
+    )
+    def post(self, request, reference: str, macro_id: int):
+        ticket = _ticket(reference)
+        macro = get_object_or_404(macros.macros_for(request.user), pk=macro_id)
+        applied = macros.macro_apply(macro=macro, ticket=ticket, agent=request.user)
+        return Response(AppliedMacroSerializer(applied).data)
 
 
 class TicketAssignApi(APIView):
@@ -465,6 +593,7 @@ class InboundEmailApi(APIView):
             subject=email["subject"],
             body=email["body"],
             message_id=email["message_id"].strip(),
+            cc=email["cc"],
         )
         return Response(
             {

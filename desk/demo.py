@@ -14,6 +14,7 @@ from config.roles import GROUP_FOR_ROLE, Role
 from orders.models import Customer, Order, OrderLine
 from refunds.identity import derive_request_id, fingerprint, fingerprint_params
 from refunds.models import RefundConfirmation, RefundEvent, RefundRequest
+from tickets import sla
 from tickets.models import Ticket, TicketEvent, TicketMessage
 
 # username -> (role or None for the superuser, is_staff)
@@ -207,6 +208,10 @@ def _ensure_orders(customers: dict) -> dict:
 
 
 def _ensure_tickets(customers: dict, orders: dict, users: dict) -> None:
+    # Opened now, at normal priority: their SLA targets run from the moment they are seeded.
+    first_due, resolution_due = sla.due_times(
+        priority=Ticket.Priority.NORMAL, opened_at=timezone.now()
+    )
     for reference, who, subject, order_id, assignee, messages in TICKETS:
         ticket, created = Ticket.objects.get_or_create(
             reference=reference,
@@ -215,6 +220,8 @@ def _ensure_tickets(customers: dict, orders: dict, users: dict) -> None:
                 "subject": subject,
                 "order": orders[order_id],
                 "assignee": users.get(assignee),
+                "first_response_due_at": first_due,
+                "resolution_due_at": resolution_due,
             },
         )
         if created:

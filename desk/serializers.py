@@ -3,7 +3,9 @@ from rest_framework import serializers
 
 from config.serializers import StrictCharField
 from orders.addresses import BadAddress, email_key
-from tickets.models import Ticket, TicketEvent, TicketMessage
+from tickets import sla
+from tickets.models import Macro, Ticket, TicketEvent, TicketMessage
+from tickets.services import CC_MAX, TAG_MAX_LENGTH, TAG_NAME
 
 
 class TicketMessageSerializer(serializers.ModelSerializer):
@@ -46,6 +48,12 @@ class TicketSummarySerializer(serializers.ModelSerializer):
     order_id = serializers.CharField(
         source="order.order_id", read_only=True, allow_null=True, default=None
     )
+    sla = serializers.SerializerMethodField(
+        help_text="breached, due_soon or on_track; null when no SLA target is running"
+    )
+    tags: serializers.SlugRelatedField = serializers.SlugRelatedField(
+        slug_field="name", many=True, read_only=True
+    )
 
     class Meta:
         model = Ticket
@@ -53,12 +61,22 @@ class TicketSummarySerializer(serializers.ModelSerializer):
             "reference",
             "subject",
             "status",
+            "priority",
             "assignee",
             "escalated",
             "order_id",
+            "tags",
+            "cc",
+            "first_response_due_at",
+            "resolution_due_at",
+            "first_responded_at",
+            "sla",
             "created_at",
             "updated_at",
         ]
+
+    def get_sla(self, ticket: Ticket) -> str | None:
+        return sla.sla_state(ticket)
 
 
 class TicketSerializer(TicketSummarySerializer):
@@ -74,12 +92,19 @@ class TicketSerializer(TicketSummarySerializer):
             "reference",
             "subject",
             "status",
+            "priority",
             "assignee",
             "escalated",
             "customer",
             "customer_id",
             "customer_email",
             "order_id",
+            "tags",
+            "cc",
+            "first_response_due_at",
+            "resolution_due_at",
+            "first_responded_at",
+            "sla",
             "created_at",
             "updated_at",
             "messages",
@@ -99,6 +124,51 @@ class StatusWriteSerializer(serializers.Serializer):
     status = serializers.ChoiceField(choices=Ticket.Status.choices)
 
 
+class PriorityWriteSerializer(serializers.Serializer):
+    priority = serializers.ChoiceField(choices=Ticket.Priority.choices)
+
+
+def _tag_name_field() -> StrictCharField:
+    return StrictCharField(
+        max_length=TAG_MAX_LENGTH,
+        validators=[RegexValidator(TAG_NAME, "Not a tag name.")],
+        help_text="letters, digits, spaces or . : / + - _, starting and ending with a letter "
+        "or digit",
+    )
+
+
+class TagsWriteSerializer(serializers.Serializer):
+    add = serializers.ListField(
+        child=_tag_name_field(),
+        required=False,
+        default=list,
+        max_length=20,
+        help_text="tag names to add (made if new; names are equal ignoring case)",
+    )
+    remove = serializers.ListField(
+        child=_tag_name_field(),
+        required=False,
+        default=list,
+        max_length=20,
+        help_text="tag names to remove (a name also in add is left as it is)",
+    )
+
+
+class CcWriteSerializer(serializers.Serializer):
+    cc = serializers.ListField(
+        child=serializers.EmailField(max_length=254),
+        max_length=CC_MAX,
+        allow_empty=True,
+        help_text="the whole CC list: email addresses copied on public replies (the "
+        "customer's own is left out)",
+    )
+
+    def validate_cc(self, addresses: list[str]) -> list[str]:
+        for address in addresses:
+            _check_domain(address)
+        return addresses
+
+
 class AssignWriteSerializer(serializers.Serializer):
     assignee = StrictCharField(
         allow_null=True, max_length=150, help_text="a username, or null to unassign"
@@ -113,6 +183,16 @@ class OptionalNoteSerializer(serializers.Serializer):
     note = StrictCharField(max_length=4000, required=False, allow_blank=True, default="")
 
 
+def _check_domain(address: str) -> str:
+    # Django's validator takes any domain Python's IDNA 2003 codec can fold into ASCII;
+    # addresses are matched on their IDNA 2008 form, which a folded look-alike lacks.
+    try:
+        email_key(address)
+    except BadAddress as exc:
+        raise serializers.ValidationError(exc.message) from None
+    return address
+
+
 class InboundEmailSerializer(serializers.Serializer):
     # `from` is a Python keyword: the field is declared under its JSON name below.
     name = StrictCharField(max_length=200, required=False, allow_blank=True, default="")
@@ -124,19 +204,29 @@ class InboundEmailSerializer(serializers.Serializer):
         validators=[RegexValidator(r"^[!-~]+$", "Not a Message-ID: visible ASCII, no spaces.")],
     )
 
+    cc = serializers.ListField(
+        # A blank item is no address (a form's empty field), not an error.
+        child=serializers.EmailField(max_length=254, allow_blank=True),
+        required=False,
+        default=list,
+        max_length=50,
+        help_text="addresses the email was copied to: kept on the ticket (the first 10), "
+        "copied on replies",
+    )
+
     def get_fields(self):
         fields = super().get_fields()
         fields["from"] = serializers.EmailField(max_length=254)
         return fields
 
+    def validate_cc(self, addresses: list[str]) -> list[str]:
+        addresses = [address for address in addresses if address]
+        for address in addresses:
+            _check_domain(address)
+        return addresses
+
     def validate_from(self, address: str) -> str:
-        # Django's validator takes any domain Python's IDNA 2003 codec can fold into ASCII;
-        # the sender is matched on its IDNA 2008 form, which a folded look-alike lacks.
-        try:
-            email_key(address)
-        except BadAddress as exc:
-            raise serializers.ValidationError(exc.message) from None
-        return address
+        return _check_domain(address)
 
 
 class InboundResultSerializer(serializers.Serializer):
@@ -179,3 +269,26 @@ class CustomerSerializer(serializers.Serializer):
     orders = CustomerOrderSerializer(many=True)
     tickets = TicketSummarySerializer(many=True)
     refund_requests = CustomerRefundSerializer(many=True, source="refunds")
+
+
+# --- macros -------------------------------------------------------------------------------------
+
+
+class MacroSerializer(serializers.ModelSerializer):
+    shared = serializers.SerializerMethodField(help_text="true: the whole desk's; false: yours")
+
+    class Meta:
+        model = Macro
+        fields = ["id", "name", "body", "visibility", "actions", "shared"]
+
+    def get_shared(self, macro: Macro) -> bool:
+        return macro.owner_id is None
+
+
+class AppliedMacroSerializer(serializers.Serializer):
+    body = serializers.CharField(help_text="the rendered text, to edit and send as a reply")
+    visibility = serializers.CharField(help_text="public or internal, as the macro suggests")
+    actions = serializers.DictField(
+        help_text="{status, priority, add_tags}, each optional: applied only when confirmed "
+        "through the status, priority and tags endpoints"
+    )

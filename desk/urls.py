@@ -28,6 +28,14 @@ ticket_urlpatterns = [
         name="retry-reply",
     ),
     path("<str:reference>/status/", views.ticket_status, name="status"),
+    path("<str:reference>/priority/", views.ticket_priority, name="priority"),
+    path("<str:reference>/tags/", views.ticket_tags, name="tags"),
+    path("<str:reference>/cc/", views.ticket_cc, name="cc"),
+    path(
+        "<str:reference>/macros/<int:macro_id>/actions/",
+        views.ticket_macro_actions,
+        name="macro-actions",
+    ),
     path("<str:reference>/assign/", views.ticket_assign, name="assign"),
     path("<str:reference>/escalate/", views.ticket_escalate, name="escalate"),
     path(
@@ -58,6 +66,19 @@ ticket_api_urlpatterns = [
     path(
         "tickets/<str:reference>/status/", api.TicketStatusApi.as_view(), name="api-ticket-status"
     ),
+    path(
+        "tickets/<str:reference>/priority/",
+        api.TicketPriorityApi.as_view(),
+        name="api-ticket-priority",
+    ),
+    path("tickets/<str:reference>/tags/", api.TicketTagsApi.as_view(), name="api-ticket-tags"),
+    path("tickets/<str:reference>/cc/", api.TicketCcApi.as_view(), name="api-ticket-cc"),
+    path(
+        "tickets/<str:reference>/macros/<int:macro_id>/apply/",
+        api.TicketMacroApplyApi.as_view(),
+        name="api-ticket-macro-apply",
+    ),
+    path("macros/", api.MacroListApi.as_view(), name="api-macros"),
     path(
         "tickets/<str:reference>/assign/", api.TicketAssignApi.as_view(), name="api-ticket-assign"
     ),

@@ -21,14 +21,15 @@ from django.views.decorators.http import require_POST
 from config.errors import ApplicationError
 from config.refund_statuses import RefundStatus
 from config.roles import Role, is_staff_member, is_supervisor, support_role, support_users
+from desk import macros
 from orders.addresses import BadAddress, email_key
 from orders.models import Customer, Order
 from orders.selectors import order_summary
 from refunds import services as refund_services
 from refunds.models import RefundRequest
 from refunds.selectors import with_latest_refund_status
-from tickets import selectors, services
-from tickets.models import Ticket, TicketEvent, TicketMessage
+from tickets import selectors, services, sla
+from tickets.models import Macro, Ticket, TicketEvent, TicketMessage
 from tickets.services import TICKET_ALLOWED
 
 PAGE_SIZE = 25
@@ -39,7 +40,7 @@ LIST_VIEWS = [
     ("unassigned", "Unassigned"),
     ("escalated", "Escalated"),
 ]
-LIST_SORTS = [("updated", "Last updated"), ("created", "Created")]
+LIST_SORTS = [("updated", "Last updated"), ("created", "Created"), ("due", "SLA due")]
 # Left out of the list's links: a link with only the defaults is the plain list.
 LIST_DEFAULTS = {"view": "all", "sort": "updated"}
 
@@ -80,6 +81,7 @@ class ListRow:
     ticket: Ticket
     refund_status: str  # the newest refund request's status, "" when there is none
     refund_words: str
+    sla: str | None  # tickets/sla.py sla_state: the badge
 
 
 def _list_filters(params) -> dict[str, str]:
@@ -93,7 +95,15 @@ def _list_filters(params) -> dict[str, str]:
         "assignee": params.get("assignee", "").strip(),
         "q": params.get("q", "").strip(),
         "sort": sort if sort in selectors.SORTS else "updated",
+        "priority": _one_of(params, "priority", Ticket.Priority.values),
+        "sla": _one_of(params, "sla", sla.SLA_STATES),
+        "tag": params.get("tag", "").strip(),
     }
+
+
+def _one_of(params, name: str, allowed) -> str:
+    value = params.get(name, "")
+    return value if value in allowed else ""
 
 
 def _list_query(filters: dict[str, str], **changes: str) -> str:
@@ -116,13 +126,18 @@ def ticket_list(request):
         assignee=request.user.username if assignee == "me" else assignee,
         query=filters["q"],
         sort=filters["sort"],
+        priority=filters["priority"],
+        sla_state=filters["sla"],
+        tag=filters["tag"],
     )
     paginator = Paginator(with_latest_refund_status(tickets), PAGE_SIZE)
     page = paginator.get_page(request.GET.get("page"))
     rows = []
     for ticket in page.object_list:
         refund_status = getattr(ticket, "latest_refund_status", None) or ""
-        rows.append(ListRow(ticket, refund_status, _refund_words(refund_status)))
+        rows.append(
+            ListRow(ticket, refund_status, _refund_words(refund_status), sla.sla_state(ticket))
+        )
     query = _list_query(filters)
     escalated_count = Ticket.objects.filter(escalated=True).count()
     # Exists, not a join: a join would read every assigned ticket to find a handful of users.
@@ -150,7 +165,11 @@ def ticket_list(request):
             "statuses": Ticket.Status.choices,
             "assignees": assignees.order_by("username"),
             "filters": filters,
-            "filtered": any(filters[key] for key in ("status", "assignee", "q")),
+            "priorities": Ticket.Priority.choices,
+            "sla_states": [("breached", "Breached"), ("due_soon", "Due soon")],
+            "filtered": any(
+                filters[key] for key in ("status", "assignee", "q", "priority", "sla", "tag")
+            ),
             # Pagination links are this prefix plus page=N: every filter is kept.
             "page_link_prefix": f"?{query}&" if query else "?",
             "can_open_tickets": support_role(request.user) is not None,
@@ -242,6 +261,7 @@ def _render_ticket(
     error_for: str = "",
     error: str = "",
     status: int = 200,
+    applied_macro: Macro | None = None,
 ):
     """The ticket page. After a refused form, `draft` holds what was typed, `error_for` names
     the form ("reply", "escalate", "deescalate", "actions") and `error` says why."""
@@ -272,6 +292,12 @@ def _render_ticket(
             and ticket.status != Ticket.Status.CLOSED,
             "can_clear_escalation": is_supervisor(request.user) and ticket.escalated,
             "next_statuses": _status_actions(ticket),
+            "priorities": Ticket.Priority.choices,
+            "sla_state": sla.sla_state(ticket),
+            "sla_due": sla.next_due(ticket),
+            "can_tag": role is not None,
+            "macros": macros.macros_for(request.user) if role is not None else [],
+            "applied_macro": applied_macro,
             "support_users": support_users(),
             "draft": draft,
             "error_for": error_for,
@@ -296,7 +322,26 @@ def _withdrawable(refunds: list[RefundRequest], user) -> set[int]:
 @login_required
 def ticket_detail(request, reference: str):
     _require_staff(request.user)
-    return _render_ticket(request, _ticket(reference))
+    ticket = _ticket(reference)
+    if request.GET.get("macro", "").isdigit():
+        return _render_with_macro(request, ticket, int(request.GET["macro"]))
+    return _render_ticket(request, ticket)
+
+
+def _render_with_macro(request, ticket: Ticket, macro_id: int):
+    """The ticket page with the macro's text in the reply box and its actions offered for
+    confirmation; nothing is sent or changed (DESIGN §15)."""
+    macro = get_object_or_404(macros.macros_for(request.user), pk=macro_id)
+    try:
+        applied = macros.macro_apply(macro=macro, ticket=ticket, agent=request.user)
+    except ApplicationError as exc:
+        return _render_ticket(request, ticket, error_for="reply", error=exc.message, status=409)
+    return _render_ticket(
+        request,
+        ticket,
+        draft={"body": applied.body, "visibility": applied.visibility},
+        applied_macro=macro if applied.actions else None,
+    )
 
 
 def _act(
@@ -383,6 +428,70 @@ def ticket_status(request, reference: str):
         lambda t: services.ticket_set_status(ticket=t, to_status=to_status, actor=request.user),
         f"Ticket marked {label.lower()}.",
     )
+
+
+@login_required
+@require_POST
+def ticket_priority(request, reference: str):
+    priority = request.POST.get("priority", "")
+    label = dict(Ticket.Priority.choices).get(priority, priority)
+    return _act(
+        request,
+        reference,
+        lambda t: services.ticket_set_priority(ticket=t, priority=priority, actor=request.user),
+        f"Priority set to {label.lower()}.",
+    )
+
+
+def _split_list(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+@login_required
+@require_POST
+def ticket_tags(request, reference: str):
+    add = _split_list(request.POST.get("add", ""))
+    remove = request.POST.getlist("remove")
+    return _act(
+        request,
+        reference,
+        lambda t: services.ticket_change_tags(ticket=t, actor=request.user, add=add, remove=remove),
+        "Tags updated.",
+    )
+
+
+@login_required
+@require_POST
+def ticket_cc(request, reference: str):
+    cc = _split_list(request.POST.get("cc", ""))
+    return _act(
+        request,
+        reference,
+        lambda t: services.ticket_set_cc(ticket=t, cc=cc, actor=request.user),
+        "CC updated.",
+        draft={"cc": cc},
+    )
+
+
+@login_required
+@require_POST
+def ticket_macro_actions(request, reference: str, macro_id: int):
+    """The agent confirms the actions of the macro they applied (status, priority, tags). The
+    reply box's text comes along and is shown again, unsent, as it was."""
+    _require_staff(request.user)
+    macro = get_object_or_404(macros.macros_for(request.user), pk=macro_id)
+    draft = {"body": _typed(request, "body")}
+    if request.POST.get("visibility") in TicketMessage.Visibility.values:
+        draft["visibility"] = request.POST["visibility"]
+    try:
+        done = macros.macro_confirm_actions(
+            macro=macro, ticket=_ticket(reference), agent=request.user
+        )
+    except ApplicationError as exc:
+        messages.error(request, exc.message)
+        return _render_ticket(request, _ticket(reference), draft=draft, status=exc.status_code)
+    messages.success(request, f"{macro.name}: {'; '.join(done) or 'nothing to change'}.")
+    return _render_ticket(request, _ticket(reference), draft=draft)
 
 
 @login_required

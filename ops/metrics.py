@@ -48,6 +48,7 @@ from agent.metrics import known_series
 from agent.providers.breaker import breaker_metrics
 from agent.tools.registry import tool_names
 from ops.health import periodic_sweeps, recorded_times
+from tickets.sla import breached_by_priority
 
 # --- What the database and the ops store say, read at scrape time --------------------------
 
@@ -232,6 +233,18 @@ def _tool_calls() -> Metric:
     return family
 
 
+def _sla_breached() -> Metric:
+    """DESIGN §15: tickets with a running SLA target past due now, by priority."""
+    family = GaugeMetricFamily(
+        "desk_tickets_sla_breached",
+        "Tickets with a running SLA target (first response or resolution) past due, by priority.",
+        labels=["priority"],
+    )
+    for priority, count in breached_by_priority().items():
+        family.add_metric([priority], count)
+    return family
+
+
 def _background() -> Iterator[Metric]:
     """Sweep lag (+Inf for a sweep that never ran) and the newest worker heartbeat's age;
     nothing when the store cannot be read (an absent series, not a made-up number)."""
@@ -262,6 +275,7 @@ class DeskCollector(Collector):
         yield _oldest_pending_review()
         yield _runs_by_stop_reason()
         yield _tool_calls()
+        yield _sla_breached()
         yield from _background()
         yield from breaker_metrics()
 

@@ -59,6 +59,7 @@ def health_probe_closed_before_the_test_database_goes(django_db_setup):
 REFERENCE_DATA_MIGRATIONS = [
     ("tickets.migrations.0002_roles", "create_groups"),
     ("tickets.migrations.0003_reviewer_permissions", "grant"),
+    ("tickets.migrations.0008_sla_policy_defaults", "seed"),
     ("policies.migrations.0002_refunds_policy_v1", "publish"),
     ("policies.migrations.0003_refunds_limits_per_currency", "publish"),
     ("agent.migrations.0004_mcp_session", "let_reviewers_view_sessions"),

@@ -4,7 +4,7 @@ from django.contrib import admin
 from django.utils.html import format_html
 
 from config.admin_tools import ReadOnlyMixin
-from tickets.models import Ticket, TicketEvent, TicketMessage
+from tickets.models import Macro, SlaPolicy, Tag, Ticket, TicketEvent, TicketMessage
 
 
 class TicketMessageInline(ReadOnlyMixin, admin.TabularInline):
@@ -70,3 +70,34 @@ class TicketMessageAdmin(admin.ModelAdmin):
     list_filter = ["author_kind", "visibility", "delivery"]
     search_fields = ["ticket__reference", "body"]
     list_select_related = ["ticket", "author"]
+
+
+@admin.register(SlaPolicy)
+class SlaPolicyAdmin(admin.ModelAdmin):
+    """DESIGN §15: each priority's first-response and resolution targets, in hours. A change
+    applies to tickets opened, or re-prioritised, after it."""
+
+    list_display = ["priority", "first_response_hours", "resolution_hours", "updated_at"]
+    ordering = ["first_response_hours"]
+
+    def has_add_permission(self, request) -> bool:
+        # One row per priority, seeded by tickets/migrations/0008: edit them, add none.
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+
+@admin.register(Tag)
+class TagAdmin(admin.ModelAdmin):
+    list_display = ["name", "created_at"]
+    search_fields = ["name"]
+
+
+@admin.register(Macro)
+class MacroAdmin(admin.ModelAdmin):
+    """Canned replies. A body with an unknown placeholder is refused when saved."""
+
+    list_display = ["name", "visibility", "owner", "updated_at"]
+    list_filter = ["visibility", "owner"]
+    search_fields = ["name", "body"]

@@ -41,6 +41,8 @@ def reply_email(message) -> EmailMessage:
         body=_body(message),
         from_email=settings.DEFAULT_FROM_EMAIL,
         to=[ticket.customer.email],
+        # DESIGN §15: public replies go to the ticket's CC list as it is when sent.
+        cc=list(ticket.cc or []),
         headers=headers,
     )
 

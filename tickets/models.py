@@ -1,6 +1,11 @@
+import re
+
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, Q
+from django.db.models.fields.json import KT
+from django.db.models.functions import Lower
 
 
 class Ticket(models.Model):
@@ -9,6 +14,12 @@ class Ticket(models.Model):
         PENDING = "pending", "Pending"
         SOLVED = "solved", "Solved"
         CLOSED = "closed", "Closed"
+
+    class Priority(models.TextChoices):
+        LOW = "low", "Low"
+        NORMAL = "normal", "Normal"
+        HIGH = "high", "High"
+        URGENT = "urgent", "Urgent"
 
     reference = models.CharField(max_length=20, unique=True)
     customer = models.ForeignKey(
@@ -28,6 +39,23 @@ class Ticket(models.Model):
     order = models.ForeignKey(
         "orders.Order", null=True, blank=True, on_delete=models.PROTECT, related_name="tickets"
     )
+    # --- DESIGN §15: priority and its SLA targets (tickets/sla.py keeps the clocks) ---
+    priority = models.CharField(max_length=8, choices=Priority.choices, default=Priority.NORMAL)
+    first_response_due_at = models.DateTimeField(null=True, blank=True)
+    resolution_due_at = models.DateTimeField(null=True, blank=True)
+    # The first public reply to the customer (queued by an agent), whenever it is delivered.
+    first_responded_at = models.DateTimeField(null=True, blank=True)
+    # When the resolution clock stopped (the ticket went pending or solved); null while it runs.
+    sla_paused_at = models.DateTimeField(null=True, blank=True)
+    # How long the resolution clock has been stopped in all: resolution_due_at includes it.
+    sla_paused_seconds = models.PositiveBigIntegerField(default=0)
+    # When the sweep recorded each target's breach: set once, by compare-and-swap, with the
+    # one sla.breached event (tickets/sla.py record_breaches).
+    first_response_breached_at = models.DateTimeField(null=True, blank=True)
+    resolution_breached_at = models.DateTimeField(null=True, blank=True)
+    # --- tags and the addresses copied on public replies ---
+    tags = models.ManyToManyField("Tag", blank=True, related_name="tickets")  # type: ignore[var-annotated]
+    cc = models.JSONField(default=list, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -50,10 +78,67 @@ class Ticket(models.Model):
                 condition=Q(escalated=True),
                 name="ticket_escalated_idx",
             ),
+            # The SLA sweep's two work queues: only targets still running and not yet breached.
+            models.Index(
+                fields=["first_response_due_at"],
+                condition=Q(first_responded_at__isnull=True)
+                & Q(first_response_breached_at__isnull=True)
+                & Q(status__in=["open", "pending"]),
+                name="ticket_first_response_due_idx",
+            ),
+            models.Index(
+                fields=["resolution_due_at"],
+                condition=Q(resolution_breached_at__isnull=True, status="open"),
+                name="ticket_resolution_due_idx",
+            ),
         ]
 
     def __str__(self) -> str:
         return f"{self.reference} {self.subject}"
+
+
+class SlaPolicy(models.Model):
+    """DESIGN §15: per priority, how soon the first response and the resolution are due.
+    Edited in admin; a change applies to tickets opened, or re-prioritised, after it."""
+
+    priority = models.CharField(max_length=8, choices=Ticket.Priority.choices, unique=True)
+    first_response_hours = models.PositiveIntegerField()
+    resolution_hours = models.PositiveIntegerField()
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name = "SLA policy"
+        verbose_name_plural = "SLA policies"
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(first_response_hours__gt=0)
+                & Q(resolution_hours__gte=F("first_response_hours")),
+                name="sla_policy_targets_in_order",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return (
+            f"{self.get_priority_display()}: first response {self.first_response_hours} h, "
+            f"resolution {self.resolution_hours} h"
+        )
+
+
+class Tag(models.Model):
+    """A label on tickets. One tag per name whatever its case: "Damaged" is "damaged"."""
+
+    name = models.CharField(max_length=50)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.UniqueConstraint(Lower("name"), name="tag_name_unique_ignoring_case"),
+            models.CheckConstraint(condition=~Q(name=""), name="tag_name_not_empty"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
 
 
 class TicketCounter(models.Model):
@@ -148,6 +233,10 @@ class TicketEvent(models.Model):
         REPLY_SENT = "reply_sent", "Reply emailed to the customer"
         REPLY_FAILED = "reply_failed", "Reply could not be emailed"
         CUSTOMER_REPLIED = "customer_replied", "Customer replied"
+        PRIORITY_CHANGED = "priority_changed", "Priority changed"
+        SLA_BREACHED = "sla.breached", "SLA target breached"
+        TAGS_CHANGED = "tags_changed", "Tags changed"
+        CC_CHANGED = "cc_changed", "CC list changed"
 
     ticket = models.ForeignKey(Ticket, on_delete=models.CASCADE, related_name="events")
     type = models.CharField(max_length=32, choices=Type.choices)
@@ -159,6 +248,105 @@ class TicketEvent(models.Model):
 
     class Meta:
         ordering = ["created_at", "id"]
+        constraints = [
+            # A target is breached once: two sweeps racing record one event between them.
+            models.UniqueConstraint(
+                F("ticket"),
+                KT("data__target"),
+                condition=Q(type="sla.breached"),
+                name="ticket_event_one_breach_per_target",
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.ticket.reference}: {self.type}"
+
+
+# DESIGN §15: what a macro's body may say; desk/macros.py renders each from current state.
+MACRO_PLACEHOLDERS = (
+    "customer.name",
+    "customer.first_name",
+    "ticket.reference",
+    "order.id",
+    "agent.name",
+    "refund.amount",
+    "refund.status",
+)
+MACRO_PLACEHOLDER = re.compile(r"\{\{\s*([^{}]*?)\s*\}\}")
+MACRO_ACTIONS = ("status", "priority", "add_tags")
+
+
+def macro_problems(body: str, actions: object) -> dict[str, list[str]]:
+    """What is wrong with a macro's body and actions, by field (empty: nothing)."""
+    problems: dict[str, list[str]] = {}
+    unknown = sorted(
+        {name for name in MACRO_PLACEHOLDER.findall(body) if name not in MACRO_PLACEHOLDERS}
+    )
+    if unknown:
+        problems["body"] = [
+            f"Unknown placeholder {{{{{name}}}}}; use one of: "
+            + ", ".join(f"{{{{{known}}}}}" for known in MACRO_PLACEHOLDERS)
+            for name in unknown
+        ]
+    if not isinstance(actions, dict):
+        problems["actions"] = ['An object: {"status", "priority", "add_tags"}, each optional.']
+        return problems
+    wrong = []
+    for key, value in actions.items():
+        if key not in MACRO_ACTIONS:
+            wrong.append(f"Unknown action {key!r}.")
+        elif key == "status" and value not in Ticket.Status.values:
+            wrong.append(f"status must be one of: {', '.join(Ticket.Status.values)}.")
+        elif key == "priority" and value not in Ticket.Priority.values:
+            wrong.append(f"priority must be one of: {', '.join(Ticket.Priority.values)}.")
+        elif key == "add_tags" and not (
+            isinstance(value, list) and all(isinstance(v, str) and v.strip() for v in value)
+        ):
+            wrong.append("add_tags must be a list of tag names.")
+    if wrong:
+        problems["actions"] = wrong
+    return problems
+
+
+class Macro(models.Model):
+    """A canned reply: a body with placeholders and optional actions, shared (no owner) or
+    one agent's own. Applying one only fills the reply box (desk/macros.py): nothing is sent
+    or changed until the agent sends or confirms."""
+
+    class Visibility(models.TextChoices):
+        PUBLIC = "public", "Public reply"
+        INTERNAL = "internal", "Internal note"
+
+    name = models.CharField(max_length=100)
+    body = models.TextField()
+    visibility = models.CharField(
+        max_length=16, choices=Visibility.choices, default=Visibility.PUBLIC
+    )
+    actions = models.JSONField(default=dict, blank=True)
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="macros",
+        help_text="Empty: shared with the whole desk.",
+    )
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name", "id"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def save(self, *args, **kwargs) -> None:
+        # Refused at every save, not only in admin's form: an unknown placeholder never lands.
+        problems = macro_problems(self.body, self.actions)
+        if problems:
+            raise ValidationError(problems)
+        super().save(*args, **kwargs)
+
+    def clean(self) -> None:
+        problems = macro_problems(self.body, self.actions)
+        if problems:
+            raise ValidationError(problems)

@@ -6,17 +6,19 @@ from functools import cache
 
 from django.contrib.auth.models import User
 from django.db import connection
-from django.db.models import Q, QuerySet
+from django.db.models import F, Q, QuerySet
 
 from config import refund_statuses
 from config.db import column, table
 from orders.models import Customer, Order
 from orders.selectors import refundable_after
+from tickets import sla
 from tickets.models import Ticket, TicketEvent, TicketMessage
 
 # The desk list's views (tabs). "mine" needs the user asking.
 VIEWS = ("all", "mine", "unassigned", "escalated")
-SORTS = {"updated": "-updated_at", "created": "-created_at"}
+# "due": the earliest running SLA target first, tickets with none running last.
+SORTS = {"updated": "-updated_at", "created": "-created_at", "due": "due_at"}
 
 
 def ticket_list(
@@ -27,10 +29,14 @@ def ticket_list(
     view: str = "all",
     user: User | None = None,
     sort: str = "updated",
+    priority: str = "",
+    sla_state: str = "",
+    tag: str = "",
 ) -> QuerySet[Ticket]:
     """Tickets for the desk list. `assignee` is a username, "me" is resolved by the caller,
     "none" means unassigned. `query` matches the reference, subject, customer, order id, or
-    words in any message (full-text search on PostgreSQL)."""
+    words in any message (full-text search on PostgreSQL). `sla_state` is "breached" or
+    "due_soon" (tickets/sla.py); `tag` a tag's name in any case."""
     tickets = Ticket.objects.select_related("customer", "assignee", "order")
     if view == "mine":
         tickets = tickets.filter(assignee=user)
@@ -46,6 +52,13 @@ def ticket_list(
         tickets = tickets.filter(assignee__username=assignee)
     if query:
         tickets = tickets.filter(pk__in=_tickets_matching(query))
+    if priority:
+        tickets = tickets.filter(priority=priority)
+    if tag:
+        tickets = tickets.filter(tags__name__iexact=tag)
+    tickets = sla.filter_state(tickets, sla_state) if sla_state else sla.with_due(tickets)
+    if sort == "due":
+        return tickets.order_by(F("due_at").asc(nulls_last=True), "id")
     return tickets.order_by(SORTS.get(sort, SORTS["updated"]), "-id")
 
 
@@ -88,7 +101,7 @@ def _messages_matching(query: str) -> QuerySet[TicketMessage]:
 def ticket_detail(*, reference: str) -> Ticket:
     return (
         Ticket.objects.select_related("customer", "assignee", "order")
-        .prefetch_related("messages__author", "order__lines", "events__actor")
+        .prefetch_related("messages__author", "order__lines", "events__actor", "tags")
         .get(reference=reference)
     )
 
@@ -132,7 +145,9 @@ def customer_overview(*, customer_id: int) -> CustomerOverview:
         balances.append(OrderBalance(order, refunded, refundable_after(order, refunded)))
     refunds.sort(key=lambda r: r.created_at, reverse=True)
     tickets = list(
-        customer.tickets.select_related("assignee", "order").order_by("-updated_at", "-id")
+        customer.tickets.select_related("assignee", "order")
+        .prefetch_related("tags")
+        .order_by("-updated_at", "-id")
     )
     return CustomerOverview(customer, balances, tickets, refunds)
 

@@ -3,6 +3,7 @@ mail. Permissions are checked here, so the API and the HTML views refuse the sam
 
 import logging
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -17,10 +18,10 @@ from django.utils import timezone
 from config.celery import enqueue_on_commit
 from config.errors import ApplicationError, Conflict, Forbidden
 from config.roles import Role, is_supervisor, support_role
-from orders.addresses import email_key
+from orders.addresses import BadAddress, email_key
 from orders.models import Customer, Order
-from tickets import mail
-from tickets.models import Ticket, TicketCounter, TicketEvent, TicketMessage
+from tickets import mail, sla
+from tickets.models import Tag, Ticket, TicketCounter, TicketEvent, TicketMessage
 
 logger = logging.getLogger(__name__)
 
@@ -117,8 +118,17 @@ def ticket_write(*, ticket: Ticket, author: User, body: str, visibility: str) ->
         message_id=mail.new_message_id(ticket),
     )
     _touch(ticket)
+    _stamp_first_response(ticket, message.created_at)
     enqueue_on_commit(SEND_REPLY_TASK, message.pk)
     return message
+
+
+def _stamp_first_response(ticket: Ticket, at: datetime) -> None:
+    """The first public reply meets the first-response target (DESIGN §15): stamped once."""
+    if Ticket.objects.filter(pk=ticket.pk, first_responded_at__isnull=True).update(
+        first_responded_at=at
+    ):
+        ticket.first_responded_at = at
 
 
 @dataclass(frozen=True)
@@ -236,6 +246,13 @@ def ticket_set_status(
             code="stale_status",
             extra={"from": from_status, "to": to_status},
         )
+    # The swap holds the row: its clock is read as it is, and moved with the status.
+    clock = Ticket.objects.get(pk=ticket.pk)
+    clock_fields = sla.clock_fields_for_move(clock, from_status, to_status, now)
+    if clock_fields:
+        Ticket.objects.filter(pk=ticket.pk).update(**clock_fields)
+    for name, value in clock_fields.items():
+        setattr(ticket, name, value)
     ticket.status, ticket.updated_at = to_status, now
     _event(
         ticket,
@@ -244,6 +261,37 @@ def ticket_set_status(
         **{"from": from_status, "to": to_status},
         reason=reason,
     )
+    return ticket
+
+
+@transaction.atomic
+def ticket_set_priority(*, ticket: Ticket, priority: str, actor: User) -> Ticket:
+    """Change the priority; both SLA targets are recomputed from the new priority's policy,
+    counted from when the ticket was opened (the resolution one keeps its pauses)."""
+    _require(
+        support_role(actor) in (Role.AGENT, Role.SUPERVISOR),
+        "Only agents and supervisors change a ticket's priority.",
+    )
+    if priority not in Ticket.Priority.values:
+        raise ApplicationError(
+            f"{priority!r} is not a priority.",
+            code="invalid",
+            extra={"fields": {"priority": [f"Must be one of: {', '.join(Ticket.Priority)}."]}},
+        )
+    current = Ticket.objects.select_for_update().get(pk=ticket.pk)
+    if current.priority == priority:
+        return ticket
+    first_due, resolution_due = sla.due_times(
+        priority=priority, opened_at=current.created_at, paused_seconds=current.sla_paused_seconds
+    )
+    _touch(
+        ticket,
+        priority=priority,
+        first_response_due_at=first_due,
+        resolution_due_at=resolution_due,
+    )
+    change = {"from": current.priority, "to": priority}
+    _event(ticket, TicketEvent.Type.PRIORITY_CHANGED, actor, **change)
     return ticket
 
 
@@ -322,6 +370,140 @@ def ticket_clear_escalation(*, ticket: Ticket, actor: User, note: str = "") -> T
     return ticket
 
 
+# --- tags and CC (DESIGN §15) ------------------------------------------------------------
+
+TAG_MAX_LENGTH = 50
+TAGS_PER_CHANGE = 20
+# Letters and digits in any script, and a few joiners; no leading or trailing punctuation.
+TAG_NAME = re.compile(r"^\w(?:[\w .:/+-]*\w)?$")
+CC_MAX = 10
+
+
+def _tag_names(names: list[str], field: str) -> list[str]:
+    """Each name trimmed, inner spaces collapsed, duplicates (ignoring case) dropped."""
+    if len(names) > TAGS_PER_CHANGE:
+        raise ApplicationError(
+            f"At most {TAGS_PER_CHANGE} tags in one change.",
+            code="invalid",
+            extra={"fields": {field: [f"At most {TAGS_PER_CHANGE} tags."]}},
+        )
+    cleaned: dict[str, str] = {}
+    for name in names:
+        name = " ".join(name.split())
+        if not name or len(name) > TAG_MAX_LENGTH or not TAG_NAME.match(name):
+            raise ApplicationError(
+                f"{name[:60]!r} is not a tag name: 1 to {TAG_MAX_LENGTH} letters, digits, "
+                "spaces or . : / + - _, starting and ending with a letter or digit.",
+                code="invalid_tag",
+                extra={"fields": {field: ["Not a tag name."]}},
+            )
+        cleaned.setdefault(name.lower(), name)
+    return list(cleaned.values())
+
+
+def tag_for_name(name: str) -> Tag:
+    """The tag called `name` in any case, made if there is none (the first spelling stays)."""
+    tag = Tag.objects.filter(name__iexact=name).first()
+    if tag is not None:
+        return tag
+    try:
+        with transaction.atomic():
+            return Tag.objects.create(name=name)
+    except IntegrityError:
+        # Made at the same moment by someone else: tag_name_unique_ignoring_case.
+        return Tag.objects.get(name__iexact=name)
+
+
+@transaction.atomic
+def ticket_change_tags(
+    *, ticket: Ticket, actor: User, add: Sequence[str] = (), remove: Sequence[str] = ()
+) -> Ticket:
+    """Add and remove tags (names in any case); one tags_changed event when anything changed.
+    A name in both lists is left as it is, so nothing depends on which is applied first."""
+    _require(support_role(actor) is not None, "Only interns, agents and supervisors tag tickets.")
+    add, remove = _tag_names(list(add), "add"), _tag_names(list(remove), "remove")
+    both = {name.lower() for name in add} & {name.lower() for name in remove}
+    add = [name for name in add if name.lower() not in both]
+    remove = [name for name in remove if name.lower() not in both]
+    # Two people tagging at once: each change starts where the other ended.
+    Ticket.objects.select_for_update().filter(pk=ticket.pk).first()
+    current = {tag.name.lower(): tag for tag in ticket.tags.all()}
+    added = [tag_for_name(name) for name in add if name.lower() not in current]
+    removed = [current[name.lower()] for name in remove if name.lower() in current]
+    if not added and not removed:
+        return ticket
+    ticket.tags.add(*added)
+    ticket.tags.remove(*removed)
+    _touch(ticket)
+    _event(
+        ticket,
+        TicketEvent.Type.TAGS_CHANGED,
+        actor,
+        added=[tag.name for tag in added],
+        removed=[tag.name for tag in removed],
+    )
+    return ticket
+
+
+def clean_cc(
+    addresses: list[str], *, customer: Customer | None = None, truncate: bool = False
+) -> list[str]:
+    """Valid, distinct addresses (equal as DESIGN invariant 11 says), the customer's own left
+    out (they get the reply anyway). ApplicationError naming the first bad one, or for more
+    than CC_MAX unless `truncate` (inbound mail: the first CC_MAX are kept)."""
+    from django.core.exceptions import ValidationError
+    from django.core.validators import validate_email
+
+    kept: dict[str, str] = {}
+    for address in addresses:
+        address = address.strip()
+        try:
+            validate_email(address)
+            key = email_key(address)
+        except (ValidationError, BadAddress):
+            raise ApplicationError(
+                f"{address[:100]!r} is not an email address.",
+                code="invalid_address",
+                extra={"fields": {"cc": [f"Not an email address: {address[:100]}"]}},
+            ) from None
+        if customer is not None and key == customer.email_key:
+            continue
+        kept.setdefault(key, address)
+    if len(kept) > CC_MAX and not truncate:
+        raise ApplicationError(
+            f"At most {CC_MAX} addresses in CC.",
+            code="invalid",
+            extra={"fields": {"cc": [f"At most {CC_MAX} addresses."]}},
+        )
+    return list(kept.values())[:CC_MAX]
+
+
+@transaction.atomic
+def ticket_set_cc(*, ticket: Ticket, cc: list[str], actor: User) -> Ticket:
+    """Replace the CC list: who is copied on the public replies from now on."""
+    _require(
+        support_role(actor) in (Role.AGENT, Role.SUPERVISOR),
+        "Only agents and supervisors change who is copied on replies.",
+    )
+    current = Ticket.objects.select_for_update().select_related("customer").get(pk=ticket.pk)
+    cc = clean_cc(cc, customer=current.customer)
+    if cc == list(current.cc):
+        return ticket
+    _touch(ticket, cc=cc)
+    _event(ticket, TicketEvent.Type.CC_CHANGED, actor, **{"from": current.cc, "to": cc})
+    return ticket
+
+
+def _add_cc(ticket: Ticket, addresses: list[str]) -> None:
+    """Inbound mail's CC joins the ticket's (nobody is dropped by a later email)."""
+    if not addresses:
+        return
+    current = Ticket.objects.select_related("customer").get(pk=ticket.pk)
+    merged = clean_cc([*current.cc, *addresses], customer=current.customer, truncate=True)
+    if merged != list(current.cc):
+        _touch(ticket, cc=merged)
+
+
 # --- new tickets and customer mail ---------------------------------------------------------
 
 
@@ -391,6 +573,7 @@ def ticket_open(
     order: Order | None = None,
     opened_by: User | None = None,
     message_id: str | None = None,
+    priority: str = Ticket.Priority.NORMAL,
 ) -> Ticket:
     """A new ticket with the customer's first message (from their email, or recorded by an
     agent from a call or chat), numbered by the counter: see _take_number."""
@@ -404,7 +587,16 @@ def ticket_open(
         )
     subject = " ".join(subject.split())[:200] or "(no subject)"
     order = order or _order_mentioned(customer, subject, body)
-    ticket = _numbered_ticket(customer=customer, subject=subject, order=order)
+    now = timezone.now()
+    first_due, resolution_due = sla.due_times(priority=priority, opened_at=now)
+    ticket = _numbered_ticket(
+        customer=customer,
+        subject=subject,
+        order=order,
+        priority=priority,
+        first_response_due_at=first_due,
+        resolution_due_at=resolution_due,
+    )
     _event(ticket, TicketEvent.Type.CREATED, opened_by, via="desk" if opened_by else "email")
     ticket_post_message(
         ticket=ticket,
@@ -445,7 +637,13 @@ class Inbound:
 
 
 def ticket_receive_email(
-    *, sender: str, name: str, subject: str, body: str, message_id: str
+    *,
+    sender: str,
+    name: str,
+    subject: str,
+    body: str,
+    message_id: str,
+    cc: Sequence[str] = (),
 ) -> Inbound:
     """A customer's email: appended to their own ticket named `[TCK-…]` in the subject (which
     reopens it if pending or solved), otherwise a new ticket. Idempotent on `message_id`: the
@@ -464,7 +662,9 @@ def ticket_receive_email(
         return seen
     try:
         with transaction.atomic():
-            return _receive(sender, name, subject, body, message_id)
+            inbound = _receive(sender, name, subject, body, message_id)
+            _add_cc(inbound.ticket, list(cc))
+            return inbound
     except IntegrityError:
         seen = _already_received(message_id)  # the same email, delivered twice at once
         if seen is None:

@@ -7,6 +7,7 @@ from celery import shared_task
 from django.conf import settings
 from django.utils import timezone
 
+from tickets import sla
 from tickets.models import TicketMessage
 from tickets.services import (
     replies_stalled,
@@ -43,3 +44,9 @@ def resend_stalled_replies() -> int:
     for message_pk in stalled:
         send_reply.delay(message_pk)
     return len(stalled)
+
+
+@shared_task
+def record_sla_breaches() -> int:
+    """Periodic (beat): one sla.breached event per SLA target that went past due."""
+    return sla.record_breaches()

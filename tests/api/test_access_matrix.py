@@ -10,7 +10,7 @@ from refunds.models import RefundRequest
 from tests.api.conftest import PASSWORD, desk_state, token_header, user
 from tests.factories import UserFactory
 from tickets import services as ticket_services
-from tickets.models import Ticket, TicketEvent, TicketMessage
+from tickets.models import Macro, Ticket, TicketEvent, TicketMessage
 
 pytestmark = pytest.mark.django_db
 
@@ -77,6 +77,15 @@ TICKET_WORKERS = {
     "outsider": 403,
     "anonymous": 401,
 }
+# Support members, whatever their rank: tags, macros.
+SUPPORT = {
+    "intern": 200,
+    "agent": 200,
+    "supervisor": 200,
+    "reviewer": 403,
+    "outsider": 403,
+    "anonymous": 401,
+}
 ESCALATORS = {
     "intern": 200,
     "agent": 200,
@@ -125,6 +134,11 @@ API = [
     ("POST", "/api/tickets/TCK-1001/assign/", TICKET_WORKERS),
     ("POST", "/api/tickets/TCK-1002/escalate/", ESCALATORS),
     ("POST", "/api/tickets/TCK-1004/deescalate/", SUPERVISORS),
+    ("POST", "/api/tickets/TCK-1001/priority/", TICKET_WORKERS),
+    ("POST", "/api/tickets/TCK-1001/tags/", SUPPORT),
+    ("POST", "/api/tickets/TCK-1001/cc/", TICKET_WORKERS),
+    ("GET", "/api/macros/", SUPPORT),
+    ("POST", "/api/tickets/TCK-1001/macros/{macro}/apply/", SUPPORT),
     ("GET", "/api/customers/{customer}/", STAFF),
 ]
 
@@ -144,7 +158,12 @@ def tickets_at_work(desk) -> dict:
     ticket_services.ticket_escalate(
         ticket=Ticket.objects.get(reference="TCK-1004"), note="Please look.", actor=user("intern")
     )
-    return {"failed_reply": reply.pk, "customer": Customer.objects.get(name="Li Wei").pk}
+    macro = Macro.objects.create(name="Hello", body="Hi {{customer.first_name}}")
+    return {
+        "failed_reply": reply.pk,
+        "customer": Customer.objects.get(name="Li Wei").pk,
+        "macro": macro.pk,
+    }
 
 
 def tickets_state() -> tuple:
@@ -193,6 +212,9 @@ TICKET_BODIES = {
     "status": {"status": "pending"},
     "assign": {"assignee": "agent2"},
     "escalate": {"note": "The customer asks for a supervisor."},
+    "priority": {"priority": "urgent"},
+    "tags": {"add": ["damaged"]},
+    "cc": {"cc": ["partner@example.com"]},
 }
 
 
@@ -302,6 +324,26 @@ def _escalation_cleared(username: str, work: dict) -> None:
     assert Ticket.objects.get(reference="TCK-1004").escalated is False
 
 
+def _priority_set(username: str, work: dict) -> None:
+    event = _last_event("TCK-1001", "priority_changed")
+    assert (event.actor.username, event.data["to"]) == (username, "urgent")
+
+
+def _tagged(username: str, work: dict) -> None:
+    event = _last_event("TCK-1001", "tags_changed")
+    assert (event.actor.username, event.data["added"]) == (username, ["damaged"])
+
+
+def _cc_set(username: str, work: dict) -> None:
+    assert Ticket.objects.get(reference="TCK-1001").cc == ["partner@example.com"]
+    assert _last_event("TCK-1001", "cc_changed").actor.username == username
+
+
+def _macro_rendered(username: str, work: dict) -> None:
+    # Applying only renders: no message was written.
+    assert not TicketMessage.objects.filter(body="Hi Li").exists()
+
+
 TICKET_CHANGES = {
     "messages": _note_written,
     "retry": _reply_requeued,
@@ -309,6 +351,10 @@ TICKET_CHANGES = {
     "assign": _assigned,
     "escalate": _escalated,
     "deescalate": _escalation_cleared,
+    "priority": _priority_set,
+    "tags": _tagged,
+    "cc": _cc_set,
+    "apply": _macro_rendered,
 }
 
 

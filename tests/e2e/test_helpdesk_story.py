@@ -3,7 +3,10 @@ over the inbound API and opens a ticket; an agent takes it, the assistant propos
 reviewer approves it in a second browser, the agent's page follows the refund to "refunded"
 without a reload; the assistant's answer, edited, goes out as a reply that a Celery worker
 emails over a real SMTP socket, threaded to the customer's email; the agent solves the ticket
-and the customer's answer reopens it. At each step the page is photographed at laptop and
+and the customer's answer reopens it. DESIGN §15 along the way: the email copies the customer's
+partner, who receives the reply too; the agent tags the ticket and makes it urgent (its late
+first response shows as breached until the reply goes out) and starts the reply from a macro.
+At each step the page is photographed at laptop and
 phone width and must not scroll sideways.
 
 Screenshots go to $STORY_SHOTS_DIR if set (to look at them), else to the test's tmp_path."""
@@ -13,11 +16,13 @@ import json
 import os
 import re
 import threading
+from datetime import timedelta
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
 from django.conf import settings
+from django.utils import timezone
 from playwright.sync_api import Page, expect
 
 from refunds.models import RefundRequest
@@ -25,7 +30,7 @@ from tests.conftest import TEST_QUEUE
 from tests.e2e.overflow import LAPTOP, PHONE, assert_fits
 from tests.fakes.smtp_server import FakeSMTPServer
 from tests.services import WorkerProcess, wait_for
-from tickets.models import Ticket, TicketMessage
+from tickets.models import Macro, Ticket, TicketMessage
 
 pytestmark = [pytest.mark.e2e, pytest.mark.services, pytest.mark.django_db(transaction=True)]
 
@@ -35,6 +40,12 @@ SUBJECT = "The mug arrived cracked"
 FIRST_EMAIL_ID = "<CAKx8mug-0001.li.wei@mail.example.com>"
 ANSWER_EMAIL_ID = "<CAKx8mug-0002.li.wei@mail.example.com>"
 ADDED_SENTENCE = "Update: the payment provider has now refunded the 129.00 CNY to your card."
+# DESIGN §15: the customer copies her partner; the agent starts the reply from a shared macro.
+PARTNER = "wang.fang@example.com"
+MACRO_BODY = (
+    "Hi {{customer.first_name}}, about {{ticket.reference}}: {{refund.amount}}, {{refund.status}}."
+)
+MACRO_TEXT = "Hi Li, about TCK-1005: 129.00 CNY, succeeded."
 
 # The worker is a real process: a run, a refund and an email each take it a few seconds.
 RUN_TIMEOUT_MS = 45_000
@@ -126,11 +137,13 @@ def camera(tmp_path) -> Camera:
     return Camera(directory)
 
 
-def email_from_the_customer(live_server, *, subject: str, body: str, message_id: str) -> dict:
+def email_from_the_customer(
+    live_server, *, subject: str, body: str, message_id: str, cc: tuple[str, ...] = ()
+) -> dict:
     """POST the email as the mail gateway does: JSON and the shared secret, no browser."""
     url = urlsplit(live_server.url)
     connection = http.client.HTTPConnection(url.hostname, url.port, timeout=30)
-    email = {"from": CUSTOMER, "name": "Li Wei", "subject": subject, "body": body}
+    email = {"from": CUSTOMER, "name": "Li Wei", "subject": subject, "body": body, "cc": list(cc)}
     try:
         connection.request(
             "POST",
@@ -168,17 +181,22 @@ def history_row(page: Page, event_type: str, text: str):
 def test_a_customers_email_becomes_a_refund_a_threaded_reply_and_a_reopened_ticket(
     browser, page, live_server, demo, desk_settings, mail_server, worker, camera
 ):
-    # 1. Li Wei writes a new email (no ticket reference) about her mug: a new ticket.
+    # 1. Li Wei writes a new email (no ticket reference) about her mug, copying her partner: a
+    # new ticket that keeps the CC. It arrived two hours ago, as far as the SLA is concerned.
+    Macro.objects.create(name="Refund update", body=MACRO_BODY)
     opened = email_from_the_customer(
         live_server,
         subject=SUBJECT,
         body="Hello, my ceramic mug from order 202610110087 arrived cracked down the side. "
         "Could I have my money back?",
         message_id=FIRST_EMAIL_ID,
+        cc=(PARTNER,),
     )
     assert opened == {"ticket": "TCK-1005", "created": True, "duplicate": False}
     ticket = Ticket.objects.get(reference="TCK-1005")
     assert (ticket.order.order_id, ticket.customer.email) == ("202610110087", CUSTOMER)
+    assert ticket.cc == [PARTNER]
+    Ticket.objects.filter(pk=ticket.pk).update(created_at=timezone.now() - timedelta(hours=2))
 
     # 2. The agent finds it among the unassigned tickets and takes it.
     log_in(page, "agent")
@@ -200,6 +218,16 @@ def test_a_customers_email_becomes_a_refund_a_threaded_reply_and_a_reopened_tick
     expect(page.locator("#ticket-assignee")).to_have_text("agent")
     expect(history_row(page, "assigned", "unassigned → agent")).to_be_visible()
     camera.shoot(page, "ticket-assigned")
+
+    # 2b. The agent tags it and makes it urgent: its one-hour first response is already late.
+    page.fill("#tag-add", "damaged")
+    page.click("#tag-form button")
+    expect(page.locator("#ticket-tags [data-tag=damaged]")).to_be_visible()
+    page.select_option("#priority-select", "urgent")
+    page.click("#priority-form button")
+    expect(page.locator("#ticket-priority")).to_have_text("Urgent priority")
+    expect(page.locator("#helpdesk-panel [data-sla=breached]")).to_be_visible()
+    camera.shoot(page, "ticket-tagged-urgent")
 
     # 3. The assistant proposes refunding the mug; nothing moves until a reviewer approves.
     page.fill("#assistant-message", "The mug arrived cracked, please refund it")
@@ -242,20 +270,30 @@ def test_a_customers_email_becomes_a_refund_a_threaded_reply_and_a_reopened_tick
     assert refund.status == "succeeded"
     camera.shoot(page, "proposal-refunded")
 
-    # 6. The answer, brought up to date by the agent, goes out as a public reply.
+    # 6. The agent starts the reply from a macro (the refund placeholders read the refund as it
+    # is now: refunded), adds the assistant's answer, brought up to date, and sends it.
+    page.select_option("#macro-select", label="Refund update")
+    page.click("#macro-use")
+    page.wait_for_url("**/tickets/TCK-1005/?macro=*")
+    reply_box = page.locator("#reply-body")
+    expect(reply_box).to_have_value(MACRO_TEXT)
+    wait_for_the_refunded_proposal(page)
     answer = page.locator("#assistant-answer-text").inner_text().strip()
     page.click("#assistant-use-answer")
-    reply_box = page.locator("#reply-body")
     expect(reply_box).to_be_focused()
-    expect(reply_box).to_have_value(answer)
+    expect(reply_box).to_have_value(MACRO_TEXT + "\n\n" + answer)
     page.keyboard.insert_text("\n\n" + ADDED_SENTENCE)  # where "Use as reply" left the cursor
-    expect(reply_box).to_have_value(answer + "\n\n" + ADDED_SENTENCE)
+    expect(reply_box).to_have_value(MACRO_TEXT + "\n\n" + answer + "\n\n" + ADDED_SENTENCE)
     expect(page.locator("#reply-public")).to_be_checked()
     page.locator("#reply-send", has_text=f"Send reply to {CUSTOMER}").click()
     page.wait_for_url("**/tickets/TCK-1005/")
     expect(page.locator(".flash")).to_contain_text("Reply queued for sending to the customer.")
     reply = ticket.messages.get(author_kind="agent", visibility="public")
-    assert reply.body == answer + "\n\n" + ADDED_SENTENCE
+    assert reply.body == MACRO_TEXT + "\n\n" + answer + "\n\n" + ADDED_SENTENCE
+    # The first response is out: the late first-response badge goes, and urgent's 8-hour
+    # resolution target is not yet near.
+    expect(page.locator("#sla-first-response")).to_contain_text("given")
+    expect(page.locator("#helpdesk-panel [data-sla]")).to_have_count(0)
     delivery = page.locator(f"#message-{reply.pk} .delivery")
 
     # The worker is at the mail server's door: the reply is Queued until the server answers.
@@ -283,7 +321,8 @@ def test_a_customers_email_becomes_a_refund_a_threaded_reply_and_a_reopened_tick
 
     [email] = mail_server.received
     reply.refresh_from_db()
-    assert email.rcpt_to == [CUSTOMER]
+    assert email.rcpt_to == [CUSTOMER, PARTNER]
+    assert email.header("Cc") == PARTNER
     assert email.header("Subject") == f"[TCK-1005] {SUBJECT}"
     assert email.header("Message-ID") == reply.message_id
     assert email.header("In-Reply-To") == FIRST_EMAIL_ID
