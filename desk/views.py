@@ -43,20 +43,6 @@ LIST_SORTS = [("updated", "Last updated"), ("created", "Created")]
 # Left out of the list's links: a link with only the defaults is the plain list.
 LIST_DEFAULTS = {"view": "all", "sort": "updated"}
 
-# A refund request's status as the desk says it (the list's badge, the customer page).
-REFUND_STATUS_WORDS: dict[str, str] = {
-    RefundStatus.PENDING_APPROVAL: "awaiting review",
-    RefundStatus.APPROVED: "approved, sending",
-    RefundStatus.EXECUTING: "being refunded",
-    RefundStatus.PROVIDER_PENDING: "settling at the provider",
-    RefundStatus.SUCCEEDED: "refunded",
-    RefundStatus.FAILED: "failed",
-    RefundStatus.OUTCOME_UNKNOWN: "outcome unknown",
-    RefundStatus.REJECTED: "rejected",
-    RefundStatus.EXPIRED: "expired",
-    RefundStatus.WITHDRAWN: "withdrawn",
-}
-
 AGENT_ROLES = (Role.AGENT, Role.SUPERVISOR)
 
 
@@ -159,9 +145,8 @@ def ticket_list(request):
 
 
 def _refund_words(status: str) -> str:
-    if not status:
-        return ""
-    return REFUND_STATUS_WORDS.get(status, status.replace("_", " "))
+    """The status as every page says it: its label in config/refund_statuses.py."""
+    return RefundStatus(status).label if status else ""
 
 
 # --- one ticket ----------------------------------------------------------------------------

@@ -26,17 +26,18 @@
   const FINAL = new Set(["run.completed", "run.failed", "run.cancelled"]);
   const OVER_LIMIT = "AMOUNT_OVER_ROLE_LIMIT";
 
-  // A refund request's status in words, and what it means for the agent.
+  // A refund request's status in words (its label in config/refund_statuses.py, which every
+  // page shows; tests/test_vocabulary.py holds this copy to it), and what it means for the agent.
   const REFUND_STATUS = {
     pending_approval: ["Waiting for a reviewer", "Nothing is refunded until a reviewer approves it."],
-    approved: ["Approved, sending to the payment provider", "A reviewer approved it; the payment provider is being asked."],
-    executing: ["Sending to the payment provider", "The payment provider is being asked to refund it."],
-    provider_pending: ["Accepted by the provider, settling", "The money is on its way; it is not refunded until the provider settles it."],
+    approved: ["Approved", "A reviewer approved it; the payment provider is being asked."],
+    executing: ["Sending to the provider", "The payment provider is being asked to refund it."],
+    provider_pending: ["Settling at the provider", "The money is on its way; it is not refunded until the provider settles it."],
     succeeded: ["Refunded", "The payment provider refunded the customer."],
-    failed: ["Failed at the payment provider", "Nothing was refunded."],
-    outcome_unknown: ["Outcome unknown, being checked", "Whether the money moved is being checked with the provider; don't tell the customer yet."],
-    rejected: ["Rejected by the reviewer", "Nothing was refunded."],
-    expired: ["Expired before a reviewer decided", "Nothing was refunded; propose it again if it is still needed."],
+    failed: ["Failed", "The payment provider refused it; nothing was refunded."],
+    outcome_unknown: ["Outcome unknown", "Whether the money moved is being checked with the provider; don't tell the customer yet."],
+    rejected: ["Rejected", "A reviewer rejected it; nothing was refunded."],
+    expired: ["Expired", "It expired before a reviewer decided; nothing was refunded. Propose it again if it is still needed."],
     withdrawn: ["Withdrawn", "Taken back before a reviewer decided; nothing was refunded."],
   };
   // After these the status never changes again: stop asking.
@@ -213,7 +214,7 @@
       showProposalStatus(status);
       offerWithdraw(refund);
       document.getElementById("assistant-proposal-checked").textContent =
-        REFUND_TERMINAL.has(status) ? "" : "Checked at " + new Date().toLocaleTimeString() + "; updates by itself.";
+        REFUND_TERMINAL.has(status) ? "" : "Checked at " + new Date().toLocaleTimeString([], {hour: "2-digit", minute: "2-digit", hourCycle: "h23"}) + "; updates by itself.";
     } catch (err) {
       if (err.status === 403 || err.status === 404) return; // asking again would not help
     }
