@@ -131,7 +131,8 @@
       case "model.completed":
         return data.tool_calls && data.tool_calls.length ? "Decided to use " + data.tool_calls.join(", ") : "Writing the answer…";
       case "tool_call.started": return "Running " + (data.name || "a tool") + "…";
-      case "tool_call.completed": return (data.name || "Tool") + (data.ok === false ? " refused: " + (data.error_code || "error") : " done");
+      // An error in words (agent/errors.py), never its code.
+      case "tool_call.completed": return (data.name || "Tool") + (data.ok === false ? " did not go through" + (data.error_words ? ": " + data.error_words : ".") : " done");
       case "approval.required":
         return "Proposed refund " + money(data.amount, data.currency) + " — waiting for a reviewer";
       case "message": return data.content || "";
@@ -451,7 +452,7 @@
         tr.append(
           cell(call.tool_name),
           cell(args),
-          cell(call.ok ? "ok" : (call.error_code || "error")),
+          cell(call.ok ? "ok" : (call.error_words || "did not go through")),
           cell(String(call.elapsed_ms)),
         );
         tbody.append(tr);
