@@ -129,8 +129,10 @@ SIDEWAYS_SCROLLERS = """() => Array.from(document.querySelectorAll(
 # A table whose rows are not stacked at phone width, or a cell that reaches past the window.
 UNSTACKED = """(width) => Array.from(document.querySelectorAll('table.grid')).filter(t =>
     t.getClientRects().length && (
-      Array.from(t.querySelectorAll('tbody tr')).some(tr => getComputedStyle(tr).display !== 'block')
-      || Array.from(t.querySelectorAll('td')).some(td => td.getBoundingClientRect().right > width + 1)))
+      Array.from(t.querySelectorAll('tbody tr'))
+        .some(tr => getComputedStyle(tr).display !== 'block')
+      || Array.from(t.querySelectorAll('td'))
+        .some(td => td.getBoundingClientRect().right > width + 1)))
   .map(t => t.id || t.closest('[id]')?.id || 'a table')"""
 
 
