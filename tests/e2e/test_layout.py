@@ -194,3 +194,41 @@ def test_the_review_page_shows_the_customers_words_and_balance_before_approve_on
     assert "129.00 CNY" in page.locator("#review-balance").inner_text()
     assert words["y"] + words["height"] <= balance["y"] < approve["y"]
     assert balance["x"] + balance["width"] <= PHONE["width"]
+
+
+# Where the admin puts its lists: a list scrolling inside this box hides its last columns.
+ADMIN_LIST_OVERFLOW = """() => { const box = document.querySelector('#changelist .results');
+  return box ? box.scrollWidth - box.clientWidth : null; }"""
+
+
+def test_the_admin_refund_and_tool_call_lists_fit_a_laptop_newest_first(
+    page, login, proposal_with_a_long_trail, tmp_path
+):
+    shots = _shots_dir(tmp_path)
+    page.set_viewport_size(LAPTOP)
+    login("admin")
+
+    for name, path in (
+        ("admin-refunds", "/admin/refunds/refundrequest/"),
+        ("admin-tool-calls", "/admin/agent/toolcalllog/"),
+    ):
+        page.goto(path)
+        # With the admin's side navigation open, as it is by default on a laptop.
+        assert page.locator("#nav-sidebar").is_visible()
+        page.screenshot(path=shots / f"{name}-1280.png", full_page=True)
+        assert page_width(page) <= LAPTOP["width"], path
+        assert page.evaluate(ADMIN_LIST_OVERFLOW) == 0, f"{path} scrolls sideways"
+
+    # Newest first: the demo's old blender refund comes after the new proposal.
+    page.goto("/admin/refunds/refundrequest/")
+    first = page.locator("#result_list tbody tr").first.locator("th [title]")
+    assert first.get_attribute("title") == proposal_with_a_long_trail.request_id
+    page.goto("/admin/agent/toolcalllog/")
+    links = page.locator("#result_list tbody tr th a").evaluate_all(
+        "links => links.map(a => a.getAttribute('href'))"
+    )
+    created = [
+        ToolCallLog.objects.get(pk=int(href.rstrip("/").split("/")[-2])).created_at
+        for href in links
+    ]
+    assert len(created) == 3 and created == sorted(created, reverse=True)

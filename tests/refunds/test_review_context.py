@@ -51,8 +51,8 @@ def test_the_customers_words_and_the_balance_come_before_the_approve_button(clie
     first_message = page.index("arrived in pieces")
     assert context < first_message < approve
     balance = page[page.index('id="review-balance"') : approve]
-    assert "<dt>Paid</dt><dd class=\"money\">129.00 CNY</dd>" in balance
-    assert "<dt>Already refunded</dt><dd class=\"money\">0.00 CNY</dd>" in balance
+    assert '<dt>Paid</dt><dd class="money">129.00 CNY</dd>' in balance
+    assert '<dt>Already refunded</dt><dd class="money">0.00 CNY</dd>' in balance
     assert "<strong>129.00 CNY</strong>" in balance  # refundable
 
 
