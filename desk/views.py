@@ -219,6 +219,23 @@ def _history(ticket: Ticket) -> list[HistoryRow]:
     return rows
 
 
+def _panel_answer_message_id(ticket: Ticket, run) -> int | None:
+    """The conversation's note that holds the answer the assistant panel shows in full (the
+    latest run's): the conversation folds it, so the page says the answer once."""
+    if run is None or not run.final_answer:
+        return None
+    return (
+        ticket.messages.filter(
+            author_kind=TicketMessage.AuthorKind.ASSISTANT,
+            body=run.final_answer,
+            created_at__gte=run.created_at,
+        )
+        .order_by("-created_at", "-id")
+        .values_list("pk", flat=True)
+        .first()
+    )
+
+
 def _render_ticket(
     request,
     ticket: Ticket,
@@ -235,13 +252,15 @@ def _render_ticket(
     draft = dict(draft or {})
     draft.setdefault("visibility", "internal" if public_reply_refusal else "public")
     refunds = list(ticket.refund_requests.select_related("order").order_by("-created_at"))
+    latest_run = ticket.runs.order_by("-created_at").first()
     return render(
         request,
         "tickets/detail.html",
         {
             "ticket": ticket,
             "history": _history(ticket),
-            "latest_run": ticket.runs.order_by("-created_at").first(),
+            "latest_run": latest_run,
+            "panel_answer_message_id": _panel_answer_message_id(ticket, latest_run),
             "refunds": refunds,
             "withdrawable": _withdrawable(refunds, request.user),
             "agent_model": settings.AGENT_MODEL,

@@ -21,6 +21,8 @@
   const escalateBox = document.getElementById("assistant-escalate");
   const warning = document.getElementById("assistant-warning");
   const trail = document.getElementById("assistant-trail");
+  const steps = document.getElementById("assistant-steps");
+  const stepsSummary = document.getElementById("assistant-steps-summary");
   const runsUrl = panel.dataset.runsUrl;
   const refundsUrl = panel.dataset.refundsUrl;
   const FINAL = new Set(["run.completed", "run.failed", "run.cancelled"]);
@@ -356,6 +358,25 @@
     answer.hidden = true;
   }
 
+  // --- the progress lines: open while the run works, one folded line once it ends ---------
+
+  function openSteps() {
+    if (!steps) return;
+    steps.hidden = progress.children.length === 0;
+    steps.open = true;
+    stepsSummary.textContent = "Working…";
+  }
+
+  function foldSteps(event) {
+    if (!steps) return;
+    const count = progress.children.length;
+    steps.hidden = count === 0;
+    steps.open = false;
+    const ending = {"run.completed": "Done", "run.failed": "Failed", "run.cancelled": "Cancelled"};
+    stepsSummary.textContent = (ending[event.type] || "Ended") + " · " + count +
+      (count === 1 ? " step" : " steps") + " (show)";
+  }
+
   // --- the run's events --------------------------------------------------------------------
 
   function render(event) {
@@ -377,6 +398,7 @@
     if (data.tool_call_id) item.dataset.call = data.tool_call_id;
     item.textContent = describe(event);
     if (!existing) progress.append(item);
+    if (steps && steps.hidden) steps.hidden = false;
     if (data.untrusted_warning) warning.hidden = false;
     if (event.type === "approval.required") showProposal(data);
     if (event.type === "tool_call.completed" && data.error_code === OVER_LIMIT) {
@@ -396,6 +418,7 @@
 
   function finish(event) {
     stopFollowing();
+    foldSteps(event);
     const data = event.data || {};
     setBusy(false, event.type === "run.completed" ? "" : describe(event));
     if (data.final_answer || data.answer) showAnswer(data.final_answer || data.answer);
@@ -507,6 +530,7 @@
       if (element) element.hidden = true;
     });
     progress.innerHTML = "";
+    openSteps();
     proposal.hidden = true;
     shownProposal = null;
     stopProposalPolling();
