@@ -121,3 +121,90 @@ class ToolError(Exception):
         }
         error.update(self.extra)
         return {"ok": False, "error": error}
+
+
+# --- The same errors in words, for the people at the desk -------------------------------------
+
+# What the desk user reads where a tool refused: the ticket page's progress lines and tool-call
+# trail, the offline planner's note, the summary of a run that ended without an answer. The
+# codes and the `message` are written for the model ("Send one JSON object", "Call
+# get_refund_status"); these say what happened to the person. One sentence each.
+ERROR_WORDS: dict[ErrorCode, str] = {
+    ErrorCode.UNKNOWN_TOOL: "The assistant asked for a tool the desk does not have.",
+    ErrorCode.PERMISSION_DENIED: "Your role may not do this; a support agent or supervisor can.",
+    ErrorCode.BAD_JSON: "The assistant's request could not be read, so nothing was done.",
+    ErrorCode.ARGUMENTS_TOO_LARGE: "The assistant's request was too long, so nothing was done.",
+    ErrorCode.TOO_MANY_CALLS: "The assistant asked for too much at once; this part waited.",
+    ErrorCode.INVALID_ARGUMENTS: "The assistant's request was incomplete or wrong, so nothing "
+    "was done.",
+    ErrorCode.NOT_FOUND: "Not found among this customer's orders and records.",
+    ErrorCode.POLICY_DENIED: "The refund policy does not allow this refund.",
+    ErrorCode.AMOUNT_OVER_ROLE_LIMIT: "The amount is over what your role may propose.",
+    ErrorCode.CURRENCY_NOT_SUPPORTED: "The refund policy sets no limits for this order's "
+    "currency, so the desk cannot refund it.",
+    ErrorCode.REFUND_ALREADY_DECIDED: "A reviewer has already decided this refund; it can no "
+    "longer change.",
+    ErrorCode.TOOL_TIMEOUT: "It did not answer in time.",
+    ErrorCode.REPEATED_CALL: "The assistant already asked exactly this; the earlier answer stands.",
+    ErrorCode.CANCELLED: "The run was cancelled, so this was not done.",
+    ErrorCode.INTERNAL_ERROR: "Something went wrong inside the desk.",
+}
+
+# Codes whose error carries the policy's verdicts: the failing clauses are the facts to show.
+_VERDICT_CODES = {
+    ErrorCode.POLICY_DENIED,
+    ErrorCode.AMOUNT_OVER_ROLE_LIMIT,
+    ErrorCode.CURRENCY_NOT_SUPPORTED,
+}
+
+
+def error_in_words(error: dict) -> str:
+    """A tool's error (`result["error"]`) as the desk user reads it: the code's sentence, then
+    the facts behind it (the failing policy clauses, the fields that were wrong), each sentence
+    once and no code in sight."""
+    try:
+        code: ErrorCode | None = ErrorCode(error.get("code", ""))
+    except ValueError:
+        code = None
+    sentences = [ERROR_WORDS[code] if code else "The tool refused."]
+    if code in _VERDICT_CODES:
+        sentences += [
+            f"{verdict['clause']}: {verdict['detail']}."
+            for verdict in error.get("verdicts") or []
+            if isinstance(verdict, dict) and verdict.get("clause") and verdict.get("detail")
+        ]
+    if code is ErrorCode.INVALID_ARGUMENTS:
+        fields = error.get("field_errors") or {}
+        if isinstance(fields, dict):
+            sentences += [f"{name}: {problem}." for name, problem in fields.items()]
+    if code is ErrorCode.TOOL_TIMEOUT and not error.get("retryable", True):
+        sentences.append("Whether it was recorded is not known yet; check before trying again.")
+    return " ".join(_each_once(sentences))
+
+
+def logged_error_in_words(result, code: str) -> str:
+    """A logged call's error in words: from the result it returned, or from its code alone."""
+    error = result.get("error") if isinstance(result, dict) else None
+    return error_in_words(error if isinstance(error, dict) else {"code": code})
+
+
+def _each_once(sentences: Iterable[str]) -> list[str]:
+    """The sentences without any said before (ignoring case, spacing and the final stop)."""
+    said: set[str] = set()
+    kept = []
+    for sentence in sentences:
+        sentence = sentence.replace("..", ".").strip()
+        key = " ".join(sentence.lower().rstrip(".").split())
+        if key and key not in said:
+            said.add(key)
+            kept.append(sentence)
+    return kept
+
+
+def codes_in_words(text: str) -> str:
+    """`text` with any error code in it replaced by its sentence's words: what a model wrote
+    may quote one ("failed with AMOUNT_OVER_ROLE_LIMIT"), and the desk user must not meet it."""
+    for code, words in ERROR_WORDS.items():
+        if code.value in text:
+            text = text.replace(code.value, f"“{words.rstrip('.')}”")
+    return text

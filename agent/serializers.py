@@ -1,5 +1,6 @@
 from rest_framework import serializers
 
+from agent.errors import logged_error_in_words
 from agent.models import AgentRun, RunEvent, ToolCallLog
 from config.serializers import StrictCharField
 
@@ -54,6 +55,8 @@ class RunEventSerializer(serializers.ModelSerializer):
 
 class ToolCallSerializer(serializers.ModelSerializer):
     actor = serializers.CharField(source="actor.username", read_only=True)
+    # The error as the desk user reads it (agent/errors.py ERROR_WORDS); "" when the call was ok.
+    error_words = serializers.SerializerMethodField()
 
     class Meta:
         model = ToolCallLog
@@ -63,9 +66,15 @@ class ToolCallSerializer(serializers.ModelSerializer):
             "arguments",
             "ok",
             "error_code",
+            "error_words",
             "result",
             "actor",
             "elapsed_ms",
             "created_at",
         ]
         read_only_fields = fields
+
+    def get_error_words(self, call: ToolCallLog) -> str:
+        if call.ok:
+            return ""
+        return logged_error_in_words(call.result, call.error_code)

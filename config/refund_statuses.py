@@ -10,13 +10,16 @@ from django.db import models
 
 
 class RefundStatus(models.TextChoices):
-    PENDING_APPROVAL = "pending_approval", "Pending approval"
+    """Each label is the status as every page says it (lists, sidebar, customer page, proposal
+    box, review pages, admin); static/js/assistant.js keeps a copy that tests hold to these."""
+
+    PENDING_APPROVAL = "pending_approval", "Waiting for a reviewer"
     APPROVED = "approved", "Approved"
-    EXECUTING = "executing", "Executing"
+    EXECUTING = "executing", "Sending to the provider"
     # The provider accepted the refund but has not settled it: money is on its way, but
     # nobody may be told "refunded" until the provider says so.
-    PROVIDER_PENDING = "provider_pending", "Pending at the provider"
-    SUCCEEDED = "succeeded", "Succeeded"
+    PROVIDER_PENDING = "provider_pending", "Settling at the provider"
+    SUCCEEDED = "succeeded", "Refunded"
     FAILED = "failed", "Failed"
     OUTCOME_UNKNOWN = "outcome_unknown", "Outcome unknown"
     REJECTED = "rejected", "Rejected"

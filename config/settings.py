@@ -87,6 +87,8 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
                 "ops.context_processors.desk",
             ],
+            # The desk's one time format, `when` and `day`, in every template (config/times.py).
+            "builtins": ["ops.templatetags.desk_time"],
         },
     },
 ]

@@ -44,20 +44,6 @@ LIST_SORTS = [("updated", "Last updated"), ("created", "Created"), ("due", "SLA 
 # Left out of the list's links: a link with only the defaults is the plain list.
 LIST_DEFAULTS = {"view": "all", "sort": "updated"}
 
-# A refund request's status as the desk says it (the list's badge, the customer page).
-REFUND_STATUS_WORDS: dict[str, str] = {
-    RefundStatus.PENDING_APPROVAL: "awaiting review",
-    RefundStatus.APPROVED: "approved, sending",
-    RefundStatus.EXECUTING: "being refunded",
-    RefundStatus.PROVIDER_PENDING: "settling at the provider",
-    RefundStatus.SUCCEEDED: "refunded",
-    RefundStatus.FAILED: "failed",
-    RefundStatus.OUTCOME_UNKNOWN: "outcome unknown",
-    RefundStatus.REJECTED: "rejected",
-    RefundStatus.EXPIRED: "expired",
-    RefundStatus.WITHDRAWN: "withdrawn",
-}
-
 AGENT_ROLES = (Role.AGENT, Role.SUPERVISOR)
 
 
@@ -178,9 +164,8 @@ def ticket_list(request):
 
 
 def _refund_words(status: str) -> str:
-    if not status:
-        return ""
-    return REFUND_STATUS_WORDS.get(status, status.replace("_", " "))
+    """The status as every page says it: its label in config/refund_statuses.py."""
+    return RefundStatus(status).label if status else ""
 
 
 # --- one ticket ----------------------------------------------------------------------------
@@ -253,6 +238,23 @@ def _history(ticket: Ticket) -> list[HistoryRow]:
     return rows
 
 
+def _panel_answer_message_id(ticket: Ticket, run) -> int | None:
+    """The conversation's note that holds the answer the assistant panel shows in full (the
+    latest run's): the conversation folds it, so the page says the answer once."""
+    if run is None or not run.final_answer:
+        return None
+    return (
+        ticket.messages.filter(
+            author_kind=TicketMessage.AuthorKind.ASSISTANT,
+            body=run.final_answer,
+            created_at__gte=run.created_at,
+        )
+        .order_by("-created_at", "-id")
+        .values_list("pk", flat=True)
+        .first()
+    )
+
+
 def _render_ticket(
     request,
     ticket: Ticket,
@@ -270,13 +272,15 @@ def _render_ticket(
     draft = dict(draft or {})
     draft.setdefault("visibility", "internal" if public_reply_refusal else "public")
     refunds = list(ticket.refund_requests.select_related("order").order_by("-created_at"))
+    latest_run = ticket.runs.order_by("-created_at").first()
     return render(
         request,
         "tickets/detail.html",
         {
             "ticket": ticket,
             "history": _history(ticket),
-            "latest_run": ticket.runs.order_by("-created_at").first(),
+            "latest_run": latest_run,
+            "panel_answer_message_id": _panel_answer_message_id(ticket, latest_run),
             "refunds": refunds,
             "withdrawable": _withdrawable(refunds, request.user),
             "agent_model": settings.AGENT_MODEL,

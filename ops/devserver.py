@@ -32,10 +32,27 @@ def banner(url: str) -> str:
             "    admin             superuser, Django admin at /admin/",
             f"  Database: {database}   Broker: {broker}",
             f"  Replies to customers: {mail}",
+            *inbound_email_lines(os.environ),
             "  Press Ctrl-C to stop the web server and the worker.",
             "",
         ]
     )
+
+
+def inbound_email_lines(environment: Mapping[str, str]) -> list[str]:
+    """Whether customer email reaches the desk, and how to turn it on when it does not: without
+    INBOUND_SECRET the inbound endpoint answers 503 and a customer's reply is never seen."""
+    if environment.get("INBOUND_SECRET"):
+        return [
+            "  Inbound email: on (POST /api/inbound/email/ with header X-Inbound-Secret;"
+            " README: Inbound email)"
+        ]
+    return [
+        "  Inbound email: off (customer email does not reach the desk). To turn it on, set",
+        '    INBOUND_SECRET in .env to 32+ random characters (python -c "import secrets;'
+        ' print(secrets.token_urlsafe(32))")',
+        "    and restart; your mail gateway then posts to /api/inbound/email/ with it.",
+    ]
 
 
 def child_environment(environment: Mapping[str, str]) -> dict[str, str]:

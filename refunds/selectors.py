@@ -11,6 +11,10 @@ from orders.models import Order
 from orders.selectors import OrderSummary, order_summary
 from policies.models import Clause
 from refunds.models import RefundConfirmation, RefundEvent, RefundRequest
+from tickets.models import TicketMessage
+
+# The customer's latest messages a reviewer reads before deciding; the ticket holds the rest.
+CUSTOMER_WORDS_SHOWN = 5
 
 
 def refund_list(*, status: str = "", reason: str = "", query: str = "") -> QuerySet[RefundRequest]:
@@ -94,6 +98,8 @@ class ReviewView:
     untrusted_warning: bool
     # The agent McpSession the calls came from when an MCP host proposed it, not a run.
     mcp_session: Model | None = None
+    # What the customer wrote on the request's ticket (untrusted text), oldest of them first.
+    customer_messages: Sequence[TicketMessage] = ()
 
 
 def refund_review(*, refund: RefundRequest) -> ReviewView:
@@ -131,7 +137,19 @@ def refund_review(*, refund: RefundRequest) -> ReviewView:
         tool_calls=tool_calls,
         untrusted_warning=bool(run is not None and run.untrusted_instructions),
         mcp_session=mcp_session,
+        customer_messages=customer_words(refund=refund),
     )
+
+
+def customer_words(*, refund: RefundRequest) -> list[TicketMessage]:
+    """The latest messages the customer wrote on the request's ticket, oldest first: what they
+    actually asked for, to hold the proposal against."""
+    if refund.ticket_id is None:
+        return []
+    latest = TicketMessage.objects.filter(
+        ticket_id=refund.ticket_id, author_kind=TicketMessage.AuthorKind.CUSTOMER
+    ).order_by("-created_at", "-id")[:CUSTOMER_WORDS_SHOWN]
+    return list(reversed(latest))
 
 
 def with_latest_refund_status(tickets: QuerySet) -> QuerySet:

@@ -257,11 +257,8 @@ def test_admin_shortens_long_ids_and_digests_with_the_full_value_to_copy(run_wit
     listing = client.get("/admin/agent/toolcalllog/").content.decode()
     detail = client.get(f"/admin/agent/toolcalllog/{call.pk}/change/").content.decode()
 
-    short_id = (
-        '<span class="desk-id" title="call_abcdefghijklmnopqrstuvwxyz">call_abcdefg…</span> '
-        '<button type="button" class="desk-copy" data-copy="call_abcdefghijklmnopqrstuvwxyz"'
-    )
-    assert short_id in listing
+    # The call's id is on its page whole; the list keeps to what fits a laptop.
+    assert "call_abcdefghijklmnopqrstuvwxyz" in detail
     assert '<a class="desk-nowrap" href="/tickets/TCK-1001/">TCK-1001</a>' in listing
     assert f'title="{run.pk}">{str(run.pk)[:8]}…</a>' in listing
     assert f'<span class="desk-id" title="{"d" * 64}">{"d" * 12}…</span>' in detail

@@ -13,7 +13,6 @@ from django.db.models import Q
 
 from config import refund_statuses
 from config.refund_statuses import RefundStatus
-from desk.views import REFUND_STATUS_WORDS
 from orders.models import Order
 from policies import rules
 from policies.models import PolicyVersion
@@ -115,10 +114,6 @@ def test_a_template_compares_a_field_only_with_one_of_its_choices():
     assert ("delivery", "queued") in compared
     assert ("author_kind", "customer") in compared
     assert not any(field == "status" for field, _ in compared), "pass statuses from the view"
-
-
-def test_the_desk_has_words_for_every_refund_status():
-    assert set(REFUND_STATUS_WORDS) == set(RefundStatus.values)
 
 
 def test_the_browser_script_knows_the_refund_statuses():

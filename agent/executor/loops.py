@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from enum import StrEnum
 
+from agent.errors import error_in_words
 from config.canonical import canonical_json
 
 
@@ -186,7 +187,9 @@ def repeated_error(calls: Sequence[LoggedCall]) -> Loop | None:
         if (before.tool, before.error_code) == (call.tool, call.error_code):
             return Loop(
                 LoopRule.REPEATED_ERROR,
-                f"{call.tool} failed with {call.error_code or 'an error'} twice in a row",
+                # Read by the desk user in the run's summary: the error in words, not its code.
+                f"{call.tool} did not go through twice in a row "
+                f"({error_in_words({'code': call.error_code}).rstrip('.')})",
             )
     return None
 

@@ -6,6 +6,7 @@ import json
 from decimal import Decimal, InvalidOperation
 
 from agent import run_selectors
+from agent.errors import error_in_words, logged_error_in_words
 from agent.executor import loops
 from agent.executor.arguments import MAX_ARGUMENTS_CHARS
 from agent.executor.pool import IDLE_THREADS
@@ -101,8 +102,7 @@ def describe_result(call: dict, result: dict) -> str:
     label = describe_call(call).rstrip("…")
     if result.get("ok", True):
         return f"{label}: done"
-    error = result.get("error") or {}
-    return f"{label}: {error.get('code', 'error')} — {error.get('message', '')}".rstrip(" —")
+    return f"{label}: {error_in_words(result.get('error') or {})}"
 
 
 def approval_details(result: dict) -> dict | None:
@@ -123,7 +123,8 @@ def summary_from_tool_log(run: AgentRun, why: str) -> str:
     if calls:
         lines.append("What I did:")
         for log in calls:
-            outcome = "ok" if log.ok else f"failed ({log.error_code})"
+            words = "" if log.ok else logged_error_in_words(log.result, log.error_code)
+            outcome = f"did not go through. {words}" if words else "ok"
             lines.append(f"- {log.tool_name} {log.arguments_raw or '{}'}: {outcome}")
             approval = approval_details(log.result or {}) if log.ok else None
             if approval:

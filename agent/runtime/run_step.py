@@ -37,6 +37,7 @@ from django.utils import timezone
 
 from agent import run_selectors, services
 from agent.context import RunContext
+from agent.errors import codes_in_words, error_in_words
 from agent.executor import loops
 from agent.executor.calls import Requested, ToolRun, run_tool_calls
 from agent.executor.pool import call_threads
@@ -631,6 +632,10 @@ class Step:
                 "name": call["function"]["name"],
                 "ok": bool(result.get("ok", True)),
                 "error_code": (result.get("error") or {}).get("code", ""),
+                # What the panel shows the desk user: the error in words, never its code.
+                "error_words": ""
+                if result.get("ok", True)
+                else error_in_words(result.get("error") or {}),
                 "summary": describe_result(call, result),
             },
         )
@@ -670,7 +675,9 @@ class Step:
         self, stop_reason: str, answer: str, write: StepWrite | None = None
     ) -> StepOutcome:
         """End the run with `answer`, saved in one transaction with the reply it came from.
-        A cancel asked for while the model wrote it does not throw the answer away."""
+        A cancel asked for while the model wrote it does not throw the answer away. An error
+        code the model quoted reaches the desk user in words."""
+        answer = codes_in_words(answer)
         with transaction.atomic():
             if write is not None:
                 self.save(write, cancelled_ok=True)

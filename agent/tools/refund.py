@@ -95,8 +95,8 @@ def _policy_error(refusal: RefundRefused) -> ToolError:
         detail = failing[0]["detail"] if failing else ""
         return ToolError(
             ErrorCode.AMOUNT_OVER_ROLE_LIMIT,
-            f"{AUTHORITY_CLAUSE}: {detail}. The amount is over what your role may propose; "
-            "escalate to a supervisor.",
+            # The clause's detail already says what to do ("escalate to a supervisor"): once.
+            f"{AUTHORITY_CLAUSE}: {detail}. The amount is over what your role may propose.",
             next_actions=[NextAction.ESCALATE_TO_SUPERVISOR, NextAction.PROPOSE_SMALLER_AMOUNT],
             extra=extra,
         )

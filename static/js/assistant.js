@@ -21,22 +21,25 @@
   const escalateBox = document.getElementById("assistant-escalate");
   const warning = document.getElementById("assistant-warning");
   const trail = document.getElementById("assistant-trail");
+  const steps = document.getElementById("assistant-steps");
+  const stepsSummary = document.getElementById("assistant-steps-summary");
   const runsUrl = panel.dataset.runsUrl;
   const refundsUrl = panel.dataset.refundsUrl;
   const FINAL = new Set(["run.completed", "run.failed", "run.cancelled"]);
   const OVER_LIMIT = "AMOUNT_OVER_ROLE_LIMIT";
 
-  // A refund request's status in words, and what it means for the agent.
+  // A refund request's status in words (its label in config/refund_statuses.py, which every
+  // page shows; tests/test_vocabulary.py holds this copy to it), and what it means for the agent.
   const REFUND_STATUS = {
     pending_approval: ["Waiting for a reviewer", "Nothing is refunded until a reviewer approves it."],
-    approved: ["Approved, sending to the payment provider", "A reviewer approved it; the payment provider is being asked."],
-    executing: ["Sending to the payment provider", "The payment provider is being asked to refund it."],
-    provider_pending: ["Accepted by the provider, settling", "The money is on its way; it is not refunded until the provider settles it."],
+    approved: ["Approved", "A reviewer approved it; the payment provider is being asked."],
+    executing: ["Sending to the provider", "The payment provider is being asked to refund it."],
+    provider_pending: ["Settling at the provider", "The money is on its way; it is not refunded until the provider settles it."],
     succeeded: ["Refunded", "The payment provider refunded the customer."],
-    failed: ["Failed at the payment provider", "Nothing was refunded."],
-    outcome_unknown: ["Outcome unknown, being checked", "Whether the money moved is being checked with the provider; don't tell the customer yet."],
-    rejected: ["Rejected by the reviewer", "Nothing was refunded."],
-    expired: ["Expired before a reviewer decided", "Nothing was refunded; propose it again if it is still needed."],
+    failed: ["Failed", "The payment provider refused it; nothing was refunded."],
+    outcome_unknown: ["Outcome unknown", "Whether the money moved is being checked with the provider; don't tell the customer yet."],
+    rejected: ["Rejected", "A reviewer rejected it; nothing was refunded."],
+    expired: ["Expired", "It expired before a reviewer decided; nothing was refunded. Propose it again if it is still needed."],
     withdrawn: ["Withdrawn", "Taken back before a reviewer decided; nothing was refunded."],
   };
   // After these the status never changes again: stop asking.
@@ -130,7 +133,8 @@
       case "model.completed":
         return data.tool_calls && data.tool_calls.length ? "Decided to use " + data.tool_calls.join(", ") : "Writing the answer…";
       case "tool_call.started": return "Running " + (data.name || "a tool") + "…";
-      case "tool_call.completed": return (data.name || "Tool") + (data.ok === false ? " refused: " + (data.error_code || "error") : " done");
+      // An error in words (agent/errors.py), never its code.
+      case "tool_call.completed": return (data.name || "Tool") + (data.ok === false ? " did not go through" + (data.error_words ? ": " + data.error_words : ".") : " done");
       case "approval.required":
         return "Proposed refund " + money(data.amount, data.currency) + " — waiting for a reviewer";
       case "message": return data.content || "";
@@ -213,7 +217,7 @@
       showProposalStatus(status);
       offerWithdraw(refund);
       document.getElementById("assistant-proposal-checked").textContent =
-        REFUND_TERMINAL.has(status) ? "" : "Checked at " + new Date().toLocaleTimeString() + "; updates by itself.";
+        REFUND_TERMINAL.has(status) ? "" : "Checked at " + new Date().toLocaleTimeString([], {hour: "2-digit", minute: "2-digit", hourCycle: "h23"}) + "; updates by itself.";
     } catch (err) {
       if (err.status === 403 || err.status === 404) return; // asking again would not help
     }
@@ -354,6 +358,25 @@
     answer.hidden = true;
   }
 
+  // --- the progress lines: open while the run works, one folded line once it ends ---------
+
+  function openSteps() {
+    if (!steps) return;
+    steps.hidden = progress.children.length === 0;
+    steps.open = true;
+    stepsSummary.textContent = "Working…";
+  }
+
+  function foldSteps(event) {
+    if (!steps) return;
+    const count = progress.children.length;
+    steps.hidden = count === 0;
+    steps.open = false;
+    const ending = {"run.completed": "Done", "run.failed": "Failed", "run.cancelled": "Cancelled"};
+    stepsSummary.textContent = (ending[event.type] || "Ended") + " · " + count +
+      (count === 1 ? " step" : " steps") + " (show)";
+  }
+
   // --- the run's events --------------------------------------------------------------------
 
   function render(event) {
@@ -375,6 +398,7 @@
     if (data.tool_call_id) item.dataset.call = data.tool_call_id;
     item.textContent = describe(event);
     if (!existing) progress.append(item);
+    if (steps && steps.hidden) steps.hidden = false;
     if (data.untrusted_warning) warning.hidden = false;
     if (event.type === "approval.required") showProposal(data);
     if (event.type === "tool_call.completed" && data.error_code === OVER_LIMIT) {
@@ -394,6 +418,7 @@
 
   function finish(event) {
     stopFollowing();
+    foldSteps(event);
     const data = event.data || {};
     setBusy(false, event.type === "run.completed" ? "" : describe(event));
     if (data.final_answer || data.answer) showAnswer(data.final_answer || data.answer);
@@ -450,7 +475,7 @@
         tr.append(
           cell(call.tool_name),
           cell(args),
-          cell(call.ok ? "ok" : (call.error_code || "error")),
+          cell(call.ok ? "ok" : (call.error_words || "did not go through")),
           cell(String(call.elapsed_ms)),
         );
         tbody.append(tr);
@@ -505,6 +530,7 @@
       if (element) element.hidden = true;
     });
     progress.innerHTML = "";
+    openSteps();
     proposal.hidden = true;
     shownProposal = null;
     stopProposalPolling();

@@ -168,7 +168,7 @@ def test_the_panel_says_why_a_run_was_refused_and_when_to_try_again(page, login,
     services.run_request_cancel(run=earlier, user=earlier.started_by)
     login("agent")
     page.goto("/tickets/TCK-1001/")
-    page.locator("#assistant-progress li", has_text="Cancelled").wait_for()
+    page.locator("#assistant-progress li", has_text="Cancelled").wait_for(state="attached")
 
     page.fill("#assistant-message", "The mug arrived broken, please refund it")
     page.click("#assistant-ask")

@@ -215,7 +215,10 @@ def test_the_same_tool_failing_with_the_same_code_twice_in_a_row_is_a_loop():
     loop = detect_loop(calls, stall_steps=3)
 
     assert loop is not None and loop.rule == LoopRule.REPEATED_ERROR
-    assert "get_order failed with NOT_FOUND twice in a row" in loop.description
+    assert loop.description == (
+        "get_order did not go through twice in a row "
+        "(Not found among this customer's orders and records)"
+    )
 
 
 @pytest.mark.parametrize(

@@ -494,7 +494,9 @@ def test_it_reports_a_lookup_error_and_stops():
     calls, answer = drive(messages, {"get_order": error("NOT_FOUND", "No such order.")})
 
     assert calls == [("get_order", {"order_id": "202610110087"})]
-    assert answer.startswith("get_order failed: NOT_FOUND — No such order.")
+    assert answer.startswith(
+        "get_order did not go through: Not found among this customer's orders and records."
+    )
     again = OfflinePlanner().complete(messages=messages, tools=tools(ALL_TOOLS))
     assert again.tool_calls == []
 
@@ -511,8 +513,8 @@ def test_it_reports_a_refused_proposal_without_retrying():
 
     assert [name for name, _ in calls] == ["get_order", "search_policies", "create_refund"]
     assert (
-        "create_refund failed: POLICY_DENIED — Outside the refund window. (clauses R-1). "
-        "Nothing was proposed."
+        "create_refund did not go through: The refund policy does not allow this refund. "
+        "R-1: 75 days. Nothing was proposed."
     ) in answer
 
 
@@ -555,7 +557,7 @@ def test_it_checks_the_status_once_after_a_proposal_timed_out():
         "get_refund_status",
     ]
     assert "its outcome is unknown, so I did not send it again" in answer
-    assert "rf_0123456789abcdef01234567 pending_approval (129.00)" in answer
+    assert "rf_0123456789abcdef01234567 waiting for a reviewer (129.00)" in answer
 
 
 def test_it_reads_a_result_that_is_not_json_as_an_error():
@@ -573,7 +575,7 @@ def test_it_reads_a_result_that_is_not_json_as_an_error():
     reply = OfflinePlanner().complete(messages=messages, tools=tools(ALL_TOOLS))
 
     assert reply.tool_calls == []
-    assert reply.content == "get_order failed: UNREADABLE_RESULT — the tool result was not JSON."
+    assert reply.content == "get_order did not go through: The tool result was not JSON."
 
 
 # --- determinism ---------------------------------------------------------------------------

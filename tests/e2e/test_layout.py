@@ -2,7 +2,9 @@
 (390 px), the admin's refund and tool-call pages on a laptop (1280 px). Long ids,
 fingerprints and JSON wrap or scroll inside their own box."""
 
+import os
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -60,10 +62,11 @@ def test_the_review_pages_fit_a_phone(page, login, proposal_with_a_long_trail):
         response = page.goto(path)
         assert response.status == 200
         assert page_width(page) <= PHONE["width"], path
-    # The queue's table scrolls inside its own box rather than widening the page.
-    page.goto("/review/")
-    table_box = page.locator("#review-queue").locator("..")
-    assert table_box.evaluate("el => getComputedStyle(el).overflowX") == "auto"
+    # The queue's rows are stacked cards on a phone, each cell named, rather than columns.
+    page.goto("/review/?status=all")
+    first_row = page.locator("#review-queue tbody tr").first
+    assert first_row.evaluate("el => getComputedStyle(el).display") == "block"
+    assert first_row.locator("td").first.get_attribute("data-label") == "Requested"
 
 
 def test_the_header_wraps_onto_its_own_lines_on_a_phone(page, login, demo):
@@ -113,3 +116,119 @@ def test_the_copy_button_copies_the_whole_fingerprint(page, login, proposal_with
 
     assert page.evaluate("navigator.clipboard.readText()") == fingerprint
     assert button.inner_text() == "Copied"
+
+
+# --- Every page with tables, at phone and laptop width (issue 33) ----------------------------
+
+# Boxes that would scroll sideways inside the page, hiding columns, if a table were too wide.
+SIDEWAYS_SCROLLERS = """() => Array.from(document.querySelectorAll(
+    '.table-scroll, .table-wrap, .card, table.grid, main.page'))
+  .filter(el => el.scrollWidth > el.clientWidth + 1)
+  .map(el => (el.id || el.className || el.tagName) + ' ' + el.scrollWidth + '>' + el.clientWidth)"""
+
+# A table whose rows are not stacked at phone width, or a cell that reaches past the window.
+UNSTACKED = """(width) => Array.from(document.querySelectorAll('table.grid')).filter(t =>
+    t.getClientRects().length && (
+      Array.from(t.querySelectorAll('tbody tr'))
+        .some(tr => getComputedStyle(tr).display !== 'block')
+      || Array.from(t.querySelectorAll('td'))
+        .some(td => td.getBoundingClientRect().right > width + 1)))
+  .map(t => t.id || t.closest('[id]')?.id || 'a table')"""
+
+
+def _shots_dir(tmp_path) -> Path:
+    directory = Path(os.environ.get("LAYOUT_SHOTS_DIR") or tmp_path / "shots")
+    directory.mkdir(parents=True, exist_ok=True)
+    return directory
+
+
+def _desk_pages(refund: RefundRequest) -> dict[str, tuple[str, str]]:
+    """name -> (who looks, path): every desk page with a table."""
+    customer = refund.order.customer_id
+    return {
+        "ticket-list": ("agent", "/tickets/"),
+        "ticket": ("agent", "/tickets/TCK-1001/"),
+        "customer": ("agent", f"/customers/{customer}/"),
+        "review-queue": ("reviewer", "/review/?status=all"),
+        "review": ("reviewer", f"/review/{refund.request_id}/"),
+    }
+
+
+def test_every_page_with_tables_fits_a_phone_and_a_laptop(
+    page, login, proposal_with_a_long_trail, tmp_path
+):
+    shots = _shots_dir(tmp_path)
+    logged_in_as = None
+    for name, (username, path) in _desk_pages(proposal_with_a_long_trail).items():
+        if username != logged_in_as:
+            page.context.clear_cookies()
+            login(username)
+            logged_in_as = username
+        for viewport in (PHONE, LAPTOP):
+            page.set_viewport_size(viewport)
+            assert page.goto(path).status == 200, path
+            page.wait_for_load_state("networkidle")
+            width = viewport["width"]
+            page.screenshot(path=shots / f"{name}-{width}.png", full_page=True)
+
+            assert page.evaluate("document.documentElement.scrollWidth") <= page.evaluate(
+                "window.innerWidth"
+            ), f"{path} overflows at {width}px"
+            assert page.evaluate(SIDEWAYS_SCROLLERS) == [], f"{path} at {width}px"
+            if viewport is PHONE:
+                assert page.evaluate(UNSTACKED, width) == [], f"{path} at {width}px"
+
+
+def test_the_review_page_shows_the_customers_words_and_balance_before_approve_on_a_phone(
+    page, login, proposal_with_a_long_trail
+):
+    page.set_viewport_size(PHONE)
+    login("reviewer")
+    page.goto(f"/review/{proposal_with_a_long_trail.request_id}/")
+
+    words = page.locator("#review-context .customer-words").first.bounding_box()
+    balance = page.locator("#review-balance").bounding_box()
+    approve = page.locator("#approve-form button[type=submit]").bounding_box()
+
+    assert "arrived in pieces" in page.locator("#review-context").inner_text()
+    assert "129.00 CNY" in page.locator("#review-balance").inner_text()
+    assert words["y"] + words["height"] <= balance["y"] < approve["y"]
+    assert balance["x"] + balance["width"] <= PHONE["width"]
+
+
+# Where the admin puts its lists: a list scrolling inside this box hides its last columns.
+ADMIN_LIST_OVERFLOW = """() => { const box = document.querySelector('#changelist .results');
+  return box ? box.scrollWidth - box.clientWidth : null; }"""
+
+
+def test_the_admin_refund_and_tool_call_lists_fit_a_laptop_newest_first(
+    page, login, proposal_with_a_long_trail, tmp_path
+):
+    shots = _shots_dir(tmp_path)
+    page.set_viewport_size(LAPTOP)
+    login("admin")
+
+    for name, path in (
+        ("admin-refunds", "/admin/refunds/refundrequest/"),
+        ("admin-tool-calls", "/admin/agent/toolcalllog/"),
+    ):
+        page.goto(path)
+        # With the admin's side navigation open, as it is by default on a laptop.
+        assert page.locator("#nav-sidebar").is_visible()
+        page.screenshot(path=shots / f"{name}-1280.png", full_page=True)
+        assert page_width(page) <= LAPTOP["width"], path
+        assert page.evaluate(ADMIN_LIST_OVERFLOW) == 0, f"{path} scrolls sideways"
+
+    # Newest first: the demo's old blender refund comes after the new proposal.
+    page.goto("/admin/refunds/refundrequest/")
+    first = page.locator("#result_list tbody tr").first.locator("th [title]")
+    assert first.get_attribute("title") == proposal_with_a_long_trail.request_id
+    page.goto("/admin/agent/toolcalllog/")
+    links = page.locator("#result_list tbody tr th a").evaluate_all(
+        "links => links.map(a => a.getAttribute('href'))"
+    )
+    created = [
+        ToolCallLog.objects.get(pk=int(href.rstrip("/").split("/")[-2])).created_at
+        for href in links
+    ]
+    assert len(created) == 3 and created == sorted(created, reverse=True)

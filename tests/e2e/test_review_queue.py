@@ -57,7 +57,7 @@ def test_a_reviewer_approves_a_pending_refund_and_sees_it_succeed(
     assert f"Refund {pending_refund.request_id} approved." in page.locator(".flash").inner_text()
 
     deadline = time.monotonic() + 45
-    while "Succeeded" not in page.locator("#refund-status").inner_text():
+    while "Refunded" not in page.locator("#refund-status").inner_text():
         assert time.monotonic() < deadline, celery_worker.log()[-3000:]
         time.sleep(0.5)
         page.reload()

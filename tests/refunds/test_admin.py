@@ -335,8 +335,8 @@ def test_the_change_form_shows_json_formatted_and_events_in_words(refund, review
         "<pre>{\n  &quot;note&quot;: &quot;Duplicate.&quot;,\n  &quot;version&quot;: 1\n}</pre>"
         in page
     )
-    assert "New request → Pending approval" in page
-    assert "Pending approval → Rejected" in page
+    assert "New request → Waiting for a reviewer" in page
+    assert "Waiting for a reviewer → Rejected" in page
     assert "{&#x27;" not in page
 
 
@@ -365,7 +365,7 @@ def test_refund_events_and_confirmations_read_as_words_and_json_in_their_own_adm
         f"/admin/refunds/refundconfirmation/{confirmation.pk}/change/"
     ).content.decode()
 
-    assert "New request → Pending approval" in events
+    assert "New request → Waiting for a reviewer" in events
     assert list(by_status.context["cl"].result_list) == [event]
     assert "<pre>{\n  &quot;amount&quot;: &quot;129.00&quot;," in params
 

@@ -404,8 +404,8 @@ def test_the_events_read_as_words(refund, reviewer):
     page = logged_in(reviewer).get(f"/review/{refund.request_id}/").content.decode()
 
     history = page[page.index("<h2>Events</h2>") :]
-    assert "New request → Pending approval" in history
-    assert "Pending approval → Rejected" in history
+    assert "New request → Waiting for a reviewer" in history
+    assert "Waiting for a reviewer → Rejected" in history
     assert "pending_approval" not in history.replace('badge-pending_approval"', "")
     versions = page[page.index("<h2>Versions</h2>") : page.index("<h2>Events</h2>")]
     assert "<td>Damaged</td>" in versions

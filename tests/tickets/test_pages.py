@@ -9,6 +9,7 @@ from decimal import Decimal
 import pytest
 from django.contrib.auth import get_user_model
 
+from config import times
 from config.roles import support_users
 from orders.models import Customer
 from refunds.models import RefundRequest
@@ -90,7 +91,7 @@ def test_it_labels_internal_notes_and_shows_each_public_replys_delivery(log_in):
     assert "Internal note" not in message_block(page, queued)
     assert "Public reply" in message_block(page, queued) and "Queued" in message_block(page, queued)
     sent_html = message_block(page, sent)
-    assert "Sent" in sent_html and sent.sent_at.strftime("%Y-%m-%d %H:%M") in sent_html
+    assert "Sent" in sent_html and times.when(sent.sent_at) in sent_html
     failed_html = message_block(page, failed)
     assert "Failed" in failed_html and "550 mailbox unavailable" in failed_html
     assert f'action="/tickets/TCK-1001/messages/{failed.pk}/retry/"' in failed_html
@@ -349,9 +350,9 @@ def test_the_list_shows_each_tickets_refund_in_words(log_in):
 
     page = page_of(client.get("/tickets/"))
 
-    assert 'data-status="pending_approval">awaiting review</span>' in page
+    assert 'data-status="pending_approval">Waiting for a reviewer</span>' in page
     RefundRequest.objects.filter(ticket=ticket()).update(status="succeeded")
-    assert 'data-status="succeeded">refunded</span>' in page_of(client.get("/tickets/"))
+    assert 'data-status="succeeded">Refunded</span>' in page_of(client.get("/tickets/"))
 
 
 def test_the_list_sorts_by_creation(log_in):

@@ -64,4 +64,4 @@ def test_the_ticket_page_lists_its_refunds_with_their_status(client, demo):
     page = client.get("/tickets/TCK-1001/").content.decode()
 
     assert 'id="refunds-panel"' in page
-    assert "129.00 CNY" in page and "Pending approval" in page
+    assert "129.00 CNY" in page and "Waiting for a reviewer" in page

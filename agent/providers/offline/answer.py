@@ -1,5 +1,6 @@
 """The offline planner's final answer, composed from the tool results in the transcript."""
 
+from agent.errors import ErrorCode, error_in_words
 from agent.providers.offline.intent import Intent, _order_for, read_intent
 from agent.providers.offline.transcript import (
     Call,
@@ -13,6 +14,7 @@ from agent.untrusted import (
     instruction_signals,
     looks_like_instructions,
 )
+from config.refund_statuses import RefundStatus
 
 
 def _error_line(call: Call) -> str:
@@ -20,11 +22,16 @@ def _error_line(call: Call) -> str:
     if result is None:
         return f"{call.name} has not returned a result yet."
     error = _error_of(result)
-    code = error.get("code") or "ERROR"
-    message = error.get("message") or "no details given"
+    # The desk user reads this note: the error in words (agent/errors.py), never its code.
+    if error.get("code") in ErrorCode.__members__:
+        words = error_in_words(error)
+    else:  # the planner's own UNREADABLE_RESULT, or a code this desk does not know
+        message = str(error.get("message") or "no details given").rstrip(".")
+        words = f"{message[:1].upper()}{message[1:]}."
     refs = _refs(error.get("clauses") or error.get("policy") or error.get("failed") or [])
-    clause_text = f" (clauses {', '.join(refs)})" if refs else ""
-    return f"{call.name} failed: {code} — {message}{clause_text}."
+    unsaid = [ref for ref in refs if ref not in words]
+    clause_text = f" (clauses {', '.join(unsaid)})" if unsaid else ""
+    return f"{call.name} did not go through: {words}{clause_text}"
 
 
 def _refs(items) -> list[str]:
@@ -103,11 +110,19 @@ def _status_lines(result: dict) -> list[str]:
     if not requests:
         return ["get_refund_status shows no refund request for this order."]
     described = [
-        f"{item.get('request_id', '?')} {item.get('status', '?')} ({item.get('amount', '?')})"
+        f"{item.get('request_id', '?')} {_status_words(item.get('status'))} "
+        f"({item.get('amount', '?')})"
         for item in requests
         if isinstance(item, dict)
     ]
     return ["Refund requests on this order: " + "; ".join(described) + "."]
+
+
+def _status_words(status) -> str:
+    """A refund status as every page says it (config/refund_statuses.py)."""
+    if status in RefundStatus.values:
+        return RefundStatus(status).label.lower()
+    return str(status or "?")
 
 
 def _injection_warning(transcript: Transcript) -> str | None:
