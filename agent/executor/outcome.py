@@ -27,6 +27,8 @@ class Outcome:
     error_code: str = ""
     # The whole JSON text of a success result over the cap; `result` is then its cut form.
     full_text: str = ""
+    # The log row whose result this is, when the call was answered from the log, not run.
+    answered_from: int | None = None
 
 
 def _failure(
