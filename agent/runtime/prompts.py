@@ -9,7 +9,7 @@ from datetime import datetime
 
 from agent.context import RunContext
 from agent.models import AgentMessage
-from agent.privacy import Masker, first_name, masked_email
+from agent.privacy import Masker, first_name, mask_for_model, masked_email
 from agent.untrusted import looks_like_instructions, wrap_untrusted
 from tickets.models import TicketMessage
 from tickets.selectors import ticket_thread as selected_ticket_thread
@@ -80,7 +80,7 @@ def customer_fields(ctx: RunContext) -> list[tuple[str, str]]:
     return [
         ("customer name", first_name(ctx.customer)),
         ("customer email", masked_email(ctx.customer.email)),
-        ("ticket subject", ctx.ticket.subject),
+        ("ticket subject", mask_for_model(ctx.ticket.subject, customer=ctx.customer)),
     ]
 
 
@@ -234,8 +234,10 @@ def build_context(
         messages.append({"role": "system", "content": FINAL_CALL_NOTE})
     # The one door to the model: personal data goes no further (DESIGN §17). Tool results
     # were masked as they were logged; a transcript from before masking is masked here.
-    masker = Masker(ctx.customer)
-    for chat in messages:
+    # The system prompt's own words are the desk's (a surname such as "Desk" must not touch
+    # them); its customer fields were cut to what the model may see already.
+    maskers = [Masker(), *[Masker(ctx.customer)] * (len(messages) - 1)]
+    for chat, masker in zip(messages, maskers, strict=True):
         if isinstance(chat.get("content"), str):
             chat["content"] = masker.text(chat["content"])
     # Tool results are not read again here: the step inspects each one once, as it arrives

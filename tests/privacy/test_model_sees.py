@@ -35,6 +35,7 @@ def test_a_model_provider_never_receives_the_customers_address_phone_or_last_nam
 ):
     # Given Li Wei wrote their address and numbers in the ticket and in the order's note
     ticket = Ticket.objects.get(reference="TCK-1001")
+    Ticket.objects.filter(pk=ticket.pk).update(subject=f"Li Wei's mug, call {MOBILE}")
     TicketMessageFactory(
         ticket=ticket,
         author_kind="customer",
