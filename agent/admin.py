@@ -2,12 +2,16 @@
 are evidence of what happened, written only by the runtime and the executor."""
 
 import json
+from datetime import timedelta
 
-from django.contrib import admin
+from django import forms
+from django.contrib import admin, messages
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.html import format_html
 
-from agent.models import AgentMessage, AgentRun, McpSession, RunEvent, ToolCallLog
+from agent.mcp_tokens import MAX_DAYS, mcp_token_revoke, with_new_key
+from agent.models import AgentMessage, AgentRun, McpSession, McpToken, RunEvent, ToolCallLog
 from config import times
 from config.admin_tools import ReadOnlyMixin
 from refunds.admin import (
@@ -336,3 +340,89 @@ class ToolCallLogAdmin(ReadOnlyMixin, admin.ModelAdmin):
     @admin.display(description="result (what the model got)")
     def result_pretty(self, obj: ToolCallLog) -> str:
         return pretty_json(obj.result)
+
+
+class McpTokenAddForm(forms.ModelForm):
+    """A new MCP token: whose, on what, for how long. The key is made on save and shown once."""
+
+    days = forms.IntegerField(min_value=1, max_value=MAX_DAYS, initial=30)
+
+    class Meta:
+        model = McpToken
+        fields = ["user", "ticket", "customer", "label"]
+
+    def clean(self):
+        cleaned = super().clean() or {}
+        if bool(cleaned.get("ticket")) == bool(cleaned.get("customer")):
+            raise forms.ValidationError("Bind the token to exactly one ticket or one customer.")
+        user = cleaned.get("user")
+        if user is not None and not user.is_active:
+            raise forms.ValidationError(f"{user.get_username()} is inactive.")
+        return cleaned
+
+
+@admin.register(McpToken)
+class McpTokenAdmin(admin.ModelAdmin):
+    """MCP tokens (DESIGN §17): made here or with manage.py mcp_token, revoked here or with
+    --revoke. Nothing about a token changes after it is made but its revocation."""
+
+    list_display = (
+        "key_hint",
+        "user",
+        "scope",
+        "ticket",
+        "customer",
+        "expires_at",
+        "revoked_at",
+        "last_used_at",
+    )
+    list_filter = ("revoked_at",)
+    search_fields = ("key_hint", "user__username", "ticket__reference", "label")
+    actions = ["revoke"]
+    readonly_fields = (
+        "key_hint",
+        "user",
+        "ticket",
+        "customer",
+        "label",
+        "created_by",
+        "created_at",
+        "expires_at",
+        "revoked_at",
+        "last_used_at",
+    )
+
+    def get_form(self, request, obj=None, change=False, **kwargs):
+        if obj is None:
+            kwargs["form"] = McpTokenAddForm
+        return super().get_form(request, obj, change=change, **kwargs)
+
+    def get_readonly_fields(self, request, obj=None):
+        return self.readonly_fields if obj is not None else ()
+
+    def get_fields(self, request, obj=None):
+        if obj is None:
+            return ["user", "ticket", "customer", "days", "label"]
+        return list(self.readonly_fields)
+
+    def save_model(self, request, obj, form, change):
+        if change:
+            return
+        obj.created_by = request.user
+        obj.expires_at = timezone.now() + timedelta(days=form.cleaned_data["days"])
+        key = with_new_key(obj)
+        obj.save()
+        self.message_user(
+            request,
+            f"MCP token made. Copy it now, it is not shown again: {key}",
+            messages.WARNING,
+        )
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        # A token is evidence of who could act: revoke it instead.
+        return False
+
+    @admin.action(description="Revoke selected MCP tokens", permissions=["change"])
+    def revoke(self, request, queryset):
+        revoked = sum(mcp_token_revoke(token=token) for token in queryset)
+        self.message_user(request, f"{revoked} token(s) revoked.", messages.SUCCESS)

@@ -25,6 +25,7 @@ class ErrorCode(StrEnum):
     REFUND_ALREADY_DECIDED = "REFUND_ALREADY_DECIDED"
     TOOL_TIMEOUT = "TOOL_TIMEOUT"
     REPEATED_CALL = "REPEATED_CALL"
+    RATE_LIMITED = "RATE_LIMITED"
     CANCELLED = "CANCELLED"
     INTERNAL_ERROR = "INTERNAL_ERROR"
 
@@ -70,6 +71,7 @@ DEFAULT_NEXT_ACTIONS: dict[ErrorCode, tuple[NextAction, ...]] = {
     ErrorCode.REFUND_ALREADY_DECIDED: (NextAction.ASK_AGENT,),
     ErrorCode.TOOL_TIMEOUT: (NextAction.ASK_AGENT,),
     ErrorCode.REPEATED_CALL: (NextAction.USE_EARLIER_RESULT,),
+    ErrorCode.RATE_LIMITED: (NextAction.STOP,),
     ErrorCode.CANCELLED: (NextAction.STOP,),
     ErrorCode.INTERNAL_ERROR: (NextAction.ASK_AGENT,),
 }

@@ -137,6 +137,69 @@ class RunEvent(models.Model):
         return f"{self.run_id} #{self.seq} {self.type}"
 
 
+class McpToken(models.Model):
+    """A credential made for MCP hosts only (DESIGN §17): bound to a user and one scope (a
+    ticket, or a customer and so each of their tickets), expiring, revocable. Only a digest of
+    the key is stored; the key itself is shown once, when the token is made. The REST API
+    refuses it, and /mcp refuses the REST API's tokens."""
+
+    class Scope(models.TextChoices):
+        TICKET = "ticket", "Ticket"
+        CUSTOMER = "customer", "Customer"
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="mcp_tokens"
+    )
+    ticket = models.ForeignKey(
+        "tickets.Ticket",
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="mcp_tokens",
+    )
+    customer = models.ForeignKey(
+        "orders.Customer",
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="mcp_tokens",
+    )
+    # sha256 of the key, hex: what a presented key is looked up by.
+    key_digest = models.CharField(max_length=64, unique=True, editable=False)
+    # The key's first characters, to tell tokens apart in lists; not enough to use one.
+    key_hint = models.CharField(max_length=16, editable=False)
+    label = models.CharField(max_length=100, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name = "MCP token"
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(ticket__isnull=False, customer__isnull=True)
+                | Q(ticket__isnull=True, customer__isnull=False),
+                name="mcp_token_ticket_xor_customer",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"MCP token {self.key_hint}… of {self.user_id}"
+
+    @property
+    def scope(self) -> str:
+        return self.Scope.TICKET if self.ticket_id else self.Scope.CUSTOMER
+
+
 class McpSession(models.Model):
     """An MCP host connected to the desk's tools (DESIGN §12).
 
@@ -168,6 +231,10 @@ class McpSession(models.Model):
     transport_session_id = models.CharField(max_length=100, blank=True)
     client_name = models.CharField(max_length=200, blank=True)
     client_version = models.CharField(max_length=100, blank=True)
+    # The MCP token the session was opened with; each request must present it again.
+    token = models.ForeignKey(
+        McpToken, on_delete=models.SET_NULL, null=True, blank=True, related_name="sessions"
+    )
     started_at = models.DateTimeField(auto_now_add=True)
     last_seen_at = models.DateTimeField(default=timezone.now)
     # When the host closed the session (HTTP DELETE, or the stdio process ending). A session
@@ -225,6 +292,11 @@ class ToolCallLog(models.Model):
     )
     actor_role = models.CharField(max_length=16)
     elapsed_ms = models.PositiveIntegerField(default=0)
+    # An MCP session's repeated identical call is answered with this row's result, not run
+    # again (DESIGN §17).
+    answered_from = models.ForeignKey(
+        "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

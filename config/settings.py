@@ -263,6 +263,8 @@ CELERY_BEAT_SCHEDULE = {
     },
     "resend-stalled-replies": {"task": "tickets.tasks.resend_stalled_replies", "schedule": 60.0},
     "record-sla-breaches": {"task": "tickets.tasks.record_sla_breaches", "schedule": 60.0},
+    # What is older than DATA_RETENTION_DAYS goes, once a day (ops/retention.py).
+    "purge-data": {"task": "ops.tasks.purge_data", "schedule": 24 * 3600.0},
 }
 # DESIGN §15: a ticket whose next SLA target is due within this many minutes is "due soon".
 SLA_DUE_SOON_MINUTES = env.int("SLA_DUE_SOON_MINUTES", default=60)
@@ -347,6 +349,9 @@ LOGIN_THROTTLE_ADDRESS = env(
 # How long an API token from POST /api/auth/token/ is good for, in days from when it was
 # issued; 0 = until it is deleted. A password change or a deactivation deletes a user's tokens.
 API_TOKEN_TTL_DAYS = env.int("API_TOKEN_TTL_DAYS", default=30)
+# Tool calls one MCP session may make in a minute; past it a call is answered RATE_LIMITED
+# and runs nothing (0 = no limit). MCP hosts use tokens of their own (manage.py mcp_token).
+MCP_CALLS_PER_MINUTE = env.int("MCP_CALLS_PER_MINUTE", default=30)
 SPECTACULAR_SETTINGS = {
     "TITLE": "Refund Desk API",
     "DESCRIPTION": "Tickets, customers, assistant runs, refund review and inbound email. "
@@ -396,6 +401,10 @@ TOOL_TIMEOUT_S = env.float("TOOL_TIMEOUT_S", default=8.0)
 # A tool result longer than the 8,000 characters the model is sent is kept in its log row up to
 # this many characters, for read_tool_result to page through; the rest is dropped, and said so.
 TOOL_RESULT_STORE_MAX_CHARS = env.int("TOOL_RESULT_STORE_MAX_CHARS", default=200_000)
+# How long the desk keeps what people and models wrote: ticket message bodies, run transcripts
+# and tool results older than this many days are purged daily (manage.py purge_data); refund
+# requests, confirmations, events and the tool-call log's metadata stay for audit.
+DATA_RETENTION_DAYS = env.int("DATA_RETENTION_DAYS", default=365)
 LLM_TIMEOUT_S = env.float("LLM_TIMEOUT_S", default=60.0)
 # Model answers are streamed: their text reaches the run's events as it arrives, in
 # message.delta events at least LLM_STREAM_FLUSH_S apart. An endpoint that refuses stream

@@ -9,11 +9,17 @@ from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
-from rest_framework.authentication import TokenAuthentication
+from rest_framework.authentication import TokenAuthentication, get_authorization_header
 from rest_framework.authtoken.models import Token
 from rest_framework.exceptions import AuthenticationFailed
 
+from agent.mcp_tokens import is_mcp_key
+
 TOKEN_EXPIRED = "The token has expired; get a new one from POST /api/auth/token/."
+MCP_TOKEN_REFUSED = (
+    "This is an MCP token: it works only at /mcp, for the desk's MCP tools. The REST API takes "
+    "a desk API token from POST /api/auth/token/."
+)
 
 
 def api_token_expired(token: Token) -> bool:
@@ -33,7 +39,14 @@ def api_token_issue(*, user: User) -> Token:
 
 
 class ExpiringTokenAuthentication(TokenAuthentication):
-    """DRF's `Authorization: Token <key>`, refusing (401) and deleting an expired token."""
+    """DRF's `Authorization: Token <key>`, refusing (401) and deleting an expired token, and
+    refusing (401) an MCP token however it is sent (DESIGN §17)."""
+
+    def authenticate(self, request):
+        keyword, _, key = get_authorization_header(request).decode(errors="replace").partition(" ")
+        if keyword.lower() in ("token", "bearer") and is_mcp_key(key.strip()):
+            raise AuthenticationFailed(MCP_TOKEN_REFUSED, code="mcp_token_refused")
+        return super().authenticate(request)
 
     def authenticate_credentials(self, key):
         user, token = super().authenticate_credentials(key)

@@ -50,6 +50,9 @@ SWEEP_KEY_PREFIX = "sweep:"
 STALE_AFTER_PERIODS = 3
 
 OK, DOWN, STALE, UNKNOWN = "ok", "down", "stale", "unknown"
+PENDING = "pending"
+# A sweep that runs this rarely or less is "pending" until its first run (check_beat).
+PENDING_PERIOD_S = 3600.0
 
 
 # --- What workers record -------------------------------------------------------------------
@@ -249,12 +252,15 @@ def check_beat(last_runs: dict[str, float], now: float) -> dict:
         age = _age(last_runs.get(task), now)
         stale_after = None if period is None else STALE_AFTER_PERIODS * period
         late = age is None or (stale_after is not None and age > stale_after)
+        # Beat runs a sweep first one period after it starts: a daily one (purge_data) that
+        # has not run yet is pending, not late, for the desk's first day.
+        pending = age is None and period is not None and period >= PENDING_PERIOD_S
         sweeps[name] = {
-            "status": STALE if late else OK,
+            "status": PENDING if pending else STALE if late else OK,
             "last_run_age_s": age,
             "stale_after_s": stale_after,
         }
-    stale = any(sweep["status"] != OK for sweep in sweeps.values())
+    stale = any(sweep["status"] == STALE for sweep in sweeps.values())
     return {"status": STALE if stale else OK, "sweeps": sweeps}
 
 

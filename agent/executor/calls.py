@@ -9,7 +9,8 @@ TOOL_RESULT_STORE_MAX_CHARS) in its row for read_tool_result to page through.
 An MCP host's call (DESIGN §12) takes the same path in an McpContext. What only makes sense
 for a model loop the desk drives itself (cancellation, the per-reply call limit, repeat
 detection) applies to runs only; instead, an MCP call first checks that the user still holds
-the role the session started with.
+the role the session started with, then the session's calls per minute, and a call the
+session made already is answered from the log (mcp_calls.py, DESIGN §17).
 """
 
 import difflib
@@ -32,6 +33,7 @@ from agent.executor.arguments import (
     clean_text,
 )
 from agent.executor.log import _log_row, _logged_call, _record, _replayed
+from agent.executor.mcp_calls import answered_before, rate_limited
 from agent.executor.outcome import Outcome, Wait, _failure, _handler_outcome
 from agent.executor.pool import call_threads
 from agent.executor.prior import LogChecks, StepChecks
@@ -245,6 +247,10 @@ def _decide(
             "holds; no tool was executed. Start a new session.",
             next_actions=[NextAction.STOP],
         )
+    if isinstance(ctx, McpContext):
+        limited = rate_limited(ctx, tool_name=name if name in tool_names(ctx.role) else "")
+        if limited is not None:
+            return limited
     limit = settings.AGENT_MAX_TOOL_CALLS_PER_STEP
     if position_in_reply >= limit:
         return _failure(
@@ -317,6 +323,12 @@ def _decide(
         return outcome
 
     digest = _digest(_jsonable(clean))
+    if isinstance(ctx, McpContext):
+        earlier = answered_before(ctx, tool_name=tool.name, args_digest=digest)
+        if earlier is not None:
+            earlier.arguments = arguments
+            earlier.args_digest = digest
+            return earlier
     # A host's session is long-lived and the host runs its own loop: asking for an order's
     # refund status again an hour later is not a model stuck in a loop.
     if isinstance(ctx, RunContext) and checks.identical_calls(tool.name, digest) >= (

@@ -95,6 +95,7 @@ def _log_row(
         actor=ctx.actor,
         actor_role=ctx.role,
         elapsed_ms=round((time.monotonic() - started) * 1000),
+        answered_from_id=outcome.answered_from,
     )
     if outcome.full_text:
         row.full_result = outcome.full_text[: settings.TOOL_RESULT_STORE_MAX_CHARS]
@@ -113,7 +114,12 @@ def _record(ctx: ToolContext, *, row: ToolCallLog, outcome: Outcome) -> dict:
                     outcome.full_text, ref=result_ref(row), stored=len(row.full_result)
                 )
                 row.save(update_fields=["result"])
-            if row.ok and tool is not None and tool.after_logged is not None:
+            if (
+                row.ok
+                and row.answered_from_id is None
+                and tool is not None
+                and tool.after_logged is not None
+            ):
                 tool.after_logged(row)
     except IntegrityError:
         # Another execution under the same id logged first: its answer is the answer, if it

@@ -11,6 +11,7 @@ from django.conf import settings
 from agent.context import RunContext, ToolContext
 from agent.errors import ErrorCode, NextAction, ToolError
 from agent.executor.arguments import _dumps, _jsonable, clean_text
+from agent.privacy import mask_result_for_model
 from agent.tools.paging import MAX_RESULT_CHARS, longest_page
 from agent.tools.registry import Tool, ToolKind
 
@@ -26,6 +27,8 @@ class Outcome:
     error_code: str = ""
     # The whole JSON text of a success result over the cap; `result` is then its cut form.
     full_text: str = ""
+    # The log row whose result this is, when the call was answered from the log, not run.
+    answered_from: int | None = None
 
 
 def _failure(
@@ -117,6 +120,8 @@ def _handler_outcome(
         logger.error("Tool %s returned %s, not a dict", tool.name, type(data).__name__)
         return _internal_error(tool)
     result = {"ok": True, **{key: value for key, value in data.items() if key != "ok"}}
+    # Masked here, once: the log row keeps what the model (or MCP host) is sent (DESIGN §17).
+    result = mask_result_for_model(result, customer=ctx.customer)
     try:
         text = clean_text(_dumps(result))
     except (TypeError, ValueError):

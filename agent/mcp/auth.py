@@ -1,20 +1,29 @@
-"""Who may open an MCP session, and on which ticket (DESIGN §12).
+"""Who may open an MCP session, and on which ticket (DESIGN §12, §17).
 
-A host authenticates with a desk API token, the DRF `Token` rows the REST API reads, and binds
-one ticket. Everything here is decided before a session exists. A refusal says what is wrong
-in words a person configuring a host can act on, and carries the HTTP status the HTTP
-transport answers with; it never repeats the token.
+A host authenticates with an MCP token (agent/mcp_tokens.py), never with the REST API's
+tokens, and binds one ticket inside the token's scope: its ticket, or a ticket of its
+customer. Everything here is decided before a session exists, and the token is checked
+again on every later request. A refusal says what is wrong in words a person configuring a
+host can act on, and carries the HTTP status the HTTP transport answers with; it never
+repeats the token.
 """
 
 from dataclasses import dataclass
 
 from django.contrib.auth.models import User
+from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
+from agent.mcp_tokens import is_mcp_key, mcp_token_for_key, mcp_token_used
+from agent.models import McpToken
 from config.roles import support_role
-from ops.authentication import api_token_expired
 from orders.models import Customer
 from tickets.models import Ticket
+
+HOW_TO_GET_ONE = (
+    "An admin makes MCP tokens (admin, or manage.py mcp_token --user <username> "
+    "--ticket <TCK-…> --days <N>)."
+)
 
 TICKET_HEADER = "X-Desk-Ticket"
 # Both spellings: "Bearer" is what MCP hosts send, "Token" what the desk's REST API documents.
@@ -41,6 +50,7 @@ class SessionScope:
     role: str
     ticket: Ticket
     customer: Customer
+    token: McpToken
 
 
 def token_from_header(authorization: str | None) -> str:
@@ -49,8 +59,7 @@ def token_from_header(authorization: str | None) -> str:
         raise SessionRefused(
             401,
             "token_missing",
-            "No desk API token: send the header 'Authorization: Bearer <token>'. A desk user "
-            "gets a token from POST /api/auth/token/.",
+            "No MCP token: send the header 'Authorization: Bearer <token>'. " + HOW_TO_GET_ONE,
         )
     keyword, _, key = authorization.strip().partition(" ")
     key = key.strip()
@@ -72,30 +81,36 @@ def token_from_environment(value: str | None) -> str:
         raise SessionRefused(
             401,
             "token_missing",
-            "No desk API token: set DESK_TOKEN in the server's environment. A desk user gets "
-            "a token from POST /api/auth/token/.",
+            "No MCP token: set DESK_TOKEN in the server's environment. " + HOW_TO_GET_ONE,
         )
     return value
 
 
-def authenticated_user(key: str) -> User:
-    """The active user whose token `key` is, as the API's token authentication decides it
-    (ops.authentication): an expired token is deleted."""
-    token = Token.objects.select_related("user").filter(key=key).first()
+def authenticated_token(key: str) -> McpToken:
+    """The MCP token whose key this is, if it may be used now: not a REST API token, not
+    revoked, not expired, its user active."""
+    if not is_mcp_key(key):
+        if Token.objects.filter(key=key).exists():
+            raise SessionRefused(
+                401,
+                "rest_token_refused",
+                "This is a desk REST API token; /mcp takes only MCP tokens, each bound to one "
+                "ticket or customer. " + HOW_TO_GET_ONE,
+            )
+        raise SessionRefused(401, "token_invalid", "The MCP token is not valid.")
+    token = mcp_token_for_key(key)
     if token is None:
-        raise SessionRefused(401, "token_invalid", "The desk API token is not valid.")
-    if api_token_expired(token):
-        token.delete()
-        raise SessionRefused(
-            401,
-            "token_expired",
-            "The desk API token has expired; get a new one from POST /api/auth/token/.",
-        )
+        raise SessionRefused(401, "token_invalid", "The MCP token is not valid.")
+    if token.revoked_at is not None:
+        raise SessionRefused(401, "token_revoked", "The MCP token was revoked. " + HOW_TO_GET_ONE)
+    if token.expires_at <= timezone.now():
+        raise SessionRefused(401, "token_expired", "The MCP token has expired. " + HOW_TO_GET_ONE)
     if not token.user.is_active:
         raise SessionRefused(
             401, "user_inactive", "The desk user this token belongs to is inactive."
         )
-    return token.user
+    mcp_token_used(token=token)
+    return token
 
 
 def desk_role(user: User) -> str:
@@ -132,8 +147,31 @@ def bound_ticket(reference: str | None, *, source: str = TICKET_HEADER) -> Ticke
     return ticket
 
 
-def session_scope(*, user: User, ticket_reference: str | None, source: str) -> SessionScope:
-    """What a session of `user` on that ticket is bound to, or why it may not start."""
-    role = desk_role(user)
+def session_scope(*, token: McpToken, ticket_reference: str | None, source: str) -> SessionScope:
+    """What a session with `token` on that ticket is bound to, or why it may not start. A
+    ticket token names its ticket by itself; a customer token needs one of theirs named."""
+    role = desk_role(token.user)
+    if token.ticket is not None and not (ticket_reference or "").strip():
+        ticket_reference = token.ticket.reference
     ticket = bound_ticket(ticket_reference, source=source)
-    return SessionScope(user=user, role=role, ticket=ticket, customer=ticket.customer)
+    if not token_reaches(token, ticket):
+        scope = (
+            f"ticket {token.ticket.reference}"
+            if token.ticket is not None
+            else f"the tickets of customer {token.customer_id}"
+        )
+        raise SessionRefused(
+            403,
+            "out_of_scope",
+            f"This MCP token reaches {scope}, not {ticket.reference}. Ask for a token for "
+            f"{ticket.reference}.",
+        )
+    return SessionScope(
+        user=token.user, role=role, ticket=ticket, customer=ticket.customer, token=token
+    )
+
+
+def token_reaches(token: McpToken, ticket: Ticket) -> bool:
+    if token.ticket_id is not None:
+        return ticket.pk == token.ticket_id
+    return ticket.customer_id == token.customer_id

@@ -1,12 +1,13 @@
 """The desk's MCP server over streamable HTTP at /mcp (DESIGN §12).
 
-`DeskGate` stands in front of the SDK's transport. Every request must carry a valid desk API
-token. A request without an `Mcp-Session-Id` opens a session: the token's user must hold a
-support role and `X-Desk-Ticket` must name a ticket, else it is refused before the SDK sees it
-(401 bad token or inactive user, 403 no support role, 400 or 404 for the ticket), with a
+`DeskGate` stands in front of the SDK's transport. Every request must carry a valid MCP token
+(a REST API token is refused, DESIGN §17). A request without an `Mcp-Session-Id` opens a
+session: the token's user must hold a support role and the ticket (`X-Desk-Ticket`, or the
+token's own) must be in the token's scope, else it is refused before the SDK sees it (401 bad
+token or inactive user, 403 no support role or out of scope, 400 or 404 for the ticket), with a
 JSON-RPC error body the host shows its user. When the SDK answers the opening request with a
 session id, the McpSession row is written before the host receives that id. A later request
-must belong to a session its token's user opened, and may not name another ticket.
+must belong to a session opened with its token, and may not name another ticket.
 
 Sessions need the handshake: a request in the 2026-07-28 single-exchange era has no session
 to bind a scope (or a JSON-RPC id) to, so it is answered -32022 with the handshake versions,
@@ -21,7 +22,6 @@ from functools import partial
 from typing import Any
 
 import uvicorn
-from django.contrib.auth.models import User
 from mcp_types import INVALID_REQUEST, UNSUPPORTED_PROTOCOL_VERSION
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.datastructures import Headers
@@ -31,13 +31,13 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from agent.mcp.auth import (
     TICKET_HEADER,
     SessionRefused,
-    authenticated_user,
+    authenticated_token,
     session_scope,
     token_from_header,
 )
 from agent.mcp.server import Context, build_server, in_db_thread
-from agent.mcp.sessions import mcp_session_end, mcp_session_of_user, mcp_session_start
-from agent.models import McpSession
+from agent.mcp.sessions import mcp_session_end, mcp_session_of_token, mcp_session_start
+from agent.models import McpSession, McpToken
 
 logger = logging.getLogger(__name__)
 
@@ -92,25 +92,25 @@ class DeskGate:
         headers = Headers(scope=scope)
         try:
             key = token_from_header(headers.get("authorization"))
-            user = await in_db_thread(partial(authenticated_user, key))
+            token = await in_db_thread(partial(authenticated_token, key))
             transport_session_id = headers.get(SESSION_HEADER)
             if transport_session_id is None:
-                await self._open(scope, receive, send, headers=headers, user=user)
+                await self._open(scope, receive, send, headers=headers, token=token)
             else:
                 await self._continue(
-                    scope, receive, send, headers=headers, user=user, sid=transport_session_id
+                    scope, receive, send, headers=headers, token=token, sid=transport_session_id
                 )
         except SessionRefused as refusal:
             await refusal_response(refusal)(scope, receive, send)
 
     async def _open(
-        self, scope: Scope, receive: Receive, send: Send, *, headers: Headers, user: User
+        self, scope: Scope, receive: Receive, send: Send, *, headers: Headers, token: McpToken
     ) -> None:
         """A request with no session: it opens one, bound to the scope decided here."""
         binding = await in_db_thread(
             partial(
                 session_scope,
-                user=user,
+                token=token,
                 ticket_reference=headers.get(TICKET_HEADER),
                 source=f"the {TICKET_HEADER} header",
             )
@@ -143,11 +143,18 @@ class DeskGate:
         await self.app(scope, receive, record_session)
 
     async def _continue(
-        self, scope: Scope, receive: Receive, send: Send, *, headers: Headers, user: User, sid: str
+        self,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        *,
+        headers: Headers,
+        token: McpToken,
+        sid: str,
     ) -> None:
-        """A request of an open session: only its user, only its ticket."""
+        """A request of an open session: only with its token, only its ticket."""
         session = await in_db_thread(
-            partial(mcp_session_of_user, transport_session_id=sid, user=user)
+            partial(mcp_session_of_token, transport_session_id=sid, token=token)
         )
         if session is None:
             # As the SDK answers an unknown session: the host opens a new one.

@@ -9,6 +9,7 @@ import json
 
 from agent.context import McpContext
 from agent.errors import ToolError
+from agent.privacy import mask_for_model
 from agent.runtime.prompts import UNTRUSTED_AUTHORS
 from agent.tools.reads import get_order
 from agent.untrusted import wrap_untrusted
@@ -52,12 +53,13 @@ def resource_list(ctx: McpContext) -> list[dict]:
 
 
 def resource_text(ctx: McpContext, uri: str) -> str | None:
-    """The text of one of the bound ticket's resources; None for any other uri."""
+    """The text of one of the bound ticket's resources; None for any other uri. A host's
+    model reads it, so it is masked as the assistant's prompt is (DESIGN §17)."""
     reference = ctx.ticket.reference
     if uri == conversation_uri(reference):
-        return conversation(ctx)
+        return mask_for_model(conversation(ctx), customer=ctx.customer)
     if uri == order_uri(reference) and ctx.ticket_order_id is not None:
-        return ticket_order(ctx, ctx.ticket_order_id)
+        return mask_for_model(ticket_order(ctx, ctx.ticket_order_id), customer=ctx.customer)
     return None
 
 

@@ -3,12 +3,11 @@ host closes it."""
 
 import uuid
 
-from django.contrib.auth.models import User
 from django.utils import timezone
 
 from agent.context import McpContext
 from agent.mcp.auth import SessionScope
-from agent.models import McpSession
+from agent.models import McpSession, McpToken
 
 CLIENT_NAME_CHARS = 200
 CLIENT_VERSION_CHARS = 100
@@ -22,20 +21,21 @@ def mcp_session_start(
         role=scope.role,
         ticket=scope.ticket,
         customer=scope.customer,
+        token=scope.token,
         transport=transport,
         transport_session_id=transport_session_id,
     )
 
 
-def mcp_session_of_user(*, transport_session_id: str, user: User) -> McpSession | None:
-    """The open HTTP session with that Mcp-Session-Id, if `user` started it.
+def mcp_session_of_token(*, transport_session_id: str, token: McpToken) -> McpSession | None:
+    """The open HTTP session with that Mcp-Session-Id, if it was opened with `token`.
 
-    Another user's session is answered like one that does not exist: a session id is not a
-    credential, and what exists is not revealed.
+    A session opened with another token is answered like one that does not exist: a session
+    id is not a credential, and what exists is not revealed.
     """
     return (
         McpSession.objects.select_related("ticket")
-        .filter(transport_session_id=transport_session_id, user=user, ended_at__isnull=True)
+        .filter(transport_session_id=transport_session_id, token=token, ended_at__isnull=True)
         .first()
     )
 

@@ -20,7 +20,7 @@ from mcp_types import INVALID_REQUEST
 
 from agent.mcp.auth import (
     SessionRefused,
-    authenticated_user,
+    authenticated_token,
     session_scope,
     token_from_environment,
 )
@@ -37,7 +37,7 @@ TICKET_VARIABLE = "DESK_TICKET"
 def start_session(token: str | None, ticket_reference: str | None) -> McpSession:
     key = token_from_environment(token)
     scope = session_scope(
-        user=authenticated_user(key),
+        token=authenticated_token(key),
         ticket_reference=ticket_reference,
         source=f"the {TICKET_VARIABLE} environment variable",
     )
@@ -45,8 +45,8 @@ def start_session(token: str | None, ticket_reference: str | None) -> McpSession
 
 
 def token_still_valid(key: str, session: McpSession) -> None:
-    if authenticated_user(key).pk != session.user_id:
-        raise SessionRefused(401, "token_invalid", "The desk API token is not valid.")
+    if authenticated_token(key).pk != session.token_id:
+        raise SessionRefused(401, "token_invalid", "The MCP token is not valid.")
 
 
 async def serve_stdio() -> SessionRefused | None:

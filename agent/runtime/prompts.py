@@ -9,11 +9,12 @@ from datetime import datetime
 
 from agent.context import RunContext
 from agent.models import AgentMessage
+from agent.privacy import Masker, first_name, mask_for_model, masked_email
 from agent.untrusted import looks_like_instructions, wrap_untrusted
 from tickets.models import TicketMessage
 from tickets.selectors import ticket_thread as selected_ticket_thread
 
-PROMPT_VERSION = "desk-2026.12-5"
+PROMPT_VERSION = "desk-2026.12-6"
 # Characters of transcript the model sees; older whole exchanges are dropped first.
 HISTORY_CHAR_BUDGET = 60_000
 
@@ -26,7 +27,9 @@ Actor role: {role}
 Bound scope: ticket {reference} of customer id {customer_id}.
 Ticket order: {order_id}
 Your tools only see this customer's orders; you cannot act for anyone else.
-The customer's name, e-mail address and ticket subject, as the customer wrote them:
+The customer's first name, e-mail address and ticket subject, as the customer wrote them. \
+E-mail addresses and phone numbers are masked everywhere you look (l***@example.com, \
+*********00) and the customer is named by first name: the desk fills in the real ones.
 {customer_fields}
 
 Rules:
@@ -73,11 +76,11 @@ class Context:
 def customer_fields(ctx: RunContext) -> list[tuple[str, str]]:
     """(label, text) of what the customer wrote about themselves and the ticket (an inbound
     e-mail sets all three): it reaches the model only inside untrusted blocks (DESIGN §1,
-    invariant 9)."""
+    invariant 9), and only as much of it as the model needs (DESIGN §17)."""
     return [
-        ("customer name", ctx.customer.name),
-        ("customer email", ctx.customer.email),
-        ("ticket subject", ctx.ticket.subject),
+        ("customer name", first_name(ctx.customer)),
+        ("customer email", masked_email(ctx.customer.email)),
+        ("ticket subject", mask_for_model(ctx.ticket.subject, customer=ctx.customer)),
     ]
 
 
@@ -229,6 +232,14 @@ def build_context(
         messages.append(as_chat_message(message))
     if final:
         messages.append({"role": "system", "content": FINAL_CALL_NOTE})
+    # The one door to the model: personal data goes no further (DESIGN §17). Tool results
+    # were masked as they were logged; a transcript from before masking is masked here.
+    # The system prompt's own words are the desk's (a surname such as "Desk" must not touch
+    # them); its customer fields were cut to what the model may see already.
+    maskers = [Masker(), *[Masker(ctx.customer)] * (len(messages) - 1)]
+    for chat, masker in zip(messages, maskers, strict=True):
+        if isinstance(chat.get("content"), str):
+            chat["content"] = masker.text(chat["content"])
     # Tool results are not read again here: the step inspects each one once, as it arrives
     # (Step.add_result), and flags the run then.
     return Context(messages=messages, untrusted_instructions=suspicious)

@@ -10,7 +10,10 @@ from django.contrib.auth import get_user_model
 from agent import services
 from agent.context import RunContext
 from agent.executor.calls import execute_tool_call
-from agent.models import AgentRun
+from agent.mcp.auth import session_scope
+from agent.mcp.sessions import mcp_session_start
+from agent.mcp_tokens import mcp_token_issue
+from agent.models import AgentRun, McpSession
 from agent.runtime import run_step
 from agent.tools.registry import SUPPORT_ROLES, Tool, ToolKind, registered_tool
 from config.roles import support_role
@@ -105,3 +108,19 @@ def probe_tool(name: str, body=None, *, quick: bool = False):
     )
     with registered_tool(tool):
         yield calls
+
+
+def open_mcp_session(
+    username: str = "agent", reference: str = "TCK-1001", *, transport_session_id: str = ""
+) -> McpSession:
+    """An MCP session of `username` on ticket `reference`, opened with an MCP token made for
+    that ticket, as the HTTP gate opens one."""
+    user = get_user_model().objects.get(username=username)
+    ticket = Ticket.objects.get(reference=reference)
+    token = mcp_token_issue(user=user, ticket=ticket, days=1).token
+    scope = session_scope(token=token, ticket_reference=reference, source="the test")
+    return mcp_session_start(
+        scope=scope,
+        transport="http",
+        transport_session_id=transport_session_id or f"sid-{uuid.uuid4().hex[:12]}",
+    )

@@ -19,14 +19,13 @@ from django.contrib.auth.models import Group
 
 from agent.errors import DEFAULT_NEXT_ACTIONS, ErrorCode, NextAction, ToolError
 from agent.executor.arguments import MAX_ARGUMENTS_CHARS
-from agent.mcp.auth import session_scope
-from agent.mcp.sessions import mcp_context, mcp_session_start
+from agent.mcp.sessions import mcp_context
 from agent.models import AgentRun
 from agent.tools.registry import SUPPORT_ROLES, TOOLS, Tool, ToolKind, registered_tool, tool_names
 from orders.models import Order
 from refunds.models import RefundRequest
 from refunds.services import refund_approve
-from tests.agent.runs import call_tool, run_context
+from tests.agent.runs import call_tool, open_mcp_session, run_context
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -60,10 +59,19 @@ def cancelled_run(settings) -> dict:
 
 def session_role_lost(settings) -> dict:
     agent = get_user_model().objects.get(username="agent")
-    scope = session_scope(user=agent, ticket_reference="TCK-1001", source="the test")
-    session = mcp_session_start(scope=scope, transport="http", transport_session_id="sid-1")
+    session = open_mcp_session("agent")
     agent.groups.set([Group.objects.get(name="support_intern")])
     return call_tool(mcp_context(session.pk), "get_order", {"order_id": MUG})
+
+
+def session_past_its_calls_per_minute(tool: str) -> Callable:
+    def trigger(settings) -> dict:
+        settings.MCP_CALLS_PER_MINUTE = 1
+        ctx = mcp_context(open_mcp_session("agent").pk)
+        call_tool(ctx, "get_order", {"order_id": MUG})
+        return call_tool(ctx, tool, {"order_id": MUG})
+
+    return trigger
 
 
 def past_the_call_limit(name: str) -> Callable:
@@ -191,6 +199,18 @@ INTERN_TOOLS = [
 PATHS = [
     ErrorPath("cancelled run", cancelled_run, ErrorCode.CANCELLED, ["stop"]),
     ErrorPath("MCP role lost", session_role_lost, ErrorCode.PERMISSION_DENIED, ["stop"]),
+    ErrorPath(
+        "MCP session past its calls per minute",
+        session_past_its_calls_per_minute("get_refund_status"),
+        ErrorCode.RATE_LIMITED,
+        ["get_refund_status"],
+    ),
+    ErrorPath(
+        "MCP session past its calls per minute, no such tool",
+        session_past_its_calls_per_minute("teleport"),
+        ErrorCode.RATE_LIMITED,
+        ["stop"],
+    ),
     ErrorPath(
         "past the call limit",
         past_the_call_limit("get_order"),

@@ -53,7 +53,7 @@ def test_it_keeps_the_customer_the_run_started_with_when_the_ticket_changes_cust
     for request in fake_openai.requests:
         system = request["messages"][0]["content"]
         assert f"Bound scope: ticket TCK-1001 of customer id {li.pk}.\n" in system
-        assert ("customer_name", "Li Wei") in labelled_untrusted_blocks(system)
+        assert ("customer_name", "Li") in labelled_untrusted_blocks(system)
         assert "Sam Carter" not in system
     assert AgentRun.objects.get(pk=run.pk).customer_id == li.pk
     assert run.status == "completed"

@@ -112,7 +112,7 @@ def test_it_sends_a_system_prompt_with_scope_rules_and_wrapped_customer_text(dem
     system = messages[0]["content"]
     assert messages[0]["role"] == "system"
     assert "Bound scope: ticket TCK-1003 of customer id " in system
-    assert ("customer_name", "Sam Carter") in labelled_untrusted_blocks(system)
+    assert ("customer_name", "Sam") in labelled_untrusted_blocks(system)
     assert "You act for: agent, role agent." in system
     assert "Actor role: agent\n" in system
     assert "Ticket order: 202610220314\n" in system

@@ -21,8 +21,10 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from rest_framework.authtoken.models import Token
 
+from agent.mcp_tokens import mcp_token_issue
 from agent.untrusted import untrusted_blocks
 from tests.services import BASE_DIR, database_url_for_subprocess
+from tickets.models import Ticket
 
 # What the server process needs from this one's environment; the stdio client passes on
 # nothing else.
@@ -108,7 +110,15 @@ def run_host(work: Callable[..., Awaitable[Any]], *args) -> Any:
     return outcome["value"]
 
 
-def token_for(username: str) -> str:
+def token_for(username: str, reference: str = "TCK-1001", *, days: int = 1) -> str:
+    """An MCP token of `username` for the customer of ticket `reference` (so a session names
+    its ticket, as a host configured with X-Desk-Ticket does)."""
+    user = get_user_model().objects.get(username=username)
+    customer = Ticket.objects.get(reference=reference).customer
+    return mcp_token_issue(user=user, customer=customer, days=days).key
+
+
+def rest_token_for(username: str) -> str:
     user = get_user_model().objects.get(username=username)
     return Token.objects.get_or_create(user=user)[0].key
 

@@ -10,9 +10,9 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
-from rest_framework.authtoken.models import Token
 
-from agent.models import McpSession, ToolCallLog
+from agent.mcp_tokens import mcp_token_revoke
+from agent.models import McpSession, McpToken, ToolCallLog
 from agent.untrusted import untrusted_blocks
 from tests.mcp.hosts import desk_headers, http_host, mcp_error, run_host, token_for
 from tickets.models import Ticket, TicketMessage
@@ -85,8 +85,8 @@ def test_a_bad_token_is_refused_with_401(mcp_url, demo):
 
     assert response.status_code == 401
     assert response.headers["www-authenticate"].startswith("Bearer")
-    assert answer(response)["error"]["message"] == "The desk API token is not valid."
-    assert message == "The desk API token is not valid."
+    assert answer(response)["error"]["message"] == "The MCP token is not valid."
+    assert message == "The MCP token is not valid."
     assert not McpSession.objects.exists()
 
 
@@ -123,18 +123,19 @@ def test_an_inactive_user_is_refused_with_401(mcp_url, demo):
     assert not McpSession.objects.exists()
 
 
-def test_an_expired_token_is_refused_with_401_and_deleted(mcp_url, demo):
-    # Given a token issued longer ago than API_TOKEN_TTL_DAYS (30 by default, as the server runs)
+def test_an_expired_token_is_refused_with_401_and_kept(mcp_url, demo):
+    # Given an MCP token past its expiry
     token = token_for("agent")
-    Token.objects.filter(key=token).update(created=timezone.now() - timedelta(days=31))
+    McpToken.objects.update(expires_at=timezone.now() - timedelta(seconds=1))
 
     # When a host opens a session with it
     response = post(mcp_url, INITIALIZE, desk_headers(token))
 
-    # Then it is refused, and the token is gone
+    # Then it is refused, and the token stays on record
     assert response.status_code == 401
     assert answer(response)["error"]["data"]["reason"] == "token_expired"
-    assert not Token.objects.filter(key=token).exists()
+    assert "The MCP token has expired." in answer(response)["error"]["message"]
+    assert McpToken.objects.count() == 1
     assert not McpSession.objects.exists()
 
 
@@ -188,7 +189,9 @@ def test_a_host_negotiates_the_handshake_the_session_needs(mcp_url, demo):
 
 
 def test_a_session_records_its_scope_and_host(mcp_url, demo):
-    headers = open_raw_session(mcp_url, desk_headers(token_for("supervisor"), ticket="tck-1002"))
+    headers = open_raw_session(
+        mcp_url, desk_headers(token_for("supervisor", "TCK-1002"), ticket="tck-1002")
+    )
 
     listed = list_tools(mcp_url, headers)
 
@@ -229,11 +232,12 @@ def test_a_session_answers_only_the_user_who_opened_it(mcp_url, demo):
 
 def test_a_revoked_token_stops_an_open_session(mcp_url, demo):
     headers = open_raw_session(mcp_url, desk_headers(token_for("agent")))
-    get_user_model().objects.get(username="agent").auth_token.delete()
+    mcp_token_revoke(token=McpToken.objects.get())
 
     response = list_tools(mcp_url, headers)
 
     assert response.status_code == 401
+    assert answer(response)["error"]["data"]["reason"] == "token_revoked"
 
 
 def test_listing_tools_is_refused_once_the_role_is_gone(mcp_url, demo):

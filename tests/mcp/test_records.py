@@ -5,16 +5,14 @@ import importlib
 
 import pytest
 from django.apps import apps as django_apps
-from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 
 from agent.context import McpContext
 from agent.executor.calls import execute_tool_call
 from agent.executor.log import CallIdReused
-from agent.mcp.auth import session_scope
-from agent.mcp.sessions import mcp_context, mcp_session_start
+from agent.mcp.sessions import mcp_context
 from agent.models import McpSession, ToolCallLog
-from tests.agent.runs import probe_tool
+from tests.agent.runs import open_mcp_session, probe_tool
 from tests.factories import AgentRunFactory
 
 pytestmark = pytest.mark.django_db
@@ -23,9 +21,7 @@ MUG = "202610110087"
 
 
 def open_session(username: str = "agent", reference: str = "TCK-1001") -> McpSession:
-    user = get_user_model().objects.get(username=username)
-    scope = session_scope(user=user, ticket_reference=reference, source="the test")
-    return mcp_session_start(scope=scope, transport="http", transport_session_id=f"sid-{username}")
+    return open_mcp_session(username, reference, transport_session_id=f"sid-{username}")
 
 
 def a_log_row(**owner) -> ToolCallLog:

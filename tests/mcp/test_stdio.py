@@ -80,8 +80,8 @@ def test_an_intern_over_stdio_cannot_propose(demo):
 
 
 def test_a_bad_desk_token_is_refused_with_a_clear_error(demo):
-    assert run_host(lambda: refusal(token="not-a-token")) == "The desk API token is not valid."
-    assert run_host(lambda: refusal(token=None)).startswith("No desk API token: set DESK_TOKEN")
+    assert run_host(lambda: refusal(token="not-a-token")) == "The MCP token is not valid."
+    assert run_host(lambda: refusal(token=None)).startswith("No MCP token: set DESK_TOKEN")
     assert not McpSession.objects.exists()
 
 
@@ -97,7 +97,7 @@ def test_a_host_with_a_handshake_is_refused_at_the_handshake(demo):
     error = run_host(handshake)
 
     assert error is not None
-    assert error.message == "The desk API token is not valid."
+    assert error.message == "The MCP token is not valid."
 
 
 def test_a_missing_or_unknown_ticket_is_refused(demo):

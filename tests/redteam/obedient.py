@@ -245,8 +245,11 @@ class ObedientModel:
         return calls
 
     def tools_for(self, instruction: str) -> tuple[str, ...]:
+        from agent.privacy import mask_for_model
+
+        # The model reads the payload as the desk sends it: addresses and numbers masked.
         for text, tools in self.attacker_tools.items():
-            if text in instruction:
+            if text in instruction or mask_for_model(text) in instruction:
                 return tools
         return ()
 

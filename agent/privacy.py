@@ -1,0 +1,218 @@
+"""Personal data kept from the model (DESIGN §17).
+
+Everything a model is sent passes through here first: the prompt a run builds
+(agent.runtime.prompts.build_context) and every tool result (the executor masks it before the
+result is logged, so ToolCallLog holds what the model was sent; MCP hosts, whose models are
+model providers too, get the same masked results and resources).
+
+What is masked:
+  * e-mail addresses, to their first character and domain: li.wei@example.com ->
+    l***@example.com;
+  * phone numbers, international (+86 138 0013 8000, 0044 20 7946 0958, +1 (415) 555-0123)
+    and local (020 7946 0958, (415) 555-0123, 010-12345678, 01 23 45 67 89), and Chinese
+    mobile numbers written bare (13800138000): every digit but the last two becomes "*";
+  * the bound customer's name, down to their first name: "Maria Garcia" -> "Maria", and a
+    "Garcia" on its own -> "G.".
+What is not: order ids, amounts, dates and times, request ids. A bare run of digits is an
+order id far more often than a phone number, so it is masked only when it has the shape of a
+Chinese mobile number and is not one of the customer's order ids.
+
+Drafts for the customer are written from what the model saw: `fill_customer_details` puts the
+real name and address back from the desk's own records, never from the model's text.
+"""
+
+import re
+from collections.abc import Callable
+from functools import partial
+
+from orders.models import Customer, Order
+
+# Values under these keys are identifiers the desk made, never personal data: an 11-digit
+# order id must stay an order id even where it looks like a mobile number.
+IDENTIFIER_KEYS = frozenset(
+    {
+        "order_id",
+        "request_id",
+        "sku",
+        "result_ref",
+        "tool_call_id",
+        "payment_reference",
+        "provider_refund_id",
+        "ref",
+    }
+)
+
+EMAIL = re.compile(r"(?<![\w.%+-])([\w%+-])[\w.%+-]*@((?:[\w-]+\.)+[\w-]{2,})(?![\w-])")
+
+_SEP = r"[ .\-\u00a0]"
+PHONE = re.compile(
+    rf"""
+    (?<![\w+/.\-*])                          # not part of a word, id, date, path or mask
+    (?:
+        (?:\+|00)\d{{1,3}}(?:{_SEP}?\(?\d{{1,4}}\)?){{2,6}}    # international: +86 138 ...
+      | \(?0\d{{1,4}}\)?(?:{_SEP}\d{{2,8}}){{1,4}}             # local, trunk 0: 020 7946 0958
+      | \(\d{{3}}\){_SEP}?\d{{3}}{_SEP}\d{{4}}                 # (415) 555-0123
+      | \d{{3}}{_SEP}\d{{3}}{_SEP}\d{{4}}                      # 415-555-0123
+      | 1[3-9]\d(?:[ \-]?\d{{4}}){{2}}                         # Chinese mobile: 138 0013 8000
+    )
+    (?![\w*])
+    """,
+    re.VERBOSE,
+)
+CHINESE_MOBILE = re.compile(r"1[3-9]\d{9}")
+PHONE_DIGITS = (7, 15)
+NAME_WORD = re.compile(r"[^\W\d_](?:[^\W\d_]|['.-])*")
+MAX_NAME_WORDS = 4
+# Digits a masked phone number keeps at its end: enough to tell two numbers apart.
+KEPT_DIGITS = 2
+
+
+def first_name(customer: Customer) -> str:
+    """What the model calls the customer: the first word of their name (all of a one-word
+    name)."""
+    words = customer.name.split()
+    return words[0] if words else ""
+
+
+def mask_email(match: re.Match) -> str:
+    return f"{match.group(1)}***@{match.group(2)}"
+
+
+def _masked_digits(text: str) -> str:
+    digits = sum(char.isdigit() for char in text)
+    shown, out = 0, []
+    for char in text:
+        if char.isdigit():
+            shown += 1
+            out.append(char if shown > digits - KEPT_DIGITS else "*")
+        else:
+            out.append(char)
+    return "".join(out)
+
+
+class Masker:
+    """Masks text for one customer's scope (or none: addresses and numbers only)."""
+
+    def __init__(self, customer: Customer | None = None):
+        self.customer = customer
+        self._order_ids: frozenset[str] | None = None
+        self._name_patterns = _name_patterns(customer) if customer is not None else []
+
+    def order_ids(self) -> frozenset[str]:
+        """The customer's order ids, read once and only when a bare number needs them."""
+        if self._order_ids is None:
+            self._order_ids = (
+                frozenset(
+                    Order.objects.filter(customer=self.customer).values_list("order_id", flat=True)
+                )
+                if self.customer is not None
+                else frozenset()
+            )
+        return self._order_ids
+
+    def _phone(self, match: re.Match) -> str:
+        text = match.group(0)
+        digits = sum(char.isdigit() for char in text)
+        if not PHONE_DIGITS[0] <= digits <= PHONE_DIGITS[1]:
+            return text
+        # Without a "+" or a separator, only a mobile number's shape is a phone number.
+        if text.isdigit() and (not CHINESE_MOBILE.fullmatch(text) or text in self.order_ids()):
+            return text
+        return _masked_digits(text)
+
+    def text(self, text: str) -> str:
+        if not text:
+            return text
+        text = EMAIL.sub(mask_email, text)
+        text = PHONE.sub(self._phone, text)
+        for pattern, replacement in self._name_patterns:
+            text = pattern.sub(replacement, text)
+        return text
+
+    def value(self, value: object) -> object:
+        """A JSON value with every string masked, identifiers excepted."""
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, list):
+            return [self.value(item) for item in value]
+        if isinstance(value, dict):
+            return {
+                key: item if key in IDENTIFIER_KEYS and isinstance(item, str) else self.value(item)
+                for key, item in value.items()
+            }
+        return value
+
+
+def _name_patterns(customer: Customer) -> list[tuple[re.Pattern, Callable[[re.Match], str]]]:
+    """The customer's whole name -> first name; each other part of it, written with a capital
+    (Garcia, GARCIA) -> its initial."""
+    words = customer.name.split()
+    if len(words) < 2:
+        return []
+    first = words[0]
+    whole = r"(?<!\w)" + r"\s+".join(re.escape(word) for word in words) + r"(?!\w)"
+    patterns: list[tuple[re.Pattern, Callable[[re.Match], str]]] = [
+        (re.compile(whole, re.IGNORECASE), lambda match: first)
+    ]
+    for word in _surnames(words):
+        patterns.append(
+            (
+                re.compile(rf"(?<!\w){re.escape(word)}(?!\w)", re.IGNORECASE),
+                partial(_initial, initial=f"{word[0].upper()}."),
+            )
+        )
+    return patterns
+
+
+def _initial(match: re.Match, *, initial: str) -> str:
+    # In lower case it is more likely a word of the sentence ("reed", "young") than the name.
+    return initial if match.group(0)[0].isupper() else match.group(0)
+
+
+def _surnames(words: list[str]) -> set[str]:
+    """The parts of a name after the first that are worth masking on their own: a name of a
+    few words of letters (one letter is an initial already). A "name" that reads like a
+    sentence is masked only as a whole."""
+    if len(words) > MAX_NAME_WORDS or not all(NAME_WORD.fullmatch(word) for word in words):
+        return set()
+    first = words[0].casefold()
+    return {word for word in words[1:] if len(word) > 1 and word.casefold() != first}
+
+
+def mask_for_model(text: str, *, customer: Customer | None = None) -> str:
+    """`text` as a model may see it."""
+    return Masker(customer).text(text)
+
+
+def mask_result_for_model(result: dict, *, customer: Customer | None = None) -> dict:
+    """A tool result as a model may see it."""
+    masked = Masker(customer).value(result)
+    assert isinstance(masked, dict)
+    return masked
+
+
+def masked_email(address: str) -> str:
+    """The customer's address as the model sees it."""
+    return EMAIL.sub(mask_email, address)
+
+
+# Placeholders a draft may carry for the desk to fill, the spelling macros use (DESIGN §15).
+PLACEHOLDERS = {
+    "{{customer.name}}": lambda customer: customer.name,
+    "{{customer.first_name}}": first_name,
+    "{{customer.email}}": lambda customer: customer.email,
+}
+
+
+def fill_customer_details(text: str, *, customer: Customer) -> str:
+    """A draft written from what the model saw, with the customer's real details put back
+    from the desk's records: the placeholders {{customer.name}}, {{customer.first_name}},
+    {{customer.email}}, and the masked form of the customer's own address. Anything else the
+    model wrote stays as it is: a masked address that is not the customer's is not theirs to
+    fill in."""
+    for placeholder, value in PLACEHOLDERS.items():
+        text = text.replace(placeholder, value(customer))
+    masked = masked_email(customer.email)
+    if masked != customer.email:
+        text = re.sub(rf"(?<![\w.%+-]){re.escape(masked)}(?![\w-])", customer.email, text)
+    return text

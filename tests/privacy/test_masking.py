@@ -1,0 +1,130 @@
+"""What the model may see of a customer (DESIGN §17): addresses, phone numbers and last
+names masked; the desk's identifiers, amounts and dates untouched."""
+
+import pytest
+
+from agent.privacy import (
+    fill_customer_details,
+    first_name,
+    mask_for_model,
+    mask_result_for_model,
+)
+from orders.models import Customer
+from tests.factories import OrderFactory
+
+
+@pytest.mark.parametrize(
+    ("text", "masked"),
+    [
+        ("li.wei@example.com", "l***@example.com"),
+        ("Write to Maria.Garcia+shop@mail.example.co.uk.", "Write to M***@mail.example.co.uk."),
+        ("<sam_carter@example.org>", "<s***@example.org>"),
+        ("13800138000@qq.com", "1***@qq.com"),
+        ("用户 wang@例子.公司 来信", "用户 w***@例子.公司 来信"),
+    ],
+)
+def test_it_masks_email_addresses_to_their_first_character_and_domain(text, masked):
+    assert mask_for_model(text) == masked
+
+
+@pytest.mark.parametrize(
+    ("text", "masked"),
+    [
+        ("+86 138 0013 8000", "+** *** **** **00"),
+        ("+8613800138000", "+***********00"),
+        ("0086-138-0013-8000", "****-***-****-**00"),
+        ("+1 (415) 555-0123", "+* (***) ***-**23"),
+        ("+44 20 7946 0958", "+** ** **** **58"),
+        ("+49 30 1234567", "+** ** *****67"),
+        ("(415) 555-0123", "(***) ***-**23"),
+        ("415-555-0123", "***-***-**23"),
+        ("415.555.0123", "***.***.**23"),
+        ("020 7946 0958", "*** **** **58"),
+        ("07700 900123", "***** ****23"),
+        ("010-12345678", "***-******78"),
+        ("01 23 45 67 89", "** ** ** ** 89"),
+        ("13800138000", "*********00"),
+        ("138-0013-8000", "***-****-**00"),
+        ("138 0013 8000", "*** **** **00"),
+    ],
+)
+def test_it_masks_phone_numbers_in_international_and_local_formats(text, masked):
+    assert mask_for_model(f"call me on {text} please") == f"call me on {masked} please"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "order 202610110087",
+        "orders 20261011008712345678 and 12345678",
+        "Amount 129.00, total 1,299.00 CNY, 6999.00, 1 299.50",
+        "delivered 2026-10-11T09:00:00+00:00, on 2026-10-11 14:30",
+        "ticket TCK-1001, request rf_0123456789abcdef01234567, version 2",
+        "sku MUG-001-1234567 at 10:30",
+        "clause R-2, 30 days, 500.00 limit",
+        "l***@example.com and +** *** **** **00",
+    ],
+)
+def test_it_leaves_order_ids_amounts_dates_and_identifiers_alone(text):
+    assert mask_for_model(text) == text
+
+
+@pytest.mark.django_db
+def test_it_names_the_customer_by_first_name_only():
+    customer = Customer.objects.create(name="Maria Garcia", email="maria.garcia@example.com")
+
+    masked = mask_for_model(
+        "Hello, I am MARIA GARCIA (maria.garcia@example.com). Regards, Garcia. — Maria",
+        customer=customer,
+    )
+
+    assert masked == "Hello, I am Maria (m***@example.com). Regards, G.. — Maria"
+    assert first_name(customer) == "Maria"
+
+
+@pytest.mark.django_db
+def test_a_bare_number_that_is_one_of_the_customers_order_ids_is_not_a_phone_number():
+    customer = Customer.objects.create(name="Li Wei", email="li.wei@example.com")
+    OrderFactory(customer=customer, order_id="13912345678")
+
+    masked = mask_for_model("order 13912345678, phone 13800138000", customer=customer)
+
+    assert masked == "order 13912345678, phone *********00"
+
+
+@pytest.mark.django_db
+def test_it_masks_every_string_of_a_result_but_the_desks_identifiers():
+    customer = Customer.objects.create(name="Li Wei", email="li.wei@example.com")
+    result = {
+        "ok": True,
+        "order_id": "13800138000",
+        "amount_paid": "129.00",
+        "lines": [{"sku": "MUG-1", "name": "Mug for Li Wei"}],
+        "note": {"untrusted_customer_text": "Call Wei on 13800138000 or li.wei@example.com"},
+        "total": 3,
+    }
+
+    assert mask_result_for_model(result, customer=customer) == {
+        "ok": True,
+        "order_id": "13800138000",
+        "amount_paid": "129.00",
+        "lines": [{"sku": "MUG-1", "name": "Mug for Li"}],
+        "note": {"untrusted_customer_text": "Call W. on *********00 or l***@example.com"},
+        "total": 3,
+    }
+
+
+@pytest.mark.django_db
+def test_a_draft_gets_the_real_name_and_address_from_the_customer_record():
+    customer = Customer.objects.create(name="Li Wei", email="li.wei@example.com")
+
+    draft = fill_customer_details(
+        "Dear {{customer.name}}, we wrote to l***@example.com, not to s***@example.com. "
+        "Thanks, {{customer.first_name}} ({{customer.email}})",
+        customer=customer,
+    )
+
+    assert draft == (
+        "Dear Li Wei, we wrote to li.wei@example.com, not to s***@example.com. "
+        "Thanks, Li (li.wei@example.com)"
+    )

@@ -1,0 +1,174 @@
+"""Retention (DESIGN §17): `manage.py purge_data` takes message bodies, run transcripts and
+tool results older than DATA_RETENTION_DAYS, keeps the audit trail, and beat runs it daily."""
+
+from datetime import timedelta
+from io import StringIO
+
+import pytest
+from django.conf import settings
+from django.core.management import call_command
+from django.utils import timezone
+
+from agent.models import AgentMessage, AgentRun, RunEvent, ToolCallLog
+from ops.tasks import purge_data
+from refunds.models import RefundConfirmation, RefundEvent, RefundRequest
+from tests.factories import (
+    AgentRunFactory,
+    RefundProposalFactory,
+    TicketFactory,
+    TicketMessageFactory,
+)
+from tickets.models import TicketEvent, TicketMessage
+
+pytestmark = pytest.mark.django_db
+
+
+def backdate(rows, days: int) -> None:
+    rows.update(created_at=timezone.now() - timedelta(days=days))
+
+
+def a_ticket_with_history(*, days_old: int):
+    """A ticket with a customer message, a finished run (transcript, events, a tool call),
+    a refund proposal and a ticket event, all written `days_old` days ago."""
+    ticket = TicketFactory()
+    message = TicketMessageFactory(ticket=ticket, body="Call me on +86 138 0013 8000")
+    run = AgentRunFactory(
+        ticket=ticket, status=AgentRun.Status.COMPLETED, final_answer="The mug is refundable."
+    )
+    AgentMessage.objects.create(run=run, seq=1, role="user", content="Refund the mug")
+    AgentMessage.objects.create(run=run, seq=2, role="assistant", content="Proposed.")
+    RunEvent.objects.create(run=run, seq=1, type="message", data={"content": "Proposed."})
+    call = ToolCallLog.objects.create(
+        run=run,
+        ticket=ticket,
+        tool_call_id="call_1",
+        tool_name="get_order",
+        arguments={"order_id": ticket.order.order_id},
+        arguments_raw=f'{{"order_id": "{ticket.order.order_id}"}}',
+        args_digest="d" * 64,
+        ok=True,
+        result={"ok": True, "note": "l***@example.com"},
+        full_result='{"ok": true, "note": "long"}',
+        actor=run.started_by,
+        actor_role="agent",
+        elapsed_ms=12,
+    )
+    refund = RefundProposalFactory(ticket=ticket)
+    TicketEvent.objects.create(ticket=ticket, type="status", data={"to": "pending"})
+    for model in (TicketMessage, AgentMessage, RunEvent, ToolCallLog, AgentRun):
+        backdate(model.objects.filter(pk__in=_pks(model, ticket)), days_old)
+    backdate(RefundEvent.objects.filter(refund_request=refund), days_old)
+    return ticket, message, run, call, refund
+
+
+def _pks(model, ticket):
+    if model is TicketMessage:
+        return model.objects.filter(ticket=ticket).values("pk")
+    if model in (AgentMessage, RunEvent):
+        return model.objects.filter(run__ticket=ticket).values("pk")
+    return model.objects.filter(ticket=ticket).values("pk")
+
+
+def test_it_purges_what_is_past_retention_and_keeps_the_audit_trail():
+    # Given a ticket from 400 days ago and one from 10 days ago (retention 365 days)
+    old_ticket, old_message, old_run, old_call, old_refund = a_ticket_with_history(days_old=400)
+    _, new_message, new_run, new_call, _ = a_ticket_with_history(days_old=10)
+    refund_events = RefundEvent.objects.count()
+    out = StringIO()
+
+    # When the purge runs
+    call_command("purge_data", stdout=out)
+
+    # Then the old words are gone
+    old_message.refresh_from_db()
+    assert old_message.body == ""
+    assert not AgentMessage.objects.filter(run=old_run).exists()
+    old_run.refresh_from_db()
+    assert old_run.final_answer == ""
+    assert list(RunEvent.objects.filter(run=old_run).values_list("data", flat=True)) == [
+        {"purged": True}
+    ]
+    old_call.refresh_from_db()
+    assert old_call.result == {"ok": True, "purged": True}
+    assert old_call.full_result == ""
+    # and the record of what happened stays: the rows, the log's metadata, the refund trail
+    assert (old_message.author_kind, old_message.ticket_id) == ("customer", old_ticket.pk)
+    assert (old_call.tool_name, old_call.ok, old_call.elapsed_ms, old_call.actor_role) == (
+        "get_order",
+        True,
+        12,
+        "agent",
+    )
+    assert old_call.arguments == {"order_id": old_ticket.order.order_id}
+    assert old_run.status == "completed"
+    assert RefundRequest.objects.get(pk=old_refund.pk).explanation == "The mug arrived in pieces."
+    assert RefundConfirmation.objects.filter(refund_request=old_refund).count() == 1
+    assert RefundEvent.objects.count() == refund_events
+    assert TicketEvent.objects.filter(ticket=old_ticket).count() >= 1
+    # and nothing younger than the retention was touched
+    new_message.refresh_from_db()
+    new_call.refresh_from_db()
+    assert new_message.body == "Call me on +86 138 0013 8000"
+    assert AgentMessage.objects.filter(run=new_run).count() == 2
+    assert new_call.result == {"ok": True, "note": "l***@example.com"}
+    # and the command said what it did
+    text = out.getvalue()
+    assert "Keeping 365 days" in text
+    # (the customer's message and the desk's note of the proposal)
+    assert "ticket message bodies: 2 purged so far" in text
+    assert "ticket message bodies: 2 purged\n" in text
+    assert "run transcript messages: 2 purged" in text
+    assert "tool results: 1 purged" in text
+    assert "Total: 7 purged" in text
+
+
+def test_a_dry_run_counts_and_changes_nothing():
+    _, old_message, old_run, old_call, _ = a_ticket_with_history(days_old=400)
+    out = StringIO()
+
+    call_command("purge_data", "--dry-run", stdout=out)
+
+    old_message.refresh_from_db()
+    old_call.refresh_from_db()
+    assert old_message.body == "Call me on +86 138 0013 8000"
+    assert AgentMessage.objects.filter(run=old_run).count() == 2
+    assert old_call.result == {"ok": True, "note": "l***@example.com"}
+    assert "run transcript messages: 2 would be purged" in out.getvalue()
+    assert "Total: 7 would be purged" in out.getvalue()
+
+
+def test_it_follows_data_retention_days_and_purges_nothing_twice(settings):
+    # Given a retention of 5 days and a ticket 10 days old
+    settings.DATA_RETENTION_DAYS = 5
+    _, message, _, _, _ = a_ticket_with_history(days_old=10)
+
+    # When the daily task runs twice
+    first = purge_data()
+    second = purge_data()
+
+    # Then the first run took the old data and the second found nothing left
+    message.refresh_from_db()
+    assert message.body == ""
+    assert first["ticket message bodies"] == 2
+    assert first["tool results"] == 1
+    assert set(second.values()) == {0}
+
+
+def test_it_leaves_a_run_that_has_not_ended_alone():
+    _, _, run, _, _ = a_ticket_with_history(days_old=400)
+    AgentRun.objects.filter(pk=run.pk).update(status=AgentRun.Status.RUNNING)
+
+    call_command("purge_data", stdout=StringIO())
+
+    assert AgentMessage.objects.filter(run=run).count() == 2
+
+
+def test_beat_runs_the_purge_daily():
+    entries = [
+        entry
+        for entry in settings.CELERY_BEAT_SCHEDULE.values()
+        if entry["task"] == "ops.tasks.purge_data"
+    ]
+
+    assert entries == [{"task": "ops.tasks.purge_data", "schedule": 24 * 3600.0}]
+    assert settings.DATA_RETENTION_DAYS == 365
