@@ -148,6 +148,9 @@ class TicketEvent(models.Model):
         REPLY_SENT = "reply_sent", "Reply emailed to the customer"
         REPLY_FAILED = "reply_failed", "Reply could not be emailed"
         CUSTOMER_REPLIED = "customer_replied", "Customer replied"
+        # A public reply sent although the claim check found that the records contradict what
+        # it says about a refund (DESIGN §13); `data` keeps the claims and the message.
+        CLAIMS_CONFIRMED = "claims_confirmed", "Reply sent despite contradicted claims"
 
     ticket = models.ForeignKey(Ticket, on_delete=models.CASCADE, related_name="events")
     type = models.CharField(max_length=32, choices=Type.choices)
