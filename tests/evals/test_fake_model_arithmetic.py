@@ -219,6 +219,8 @@ def test_it_computes_every_metric_exactly_by_the_definitions(evaluated):
         "calls_per_task": 33 / 20,
         # right, bad-json, repeat, other-customer passed both runs; flaky passed one
         "pass_k": 4 / 10,
+        # the model drafts from templates here (AGENT_DRAFT_WITH_MODEL off): never false
+        "false_claim_rate": 0.0,
     }
 
 
