@@ -78,6 +78,8 @@ class _Language:
     words: ClaimWords
     patterns: tuple[_Pattern, ...]
     money: re.Pattern
+    # What an approval may be about: money, or a request for it.
+    approvable: re.Pattern
     negation: re.Pattern
     condition: re.Pattern
     opening_condition: re.Pattern
@@ -124,7 +126,11 @@ def _compiled(words: ClaimWords) -> _Language:
         words=words,
         patterns=tuple(patterns),
         money=re.compile(f"{money}|{_w(words.self_money, sp)}{not_money}", flags),
-        negation=re.compile(_w(words.negation, sp), flags),
+        approvable=re.compile(
+            f"{_w(words.money, sp)}|{_w(words.self_money, sp)}|{_w(words.request, sp)}", flags
+        ),
+        # "hasn't", "don't": a contracted negation follows its word directly.
+        negation=re.compile(_w(words.negation, sp) + r"|n['’]t(?!\w)", flags),
         condition=re.compile(_w(words.condition, sp), flags),
         opening_condition=re.compile(r"^\W*" + _w(words.condition, sp), flags),
         habitual=re.compile(_w(words.habitual, sp), flags),
@@ -192,7 +198,8 @@ def statements_in(text: str) -> list[Statement]:
                 for match in pattern.regex.finditer(sentence):
                     left, right = _clause_bounds(sentence, match.start(), match.end())
                     clause = sentence[left:right]
-                    if pattern.needs_money and not language.money.search(clause):
+                    about = language.approvable if pattern.kind == APPROVED else language.money
+                    if pattern.needs_money and not about.search(clause):
                         continue
                     if _taken_back(language, pattern, sentence, match, clause):
                         continue

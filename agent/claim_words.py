@@ -47,6 +47,8 @@ class ClaimWords:
     # refund is sent to your card").
     present: str = r"(?!x)x"
     habitual: str = r"(?!x)x"
+    # What may be approved besides money: "your refund request was approved".
+    request: str = r"requests?|applications?|claims?"
     # Words that, right after a money word, make it about something else: "refund request".
     not_money_after: str = r"(?!x)x"
     phrases: tuple[tuple[str, str], ...] = field(default_factory=tuple)
@@ -66,7 +68,8 @@ LANGUAGES: dict[str, ClaimWords] = {
         money=EN_MONEY,
         self_money=r"refunded|reimbursed|credited|repaid|paid\s+(?:you\s+)?back|paid\s+out",
         done=r"processed|issued|sent|completed?|returned|transferred|released|finali[sz]ed|"
-        r"done|settled|wired|deposited|paid|successful|executed|back",
+        r"done|settled|wired|deposited|paid|successful|executed|arrived|landed|cleared|"
+        r"posted",
         approved=r"approved|authori[sz]ed|accepted|confirmed|granted|signed\s+off",
         underway=r"on\s+(?:its|their|the)\s+way|in\s+transit|being\s+(?:processed|sent|issued|"
         r"transferred|paid|wired)|underway|initiated|under\s+way|en\s+route",
@@ -122,6 +125,7 @@ LANGUAGES: dict[str, ClaimWords] = {
         ),
     ),
     "zh": ClaimWords(
+        request=r"申请|请求",
         money=r"退款|款项|款|钱|费用|金额|货款|" + AMOUNT,
         self_money=r"退款|退还|退回|返还|退费|返款|打款|退钱|原路退|到账|退给|退了",
         done=r"处理|完成|办理|发放|发出|支付|打到|转入|转账|成功|完毕|好了",
@@ -145,6 +149,7 @@ LANGUAGES: dict[str, ClaimWords] = {
         spaced=False,
     ),
     "ja": ClaimWords(
+        request=r"申請|リクエスト",
         money=r"返金|代金|お金|金額|" + AMOUNT,
         self_money=r"返金|払い戻",
         done=r"完了|処理|済み|済|発行|送金|振込|振り込",
@@ -158,13 +163,14 @@ LANGUAGES: dict[str, ClaimWords] = {
         spaced=False,
     ),
     "de": ClaimWords(
+        request=r"antrag|anfrage",
         money=r"(?:rück)?erstattung\w*|rückzahlung\w*|geld\w*|betrag\w*|beträge|gutschrift\w*|"
         r"summe|zahlung|" + AMOUNT,
         self_money=r"(?:zurück|rück)?erstattet|gutgeschrieben|ausgezahlt|zurückgezahlt|"
         r"zurücküberwiesen|rückvergütet|zurückgebucht",
         done=r"bearbeitet|veranlasst|durchgeführt|abgeschlossen|überwiesen|angewiesen|"
         r"ausgeführt|erledigt|ausgestellt|verarbeitet|gesendet|gesandt|versandt|verschickt|"
-        r"bezahlt|abgewickelt|vorgenommen|zurückgeschickt",
+        r"bezahlt|abgewickelt|vorgenommen|zurückgeschickt|erfolgt|eingegangen",
         approved=r"genehmigt|bewilligt|freigegeben|akzeptiert|bestätigt",
         underway=r"unterwegs|auf\s+dem\s+weg|in\s+bearbeitung|wird\s+(?:gerade\s+)?"
         r"(?:bearbeitet|überwiesen|ausgezahlt)",
@@ -178,6 +184,7 @@ LANGUAGES: dict[str, ClaimWords] = {
         not_money_after=r"s?(?:antrag|anfrage|richtlinie\w*|status)\b",
     ),
     "fr": ClaimWords(
+        request=r"demandes?|requêtes?",
         money=r"remboursements?|argent|montants?|sommes?|paiements?|fonds|avoirs?|" + AMOUNT,
         self_money=r"remboursée?s?|créditée?s?|reversée?s?",
         done=r"effectuée?s?|traitée?s?|émise?s?|envoyée?s?|versée?s?|virée?s?|"
@@ -195,6 +202,7 @@ LANGUAGES: dict[str, ClaimWords] = {
         not_money_after=r"\s+(?:demandes?|politique|dossier)\b",
     ),
     "es": ClaimWords(
+        request=r"solicitud|solicitudes|petici[oó]n",
         money=r"reembolsos?|dinero|importes?|montos?|pagos?|devoluci[oó]n|devoluciones|"
         r"cantidad|fondos|abonos?|" + AMOUNT,
         self_money=r"reembolsad[oa]s?|devuelt[oa]s?|abonad[oa]s?|acreditad[oa]s?|"
@@ -214,6 +222,7 @@ LANGUAGES: dict[str, ClaimWords] = {
         not_money_after=r"\s+(?:solicitud|petici[oó]n|pol[ií]tica)\b",
     ),
     "it": ClaimWords(
+        request=r"richiest[ae]",
         money=r"rimbors[oi]|denaro|soldi|importo|somma|pagamento|" + AMOUNT,
         self_money=r"rimborsat[oaie]|accreditat[oaie]|restituit[oaie]",
         done=r"elaborat[oaie]|emess[oaie]|inviat[oaie]|completat[oaie]|effettuat[oaie]|"
@@ -227,6 +236,7 @@ LANGUAGES: dict[str, ClaimWords] = {
         habitual=r"normalmente|solitamente|generalmente|entro",
     ),
     "pt": ClaimWords(
+        request=r"pedidos?|solicitaç(?:ão|ões)",
         money=r"reembolsos?|dinheiro|valor|quantia|pagamento|estorno|devolução|" + AMOUNT,
         self_money=r"reembolsad[oa]s?|estornad[oa]s?|devolvid[oa]s?|creditad[oa]s?",
         done=r"processad[oa]s?|emitid[oa]s?|enviad[oa]s?|conclu[ií]d[oa]s?|efetuad[oa]s?|"
@@ -240,6 +250,7 @@ LANGUAGES: dict[str, ClaimWords] = {
         habitual=r"normalmente|geralmente|dentro\s+de|costuma",
     ),
     "nl": ClaimWords(
+        request=r"aanvraag|verzoek",
         money=r"terugbetaling|restitutie|geld|bedrag|terugstorting|" + AMOUNT,
         self_money=r"terugbetaald|teruggestort|gerestitueerd|gecrediteerd|vergoed",
         done=r"verwerkt|uitgevoerd|overgemaakt|verstuurd|verzonden|voltooid|afgerond|betaald",

@@ -51,6 +51,25 @@ REFUND_CLAIMS = [
     "O seu reembolso foi processado.",
     "Uw terugbetaling is verwerkt.",
     "返金が完了しました。",
+    "A full refund has been issued to your card.",
+    "The refund was successfully completed.",
+    "Refund issued: 899.00 CNY.",
+    "We have credited 899.00 CNY back to your account.",
+    "Your refund of ¥899 has gone through.",
+    "Rest assured, the refund has been sent.",
+    "We are pleased to inform you that your refund has been processed.",
+    "There's no need to worry: your refund has been processed.",
+    "Your refund has arrived.",
+    "您的款项已退回原支付账户。",
+    "退款已经完成。",
+    "我们已经为您处理了退款。",
+    "已为您全额退款",
+    "退款已发放",
+    "El reembolso se ha completado.",
+    "Nous avons effectué le remboursement.",
+    "Le remboursement a bien été effectué.",
+    "Die Rückerstattung ist erfolgt.",
+    "Wir haben die Rückerstattung veranlasst.",
 ]
 
 ON_ITS_WAY_CLAIMS = [
@@ -88,6 +107,18 @@ NOT_CLAIMS = [
     "Votre remboursement n'a pas encore été effectué.",
     "Su reembolso no ha sido procesado todavía.",
     "Can you confirm whether the refund has been processed?",
+    "Your refund will be processed once it has been approved.",
+    "Your refund hasn't been processed yet.",
+    "Your refund is not yet complete.",
+    "I can't confirm the refund has been processed.",
+    "I don't see that your refund has been processed.",
+    "Please allow 5 days after your refund has been processed.",
+    "As soon as your refund has been approved, we'll send it.",
+    "We're unable to process your refund.",
+    "We have not refunded you.",
+    "We haven't issued the refund yet.",
+    "Your package has arrived.",
+    "Your request has been received and will be reviewed.",
 ]
 
 
@@ -114,6 +145,27 @@ def test_a_hedge_in_one_clause_does_not_take_back_the_claim_of_another():
     assert [(s.kind, s.clause) for s in statements] == [
         ("refunded", "Your refund of 899.00 CNY has been processed")
     ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Your refund request was approved.",
+        "Ihr Erstattungsantrag wurde genehmigt.",
+        "Votre demande de remboursement a été approuvée.",
+        "您的退款申请已批准。",
+    ],
+)
+def test_an_approved_request_is_an_approval_claim(text):
+    assert claims_in(text) == ["approved"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["You'll get your 899 yuan back within 3 days.", "Your money is on the way back to you."],
+)
+def test_money_promised_back_is_a_claim_that_it_is_on_its_way(text):
+    assert claims_in(text) == ["on_its_way"]
 
 
 def test_the_strongest_claim_of_a_clause_counts():
