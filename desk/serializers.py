@@ -90,10 +90,22 @@ class TicketSerializer(TicketSummarySerializer):
 # --- requests ---------------------------------------------------------------------------------
 
 
+class StrictBooleanField(serializers.BooleanField):
+    """true or false (in a form, the words "true" and "false"), not 0, 1, "yes" or "on": a
+    confirmation is said plainly."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, bool):
+            return data
+        if data in ("true", "false"):
+            return data == "true"
+        self.fail("invalid", input=data)
+
+
 class MessageWriteSerializer(serializers.Serializer):
     body = StrictCharField(max_length=20000, trim_whitespace=True)
     visibility = serializers.ChoiceField(choices=TicketMessage.Visibility.choices)
-    confirm_claims = serializers.BooleanField(
+    confirm_claims = StrictBooleanField(
         default=False,
         help_text="Send a public reply although the records contradict what it says about a "
         "refund (the 409 claim_contradicts_state listed the claims).",

@@ -145,3 +145,12 @@ def test_the_page_shows_the_claims_and_a_confirm_button_that_sends_it(demo):
     assert confirmed.status_code == 302
     assert public_replies().get().body == FALSE_CLAIM
     assert TicketEvent.objects.filter(type="claims_confirmed").count() == 1
+
+
+@pytest.mark.parametrize("value", [1, "1", "yes", "on", None])
+def test_confirm_claims_must_be_true_or_false(demo, value):
+    response = reply(FALSE_CLAIM, confirm_claims=value)
+
+    assert response.status_code == 400
+    assert response.json()["extra"]["fields"]["confirm_claims"]
+    assert not public_replies().exists()
