@@ -1,73 +1,388 @@
-"""The success contract: before a run's answer is shown, what it says about refunds is checked
-against the refunds that exist. An answer that says a refund is done, approved or on its way
-while the request is pending (or there is none) contradicts the state: the run is flagged and
-the agent is told the real status, so nobody repeats the claim to a customer."""
+# ruff: noqa: RUF001 (Chinese and typographic punctuation is what these texts are written in)
+"""The one claim check (DESIGN §13): what a text tells the customer about their refunds,
+judged against the refunds that exist. It reads the assistant's answers, the customer drafts
+and the replies people send.
+
+A claim is a statement that money was refunded, paid back, processed, issued, sent or completed
+(`refunded`), is on its way (`on_its_way`), or that a refund was approved (`approved`), in any
+language of agent/claim_words.py. It is found by meaning, not by sentence: a completion verb
+with what makes it finished (an auxiliary such as "has been", "wurde", "已", or a phrase such as
+"went through"), about money. What takes a claim back is read in the clause it stands in:
+a negation before its verb ("nothing has been refunded yet"), a condition
+("once approved, …", "… as soon as it has been approved"), a question, a habit ("refunds are
+usually processed within 5 days"). The rest of the sentence does not matter: "Your refund has
+been processed and you can expect it in 3 days" is a claim.
+
+Each claim is judged per order: the order it names (by its id, or by the name of something the
+customer bought), or, naming none, every order with a request on the ticket; of each order the
+latest request that was not withdrawn or expired counts. An amount in the claim narrows it to
+the requests of that amount. A claim is true only if every request it is judged against has a
+status that makes it so; a claim with no request behind it is false.
+"""
 
 import re
 from dataclasses import asdict, dataclass, field
+from decimal import Decimal, InvalidOperation
+from functools import cache
 
+from agent.claim_words import APPROVED, LANGUAGES, ON_ITS_WAY, REFUNDED, ClaimWords
+from orders.models import Customer, Order, OrderLine
 from refunds.models import RefundRequest
 
 S = RefundRequest.Status
 
-# What a sentence may claim, and the statuses that make the claim true.
-CLAIMS: dict[str, tuple[re.Pattern, set[str]]] = {
-    "refunded": (
-        re.compile(
-            r"\b(has|have|had|was|were|been|is|are)\s+(now\s+)?(fully\s+|successfully\s+)?"
-            r"refunded\b|\brefunded\s+(successfully|in full)\b|\b(successfully|fully)\s+refunded\b"
-            r"|\brefund\s+(is|was|has\s+been)\s+(now\s+)?(complete|completed|processed|issued|"
-            r"done|sent|paid|finali[sz]ed)\b|\bI\s*(have|'ve)\s+(issued|processed|refunded)\b",
-            re.IGNORECASE,
-        ),
-        {S.SUCCEEDED},
-    ),
-    "approved": (
-        re.compile(
-            r"\b(refund|request|proposal|it)\s+(is|was|has\s+been)\s+(now\s+)?approved\b"
-            r"|\b(I|we)\s*(have|'ve)?\s*approved\b",
-            re.IGNORECASE,
-        ),
-        {S.APPROVED, S.EXECUTING, S.PROVIDER_PENDING, S.OUTCOME_UNKNOWN, S.SUCCEEDED},
-    ),
-    "on_its_way": (
-        re.compile(
-            r"\b(refund|money)\s+(is|are)\s+on\s+(its|the)\s+way\b"
-            r"|\b(will|should)\s+(receive|see|get)\s+(the|your|their|his|her|a)\s+"
-            r"(money|refund)\b|\brefund\s+is\s+being\s+(processed|sent|issued)\b",
-            re.IGNORECASE,
-        ),
-        {S.APPROVED, S.EXECUTING, S.PROVIDER_PENDING, S.SUCCEEDED},
-    ),
+# The statuses that make each kind of claim true.
+TRUE_WHEN: dict[str, set[str]] = {
+    REFUNDED: {S.SUCCEEDED},
+    ON_ITS_WAY: {S.APPROVED, S.EXECUTING, S.PROVIDER_PENDING, S.SUCCEEDED},
+    APPROVED: {S.APPROVED, S.EXECUTING, S.PROVIDER_PENDING, S.OUTCOME_UNKNOWN, S.SUCCEEDED},
 }
-# A sentence that negates, conditions or defers is not a claim ("nothing has been refunded
-# yet", "once a reviewer approves it, the customer will receive the refund").
-HEDGES = re.compile(
-    r"\b(not|no|nothing|never|yet|until|unless|once|after|if|when|whether|pending|waiting|"
-    r"awaiting|needs?|requires?|must|can|could|would|may|might|cannot)\b|n't|\?",
+# Requests that never came to anything: a later one on the same order speaks for it.
+VOID = {S.WITHDRAWN, S.EXPIRED}
+
+SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])|\n+")
+# Where a clause ends: punctuation, a dash, or a conjunction that starts a new subject.
+CLAUSE_BREAK = re.compile(
+    r"[,;:，；：]|\s[-–—]+\s|\s(?:and|but|so|while|whereas|und|aber|doch|et|mais|donc|y|pero|"
+    r"e|ma|en|maar)\s+(?=(?:you|we|i|it|they|he|she|this|that|the|your|our|sie|wir|ich|es|er|"
+    r"vous|nous|je|il|elle|usted|nosotros|le|la|el|lo|su|votre|notre|ihre|ihr|der|die|das|"
+    r"den|dem|u|wij|jij|het|de)\b)",
     re.IGNORECASE,
 )
-SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|\n+")
+QUESTION_END = re.compile(r"(?:[?？]|吗|呢|か)\W*$")
+# A condition opening a sentence that is only an opener ("Once again, …", "After all, …").
+NOT_A_CONDITION = re.compile(r"^\W*(?:once\s+(?:again|more)|after\s+all)\b", re.IGNORECASE)
+ORDER_ID = re.compile(r"(?<!\d)\d{8,20}(?!\d)")
+AMOUNT_VALUE = re.compile(
+    r"(?:[¥￥$€£]\s?(?P<a>\d+(?:[.,]\d{1,2})?))"
+    r"|(?P<b>\d+(?:[.,]\d{1,2})?)\s?(?:cny|rmb|usd|eur|gbp|jpy|yuan|元|块|euros?|dollars?|€|円)"
+    r"|(?<![\d.,])(?P<c>\d+[.,]\d{2})(?![\d.,]*\d)",
+    re.IGNORECASE,
+)
+# Words of a product name too common to name it alone ("phone case": not "in case").
+GENERIC_NAME_WORDS = {"case", "item", "items", "pack", "set", "box", "order", "thing", "kit"}
+
+
+@dataclass(frozen=True)
+class _Pattern:
+    kind: str
+    regex: re.Pattern
+    needs_money: bool
+    # Says how things are now or will be, not what happened: a condition opening the sentence
+    # takes it back too.
+    open: bool = False
+
+
+@dataclass(frozen=True)
+class _Language:
+    words: ClaimWords
+    patterns: tuple[_Pattern, ...]
+    money: re.Pattern
+    # What an approval may be about: money, or a request for it.
+    approvable: re.Pattern
+    negation: re.Pattern
+    condition: re.Pattern
+    opening_condition: re.Pattern
+    habitual: re.Pattern
+    present: re.Pattern
+
+
+def _w(text: str, spaced: bool) -> str:
+    """`text` as whole words where words are spaced, as it is where they are not."""
+    return rf"(?<![\w'’])(?:{text})(?![\w'’])" if spaced else f"(?:{text})"
+
+
+def _compiled(words: ClaimWords) -> _Language:
+    sp = words.spaced
+    # Where words are not spaced, an auxiliary and its verb stand in one clause.
+    gap = rf"(?:\s+\S+){{0,{words.gap}}}?\s+"
+    if not sp:
+        gap = rf"[^，。；：！？,;:!?\n]{{0,{words.gap}}}?"
+    flags = re.IGNORECASE
+    perfect = _w(words.perfect, sp)
+    if sp:
+        # "we've", "it's", "l'a": a contracted auxiliary follows its word directly.
+        perfect = rf"(?:{perfect}|['’](?:ve|s|d)(?![\w'’]))"
+
+    not_money = rf"(?!{words.not_money_after})"
+
+    def after_perfect(kind: str, verbs: str, needs_money: bool) -> _Pattern:
+        regex = re.compile(perfect + gap + _w(verbs, sp) + not_money, flags)
+        return _Pattern(kind, regex, needs_money)
+
+    patterns = [
+        after_perfect(REFUNDED, words.self_money, False),
+        after_perfect(REFUNDED, words.done, True),
+        after_perfect(APPROVED, words.approved, True),
+        _Pattern(ON_ITS_WAY, re.compile(_w(words.underway, sp), flags), True, open=True),
+    ]
+    for kind, text in words.phrases:
+        regex = re.compile(text, flags)
+        patterns.append(
+            _Pattern(kind, regex, "needs_money" in regex.groupindex, "open" in regex.groupindex)
+        )
+    money = _w(words.money, sp) + not_money
+    return _Language(
+        words=words,
+        patterns=tuple(patterns),
+        money=re.compile(f"{money}|{_w(words.self_money, sp)}{not_money}", flags),
+        approvable=re.compile(
+            f"{_w(words.money, sp)}|{_w(words.self_money, sp)}|{_w(words.request, sp)}", flags
+        ),
+        # "hasn't", "don't": a contracted negation follows its word directly.
+        negation=re.compile(_w(words.negation, sp) + r"|n['’]t(?!\w)", flags),
+        condition=re.compile(_w(words.condition, sp), flags),
+        opening_condition=re.compile(r"^\W*" + _w(words.condition, sp), flags),
+        habitual=re.compile(_w(words.habitual, sp), flags),
+        present=re.compile(r"^" + _w(words.present, sp), flags),
+    )
+
+
+@cache
+def _languages() -> tuple[_Language, ...]:
+    return tuple(_compiled(words) for words in LANGUAGES.values())
+
+
+@dataclass(frozen=True)
+class Statement:
+    """A claim found in a text, before it is judged: its kind, the sentence it is in and the
+    clause(s) that make it."""
+
+    kind: str
+    sentence: str
+    clause: str
+
+
+def _clause_bounds(sentence: str, start: int, end: int) -> tuple[int, int]:
+    """The clause(s) a match from `start` to `end` stands in."""
+    left, right = 0, len(sentence)
+    for brk in CLAUSE_BREAK.finditer(sentence):
+        if brk.end() <= start:
+            left = brk.end()
+        elif brk.start() >= end:
+            right = brk.start()
+            break
+    return left, right
+
+
+def _taken_back(
+    language: _Language, pattern: _Pattern, sentence: str, match: re.Match, clause: str
+) -> bool:
+    left, right = _clause_bounds(sentence, match.start(), match.end())
+    before = sentence[left : match.end()]
+    if language.negation.search(before):
+        return True
+    if language.condition.search(clause):
+        return True
+    if QUESTION_END.search(sentence[left:right]):
+        return True
+    says_now = pattern.open or bool(language.present.match(match.group(0)))
+    if says_now and language.habitual.search(clause):
+        return True
+    if says_now and left > 0:
+        opening = sentence[: _clause_bounds(sentence, 0, 0)[1]]
+        if language.opening_condition.search(opening) and not NOT_A_CONDITION.search(opening):
+            return True
+    return False
+
+
+def statements_in(text: str) -> list[Statement]:
+    """Every claim `text` makes outright, in the order they appear."""
+    found: list[Statement] = []
+    for sentence in SENTENCE_END.split(text or ""):
+        sentence = sentence.strip()
+        if not sentence:
+            continue
+        for language in _languages():
+            for pattern in language.patterns:
+                for match in pattern.regex.finditer(sentence):
+                    left, right = _clause_bounds(sentence, match.start(), match.end())
+                    clause = sentence[left:right]
+                    about = language.approvable if pattern.kind == APPROVED else language.money
+                    if pattern.needs_money and not about.search(clause):
+                        continue
+                    if _taken_back(language, pattern, sentence, match, clause):
+                        continue
+                    statement = Statement(pattern.kind, sentence, clause.strip())
+                    if statement not in found:
+                        found.append(statement)
+    return _strongest_per_clause(found)
+
+
+def _strongest_per_clause(found: list[Statement]) -> list[Statement]:
+    """One claim per clause, the strongest: "approved and processed" claims it was refunded."""
+    rank = {REFUNDED: 0, ON_ITS_WAY: 1, APPROVED: 2}
+    best: dict[tuple[str, str], Statement] = {}
+    for statement in found:
+        key = (statement.sentence, statement.clause)
+        if key not in best or rank[statement.kind] < rank[best[key].kind]:
+            best[key] = statement
+    return [s for s in found if best[(s.sentence, s.clause)] is s]
 
 
 def claims_in(answer: str) -> list[str]:
-    """The kinds of claim (refunded, approved, on_its_way) the answer makes outright."""
-    found: list[str] = []
-    for sentence in SENTENCE_END.split(answer):
-        if HEDGES.search(sentence):
+    """The kinds of claim (refunded, approved, on_its_way) the text makes outright."""
+    return list(dict.fromkeys(statement.kind for statement in statements_in(answer)))
+
+
+# --- Judging ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A claim as judged: `claimed` is its kind, `actual` the statuses of the requests it was
+    judged against ("none" when there are none), `order_id` the order it names, if any."""
+
+    text: str
+    order_id: str | None
+    claimed: str
+    actual: str
+    true: bool
+
+    def public(self) -> dict:
+        return {
+            "text": self.text,
+            "order_id": self.order_id,
+            "claimed": self.claimed,
+            "actual": self.actual,
+        }
+
+
+@dataclass
+class TextCheck:
+    claims: list[Claim] = field(default_factory=list)
+    requests: list[RefundRequest] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return all(claim.true for claim in self.claims)
+
+    @property
+    def false_claims(self) -> list[Claim]:
+        return [claim for claim in self.claims if not claim.true]
+
+    def public(self) -> dict:
+        """What an API shows: ok, and the claims the records contradict."""
+        return {"ok": self.ok, "claims": [claim.public() for claim in self.false_claims]}
+
+
+def _amounts(text: str) -> set[Decimal]:
+    found = set()
+    for match in AMOUNT_VALUE.finditer(text):
+        value = next(group for group in match.groups() if group is not None)
+        try:
+            found.add(Decimal(value.replace(",", ".")))
+        except InvalidOperation:
             continue
-        for kind, (pattern, _) in CLAIMS.items():
-            if pattern.search(sentence) and kind not in found:
-                found.append(kind)
     return found
+
+
+def _name_pattern(name: str) -> re.Pattern | None:
+    """How a product is named in a reply: its whole name, or its last word when that is
+    distinctive ("headphones" for "wireless headphones"), singular or plural."""
+    words = re.findall(r"[\w-]+", name.lower())
+    if not words:
+        return None
+    options = [re.escape(name.lower())]
+    head = words[-1].rstrip("s")
+    if len(head) >= 3 and head not in GENERIC_NAME_WORDS:
+        options.append(rf"{re.escape(head)}(?:s|es)?")
+    return re.compile(rf"(?<!\w)(?:{'|'.join(options)})(?!\w)", re.IGNORECASE)
+
+
+@dataclass
+class _Shop:
+    """The customer's orders and the ticket's requests, read once per check."""
+
+    orders: dict[str, Order]
+    names: list[tuple[re.Pattern, str]]
+    by_order: dict[str, list[RefundRequest]]
+    ticket_requests: list[RefundRequest]
+
+    @classmethod
+    def load(cls, *, ticket, customer: Customer | None) -> "_Shop":
+        customer = customer or ticket.customer
+        orders = {o.order_id: o for o in Order.objects.filter(customer=customer)}
+        names = []
+        lines = OrderLine.objects.filter(order__customer=customer).select_related("order")
+        for line in lines:
+            pattern = _name_pattern(line.name)
+            if pattern is not None:
+                names.append((pattern, line.order.order_id))
+        requests = list(
+            RefundRequest.objects.filter(order__customer=customer)
+            .select_related("order")
+            .order_by("created_at", "pk")
+        )
+        by_order: dict[str, list[RefundRequest]] = {}
+        for request in requests:
+            by_order.setdefault(request.order.order_id, []).append(request)
+        ticket_requests = [r for r in requests if r.ticket_id == ticket.pk]
+        return cls(orders, names, by_order, ticket_requests)
+
+    def named_orders(self, text: str) -> list[str]:
+        named = [found for found in ORDER_ID.findall(text)]
+        for pattern, order_id in self.names:
+            if pattern.search(text):
+                named.append(order_id)
+        return list(dict.fromkeys(named))
+
+
+def _latest_per_order(requests: list[RefundRequest]) -> list[RefundRequest]:
+    latest: dict[str, RefundRequest] = {}
+    for request in requests:
+        current = latest.get(request.order.order_id)
+        if current is None or current.status in VOID or request.status not in VOID:
+            latest[request.order.order_id] = request
+    return list(latest.values())
+
+
+def _judge(statement: Statement, requests: list[RefundRequest], order_id: str | None) -> Claim:
+    amounts = _amounts(statement.clause)
+    if amounts:
+        requests = [r for r in requests if r.amount in amounts]
+    judged = _latest_per_order(requests)
+    statuses = list(dict.fromkeys(r.status for r in judged))
+    true = bool(judged) and all(r.status in TRUE_WHEN[statement.kind] for r in judged)
+    return Claim(
+        text=statement.sentence[:500],
+        order_id=order_id,
+        claimed=statement.kind,
+        actual=", ".join(statuses) or "none",
+        true=true,
+    )
+
+
+def check_text(*, text: str, ticket, customer: Customer | None = None) -> TextCheck:
+    """Judge every claim `text` makes against the refunds of `ticket` (its customer's, or
+    `customer`'s when given, for a run bound to the customer it started with)."""
+    statements = statements_in(text)
+    if not statements:
+        return TextCheck()
+    shop = _Shop.load(ticket=ticket, customer=customer)
+    claims = []
+    for statement in statements:
+        named = shop.named_orders(statement.clause) or shop.named_orders(statement.sentence)
+        if not named:
+            claims.append(_judge(statement, shop.ticket_requests, None))
+            continue
+        for order_id in named:
+            claims.append(_judge(statement, shop.by_order.get(order_id, []), order_id))
+    return TextCheck(claims=claims, requests=shop.ticket_requests)
+
+
+# --- A run's answer -----------------------------------------------------------------------
 
 
 @dataclass
 class AnswerCheck:
     contradicts: bool
+    # The kinds of claim the answer makes (refunded, approved, on_its_way).
     claims: list[str] = field(default_factory=list)
-    # The requests the answer was judged against: [{request_id, order_id, amount, status}].
+    # The ticket's requests: [{request_id, order_id, amount, status, status_label}].
     actual: list[dict] = field(default_factory=list)
+    # The claims the records contradict: [{text, order_id, claimed, actual}].
+    false_claims: list[dict] = field(default_factory=list)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -89,23 +404,17 @@ class AnswerCheck:
 
 
 CLAIM_WORDS = {
-    "refunded": "has been paid",
-    "approved": "is approved",
-    "on_its_way": "is on its way",
+    REFUNDED: "has been paid",
+    APPROVED: "is approved",
+    ON_ITS_WAY: "is on its way",
 }
 
 
 def check_answer(*, answer: str, run) -> AnswerCheck:
-    """Judge `answer` against the requests this run proposed or changed, or, if it touched
-    none, the requests on its ticket."""
-    claims = claims_in(answer)
-    if not claims:
+    """Judge a run's `answer` against the refunds of its ticket and customer."""
+    checked = check_text(text=answer, ticket=run.ticket, customer=run.customer)
+    if not checked.claims:
         return AnswerCheck(contradicts=False)
-    requests = list(RefundRequest.objects.filter(run=run).select_related("order"))
-    if not requests:
-        requests = list(RefundRequest.objects.filter(ticket=run.ticket).select_related("order"))
-    statuses = {r.status for r in requests}
-    contradicts = any(not (statuses & CLAIMS[kind][1]) for kind in claims)
     actual = [
         {
             "request_id": r.request_id,
@@ -114,6 +423,16 @@ def check_answer(*, answer: str, run) -> AnswerCheck:
             "status": r.status,
             "status_label": r.get_status_display(),
         }
-        for r in requests
+        for r in checked.requests
     ]
-    return AnswerCheck(contradicts=contradicts, claims=claims, actual=actual)
+    return AnswerCheck(
+        contradicts=not checked.ok,
+        claims=list(dict.fromkeys(claim.claimed for claim in checked.claims)),
+        actual=actual,
+        false_claims=[claim.public() for claim in checked.false_claims],
+    )
+
+
+def contradicted_claims(*, text: str, ticket) -> list[dict]:
+    """The claims of `text` the records of `ticket` contradict, as the API shows them."""
+    return [claim.public() for claim in check_text(text=text, ticket=ticket).false_claims]

@@ -67,6 +67,13 @@ class AgentRun(models.Model):
     # (agent/answer_check.py); `answer_check` keeps the claims and the real statuses.
     answer_contradicts_state = models.BooleanField(default=False)
     answer_check = models.JSONField(default=dict, blank=True)
+    # The run's second output (DESIGN §13): the reply the customer could be sent, written when
+    # the run completes (agent/drafts.py, agent/runtime/drafting.py); `draft_language` is its
+    # language, `draft_state` the refunds it describes ([{request_id, order_id, amount,
+    # currency, status}]): when they have changed, the draft is written again.
+    draft_reply = models.TextField(blank=True)
+    draft_language = models.CharField(max_length=8, blank=True)
+    draft_state = models.JSONField(default=list, blank=True)
     error = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)

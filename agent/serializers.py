@@ -30,6 +30,8 @@ class RunSerializer(serializers.ModelSerializer):
             "final_answer",
             "answer_contradicts_state",
             "answer_check",
+            "draft_reply",
+            "draft_language",
             "error",
             "started_by",
             "actor_role",

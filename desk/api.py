@@ -18,6 +18,9 @@ from rest_framework.permissions import AllowAny, BasePermission
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from agent.answer_check import contradicted_claims
+from agent.providers import get_provider
+from agent.runtime.drafting import ticket_draft
 from config.api_errors import error_responses
 from config.errors import RateLimited, wait_in_words
 from config.permissions import IsStaffMember
@@ -28,6 +31,7 @@ from desk.serializers import (
     AssignWriteSerializer,
     CcWriteSerializer,
     CustomerSerializer,
+    DraftSerializer,
     InboundEmailSerializer,
     InboundResultSerializer,
     MacroSerializer,
@@ -229,7 +233,9 @@ class TicketMessageApi(APIView):
                 404,
                 409,
                 e403="Not a support member, or an intern sending a public reply.",
-                e409="The ticket is closed.",
+                e409="The ticket is closed; or (code claim_contradicts_state, the claims in "
+                "`extra.claims`) a public reply says something about a refund that the records "
+                "contradict: send it again with `confirm_claims: true` to send it anyway.",
             ),
         },
     )
@@ -237,8 +243,27 @@ class TicketMessageApi(APIView):
         ticket = _ticket(reference)
         body = MessageWriteSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        message = services.ticket_write(ticket=ticket, author=request.user, **body.validated_data)
+        message = services.ticket_write(
+            ticket=ticket,
+            author=request.user,
+            claims_check=lambda text: contradicted_claims(text=text, ticket=ticket),
+            **body.validated_data,
+        )
         return Response(TicketMessageSerializer(message).data, status=status.HTTP_201_CREATED)
+
+
+class TicketDraftApi(APIView):
+    """A reply the customer could be sent, for the ticket as it is now (DESIGN §13): the latest
+    run's draft while no refund of the ticket changed since, else one written now. Nothing is
+    sent or stored."""
+
+    permission_classes = [IsStaffMember, WritesOnTickets]
+
+    @extend_schema(request=None, responses={200: DraftSerializer, **error_responses(401, 403, 404)})
+    def post(self, request, reference: str):
+        ticket = _ticket(reference)
+        draft = ticket_draft(ticket=ticket, provider=get_provider())
+        return Response(DraftSerializer(draft.as_dict(ticket)).data)
 
 
 class TicketMessageRetryApi(APIView):

@@ -115,9 +115,65 @@ class TicketSerializer(TicketSummarySerializer):
 # --- requests ---------------------------------------------------------------------------------
 
 
+class StrictBooleanField(serializers.BooleanField):
+    """true or false (in a form, the words "true" and "false"), not 0, 1, "yes" or "on": a
+    confirmation is said plainly."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, bool):
+            return data
+        if data in ("true", "false"):
+            return data == "true"
+        self.fail("invalid", input=data)
+
+
 class MessageWriteSerializer(serializers.Serializer):
     body = StrictCharField(max_length=20000, trim_whitespace=True)
     visibility = serializers.ChoiceField(choices=TicketMessage.Visibility.choices)
+    confirm_claims = StrictBooleanField(
+        default=False,
+        help_text="Send a public reply although the records contradict what it says about a "
+        "refund (the 409 claim_contradicts_state listed the claims).",
+    )
+
+
+class DraftClaimSerializer(serializers.Serializer):
+    text = serializers.CharField()
+    order_id = serializers.CharField(allow_null=True)
+    claimed = serializers.ChoiceField(choices=["refunded", "on_its_way", "approved"])
+    actual = serializers.CharField(help_text='the statuses of the requests judged, or "none"')
+
+
+class DraftRefundSerializer(serializers.Serializer):
+    request_id = serializers.CharField()
+    order_id = serializers.CharField()
+    amount = serializers.CharField()
+    currency = serializers.CharField()
+    status = serializers.CharField()
+
+
+class DraftStateSerializer(serializers.Serializer):
+    refunds = DraftRefundSerializer(many=True)
+
+
+class DraftCheckSerializer(serializers.Serializer):
+    ok = serializers.BooleanField()
+    claims = DraftClaimSerializer(many=True, help_text="the claims the records contradict")
+
+
+class DraftSerializer(serializers.Serializer):
+    """A reply the customer could be sent, for the ticket as it is now (DESIGN §13)."""
+
+    body = serializers.CharField()
+    language = serializers.CharField(help_text="en, zh, de, fr, es")
+    state = DraftStateSerializer()
+    check = DraftCheckSerializer()
+    # A field named like Field.source: DRF's metaclass takes it out of the class attributes.
+    source = serializers.ChoiceField(  # type: ignore[assignment]
+        choices=["run", "template", "model"],
+        help_text="run: the latest run's draft; template or model: written now",
+    )
+    run = serializers.UUIDField(allow_null=True)
 
 
 class StatusWriteSerializer(serializers.Serializer):

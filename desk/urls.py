@@ -58,6 +58,7 @@ ticket_api_urlpatterns = [
         api.TicketMessageApi.as_view(),
         name="api-ticket-messages",
     ),
+    path("tickets/<str:reference>/draft/", api.TicketDraftApi.as_view(), name="api-ticket-draft"),
     path(
         "tickets/<str:reference>/messages/<int:message_id>/retry/",
         api.TicketMessageRetryApi.as_view(),

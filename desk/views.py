@@ -18,6 +18,7 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
+from agent.answer_check import contradicted_claims
 from config.errors import ApplicationError
 from config.refund_statuses import RefundStatus
 from config.roles import Role, is_staff_member, is_supervisor, support_role, support_users
@@ -30,7 +31,7 @@ from refunds.models import RefundRequest
 from refunds.selectors import with_latest_refund_status
 from tickets import selectors, services, sla
 from tickets.models import Macro, Ticket, TicketEvent, TicketMessage
-from tickets.services import TICKET_ALLOWED
+from tickets.services import TICKET_ALLOWED, ClaimsContradictState
 
 PAGE_SIZE = 25
 
@@ -234,6 +235,8 @@ def _history(ticket: Ticket) -> list[HistoryRow]:
             detail = data.get("error", "")
         elif event.type == TicketEvent.Type.CREATED:
             detail = "from the customer's email" if data.get("via") == "email" else "by the desk"
+        elif event.type == TicketEvent.Type.CLAIMS_CONFIRMED:
+            detail = "; ".join(f"“{claim.get('text', '')}”" for claim in data.get("claims", []))
         rows.append(HistoryRow(event, detail, _who(event, ticket.customer.name)))
     return rows
 
@@ -371,6 +374,9 @@ def _act(
         else:
             # Shown next to the form with the text kept, where the browser scrolls to.
             error = exc.message
+        if exc.code == ClaimsContradictState.code:
+            # The reply box lists them, with a button to send the reply as it is.
+            draft = {**(draft or {}), "claims": exc.extra["claims"]}
         return _render_ticket(
             request,
             _ticket(reference),
@@ -400,7 +406,12 @@ def ticket_write(request, reference: str):
         request,
         reference,
         lambda t: services.ticket_write(
-            ticket=t, author=request.user, body=body, visibility=visibility
+            ticket=t,
+            author=request.user,
+            body=body,
+            visibility=visibility,
+            claims_check=lambda text: contradicted_claims(text=text, ticket=t),
+            confirm_claims=request.POST.get("confirm_claims") == "1",
         ),
         "Reply queued for sending to the customer." if public else "Internal note added.",
         form="reply",

@@ -22,6 +22,8 @@ DEMO_ORDERS = sorted(order_id for order_id, *_ in ORDERS)
 DEMO_CUSTOMER_EMAILS = sorted(email for _, email in CUSTOMERS.values())
 REFUND_REASONS = tuple(RefundRequest.Reason.values)
 EXPECT_KEYS = {"tools", "args", "forbid_tools", "refund", "answer_must", "answer_must_not"}
+# Optional: case-insensitive substrings of the run's customer draft (DESIGN §13).
+DRAFT_KEYS = {"draft_must", "draft_must_not"}
 
 
 class CaseError(ValueError):
@@ -171,8 +173,9 @@ def _case(data, where: str) -> Case:
 
 
 def _check_expect(expect: dict) -> None:
-    unknown = sorted(set(expect) - EXPECT_KEYS)
-    _require(not unknown, f"unknown keys in 'expect': {unknown} (known: {sorted(EXPECT_KEYS)})")
+    known = EXPECT_KEYS | DRAFT_KEYS
+    unknown = sorted(set(expect) - known)
+    _require(not unknown, f"unknown keys in 'expect': {unknown} (known: {sorted(known)})")
     _tools(expect.get("tools", []), "expect.tools")
     _tools(expect.get("forbid_tools", []), "expect.forbid_tools")
     args = expect.get("args", {})
@@ -186,6 +189,8 @@ def _check_expect(expect: dict) -> None:
         _check_refund(expect["refund"])
     _strings(expect.get("answer_must", []), "expect.answer_must")
     _strings(expect.get("answer_must_not", []), "expect.answer_must_not")
+    _strings(expect.get("draft_must", []), "expect.draft_must")
+    _strings(expect.get("draft_must_not", []), "expect.draft_must_not")
 
 
 def _check_refund(refund) -> None:

@@ -15,6 +15,8 @@ A *run* is one case executed once; its record (written by evals/shop.py) holds:
   steps, stop_reason, step_cap   the run's steps, why it stopped, and the case's own step limit
             (None: AGENT_MAX_STEPS); tokens_in / tokens_out: the model's usage over the run
   calls carry elapsed_ms too: how long the call took, its handler's time included
+  draft     the run's customer draft (DESIGN §13); `draft_contradicts_state` the claim check
+            found a claim in it that the refund state contradicts
 
 Choices the definitions leave open, made here once:
   * a ratio with nothing to count is 1.0 for a success rate (argument_accuracy,
@@ -44,9 +46,10 @@ METRICS = (
     "unauthorized_interception",
     "calls_per_task",
     "pass_k",
+    "false_claim_rate",
 )
 # For these a higher value is worse: --compare treats an increase as the drop.
-LOWER_IS_BETTER = frozenset({"repeat_call_rate", "calls_per_task"})
+LOWER_IS_BETTER = frozenset({"repeat_call_rate", "calls_per_task", "false_claim_rate"})
 # A drop of exactly --max-drop passes; float noise in the subtraction must not fail it.
 DROP_TOLERANCE = 1e-9
 
@@ -196,6 +199,25 @@ def answer_failures(expect: dict, run: dict) -> list[str]:
     ]
 
 
+def draft_failures(expect: dict, run: dict) -> list[str]:
+    """`draft_must` / `draft_must_not`: case-insensitive substrings of the customer draft."""
+    draft = (run.get("draft") or "").casefold()
+    return [
+        f"the draft lacks {text!r}"
+        for text in expect.get("draft_must", [])
+        if text.casefold() not in draft
+    ] + [
+        f"the draft contains {text!r}"
+        for text in expect.get("draft_must_not", [])
+        if text.casefold() in draft
+    ]
+
+
+def makes_false_claim(run: dict) -> bool:
+    """The run's answer or draft says something about a refund that the state contradicts."""
+    return bool(run.get("answer_contradicts_state") or run.get("draft_contradicts_state"))
+
+
 def run_failures(run: dict) -> list[str]:
     """What makes a run fail whatever the case expects."""
     failures = []
@@ -207,6 +229,8 @@ def run_failures(run: dict) -> list[str]:
     if run.get("answer_contradicts_state"):
         failures.append("the answer contradicts the refund state (flagged by the run)")
     failures += step_cap_failures(run)
+    if run.get("draft_contradicts_state"):
+        failures.append("the customer draft contradicts the refund state")
     return failures
 
 
@@ -230,6 +254,7 @@ def judge(expect: dict, run: dict) -> Verdict:
         *argument_failures(expect, run, checks),
         *refund_failures(expect, run),
         *answer_failures(expect, run),
+        *draft_failures(expect, run),
     ]
     return Verdict(passed=not failures, failures=failures, tools_ok=not selection, arguments=checks)
 
@@ -305,6 +330,9 @@ def compute_metrics(runs: list[JudgedRun]) -> dict[str, float]:
         ),
         "calls_per_task": ratio(len(calls), len(runs), empty=0.0),
         "pass_k": ratio(sum(all(passes) for passes in by_case.values()), len(by_case), empty=0.0),
+        "false_claim_rate": ratio(
+            sum(makes_false_claim(j.run) for j in runs), len(runs), empty=0.0
+        ),
     }
 
 

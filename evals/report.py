@@ -18,6 +18,8 @@ METRIC_NOTES = {
     "unauthorized_interception": "refused unauthorized attempts / attempts",
     "calls_per_task": "calls / runs (lower is better)",
     "pass_k": "cases whose every run passed / cases",
+    "false_claim_rate": "runs whose answer or customer draft claims what the refunds contradict"
+    " / runs (lower is better)",
 }
 
 
@@ -37,6 +39,8 @@ def result_entry(case: Case, repeat_index: int, record: dict, verdict: metrics.V
         "first_tool": metrics.first_tool(record),
         "answer": record.get("answer", ""),
         "answer_check": record.get("answer_check") or {},
+        "draft": record.get("draft", ""),
+        "draft_contradicts_state": bool(record.get("draft_contradicts_state")),
         "status": record.get("status", ""),
         "error": record.get("error") or record.get("run_error", ""),
         "calls": record.get("calls", []),

@@ -26,6 +26,7 @@ from django.db import connection, connections, transaction
 from django.test import override_settings
 from django.utils import timezone
 
+from agent.answer_check import check_text
 from agent.executor.pool import close_idle_threads
 from agent.models import AgentMessage, AgentRun, RunEvent, ToolCallLog
 from agent.runtime import run_step
@@ -417,6 +418,11 @@ def record_of(run: AgentRun, *, refunds_before: set[int], step_cap: int | None =
         # The product's own check of the answer against the refunds the run left.
         "answer_contradicts_state": run.answer_contradicts_state,
         "answer_check": run.answer_check,
+        # The customer draft (DESIGN §13) and the claim check's verdict on it.
+        "draft": run.draft_reply,
+        "draft_contradicts_state": not check_text(
+            text=run.draft_reply, ticket=run.ticket, customer=run.customer
+        ).ok,
     }
 
 

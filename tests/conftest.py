@@ -219,6 +219,9 @@ def fake_openai(settings):
     """The fake model endpoint, used by this process; `fake_openai.worker_env` points a worker
     subprocess at it too."""
     server = FakeOpenAI().start()
+    # Tests script a run's model calls one by one; the draft's extra call is asked for by the
+    # tests of model drafts (tests/agent/test_drafts.py), which turn this back on.
+    settings.AGENT_DRAFT_WITH_MODEL = False
     settings.LLM_PROVIDER = "openai"
     settings.OPENAI_BASE_URL = server.base_url
     settings.OPENAI_API_KEY = "test-key"

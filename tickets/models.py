@@ -237,6 +237,9 @@ class TicketEvent(models.Model):
         SLA_BREACHED = "sla.breached", "SLA target breached"
         TAGS_CHANGED = "tags_changed", "Tags changed"
         CC_CHANGED = "cc_changed", "CC list changed"
+        # A public reply sent although the claim check found that the records contradict what
+        # it says about a refund (DESIGN §13); `data` keeps the claims and the message.
+        CLAIMS_CONFIRMED = "claims_confirmed", "Reply sent despite contradicted claims"
 
     ticket = models.ForeignKey(Ticket, on_delete=models.CASCADE, related_name="events")
     type = models.CharField(max_length=32, choices=Type.choices)

@@ -3,7 +3,7 @@ mail. Permissions are checked here, so the API and the HTML views refuse the sam
 
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -89,10 +89,32 @@ def ticket_post_message(
     return message
 
 
+# What a reply says about refunds that the records contradict: [{text, order_id, claimed,
+# actual}] (the claim check, agent.answer_check, given by the layer above).
+ClaimsCheck = Callable[[str], list[dict]]
+
+
+class ClaimsContradictState(Conflict):
+    code = "claim_contradicts_state"
+
+
 @transaction.atomic
-def ticket_write(*, ticket: Ticket, author: User, body: str, visibility: str) -> TicketMessage:
+def ticket_write(
+    *,
+    ticket: Ticket,
+    author: User,
+    body: str,
+    visibility: str,
+    claims_check: ClaimsCheck | None = None,
+    confirm_claims: bool = False,
+) -> TicketMessage:
     """A support member writes on the ticket: an internal note, or a public reply that is
-    emailed to the customer after commit (queued → sent, or failed after the retries)."""
+    emailed to the customer after commit (queued → sent, or failed after the retries).
+
+    A public reply is first read by `claims_check`: when the records contradict what it says
+    about a refund it is refused (ClaimsContradictState, the claims in `extra`) unless
+    `confirm_claims`, and a confirmed one leaves a `claims_confirmed` event. Internal notes are
+    never checked."""
     role = support_role(author)
     _require(role is not None, "Only interns, agents and supervisors write on tickets.")
     body = body.strip()
@@ -108,6 +130,14 @@ def ticket_write(*, ticket: Ticket, author: User, body: str, visibility: str) ->
             f"{ticket.reference} is closed: open a new ticket to write to the customer.",
             code="ticket_closed",
         )
+    contradicted = claims_check(body) if claims_check is not None else []
+    if contradicted and not confirm_claims:
+        raise ClaimsContradictState(
+            "The reply says something about a refund that the records contradict: "
+            + "; ".join(f"“{claim['text']}” ({_actual_in_words(claim)})" for claim in contradicted)
+            + ". Correct it, or confirm that it should be sent as it is.",
+            extra={"claims": contradicted},
+        )
     message = TicketMessage.objects.create(
         ticket=ticket,
         author_kind=TicketMessage.AuthorKind.AGENT,
@@ -117,6 +147,14 @@ def ticket_write(*, ticket: Ticket, author: User, body: str, visibility: str) ->
         delivery=D.QUEUED,
         message_id=mail.new_message_id(ticket),
     )
+    if contradicted:
+        _event(
+            ticket,
+            TicketEvent.Type.CLAIMS_CONFIRMED,
+            author,
+            message=message.pk,
+            claims=contradicted,
+        )
     _touch(ticket)
     _stamp_first_response(ticket, message.created_at)
     enqueue_on_commit(SEND_REPLY_TASK, message.pk)
@@ -129,6 +167,13 @@ def _stamp_first_response(ticket: Ticket, at: datetime) -> None:
         first_responded_at=at
     ):
         ticket.first_responded_at = at
+
+
+def _actual_in_words(claim: dict) -> str:
+    where = f"order {claim['order_id']}" if claim.get("order_id") else "this ticket"
+    if claim["actual"] == "none":
+        return f"{where} has no refund request"
+    return f"the refund on {where} is {claim['actual'].replace('_', ' ')}"
 
 
 @dataclass(frozen=True)

@@ -47,7 +47,7 @@ from agent.models import AgentMessage, AgentRun, RunEvent
 from agent.providers import get_provider
 from agent.providers.breaker import ModelBreaker
 from agent.providers.llm import ModelError, ModelReply, Provider
-from agent.runtime import handover
+from agent.runtime import drafting, handover
 from agent.runtime.calls import (
     approval_details,
     describe_call,
@@ -661,6 +661,17 @@ class Step:
                 raise LeaseLost
         return StepOutcome(StepKind.FINISHED)
 
+    def customer_draft(self):
+        """The run's draft for the customer (runtime/drafting.py), a model call waited on as
+        the step waits on any: renewing its lease."""
+        return drafting.write_draft(
+            ticket=self.run.ticket,
+            provider=get_provider(),
+            ask=lambda call: self.heartbeat_wait(
+                call_threads().submit(call), settings.LLM_TIMEOUT_S + 5
+            ),
+        )
+
     def fail(self, error: str) -> StepOutcome:
         services.run_finish(
             run=self.run,
@@ -674,15 +685,22 @@ class Step:
     def complete(
         self, stop_reason: str, answer: str, write: StepWrite | None = None
     ) -> StepOutcome:
-        """End the run with `answer`, saved in one transaction with the reply it came from.
-        A cancel asked for while the model wrote it does not throw the answer away. An error
-        code the model quoted reaches the desk user in words."""
+        """End the run with `answer` and its customer draft, saved in one transaction with the
+        reply it came from. A cancel asked for while the model wrote it does not throw the
+        answer away. An error code the model quoted reaches the desk user in words."""
         answer = codes_in_words(answer)
+        draft = self.customer_draft()
         with transaction.atomic():
             if write is not None:
                 self.save(write, cancelled_ok=True)
             if not services.run_finish(
-                run=self.run, owner=self.owner, stop_reason=stop_reason, final_answer=answer
+                run=self.run,
+                owner=self.owner,
+                stop_reason=stop_reason,
+                final_answer=answer,
+                draft_reply=draft.body,
+                draft_language=draft.language,
+                draft_state=draft.state,
             ):
                 raise LeaseLost
         return StepOutcome(StepKind.FINISHED)

@@ -299,23 +299,56 @@
     });
   }
 
-  // --- the answer as the start of a reply ---------------------------------------------------
+  // --- the customer draft as the start of a reply (DESIGN §13) ------------------------------
+
+  // "Use as reply" asks the desk for the reply the customer could be sent as things are now
+  // (POST /api/tickets/<ref>/draft/), not the internal answer. Whatever lands in the box
+  // arrives as an Internal note: sending it to the customer is the agent's explicit choice.
+  function fillReply(text, hint) {
+    const box = document.getElementById("reply-body");
+    if (!box) return;
+    const typed = box.value.replace(/\s+$/, "");
+    box.value = typed ? typed + "\n\n" + text : text;
+    const internalChoice = document.getElementById("reply-internal");
+    if (internalChoice) {
+      internalChoice.checked = true;
+      internalChoice.dispatchEvent(new Event("change", {bubbles: true}));
+    }
+    let note = document.getElementById("reply-draft-hint");
+    if (!note) {
+      note = document.createElement("p");
+      note.id = "reply-draft-hint";
+      note.className = "muted";
+      box.insertAdjacentElement("afterend", note);
+    }
+    note.textContent = hint;
+    box.focus({preventScroll: true});
+    box.setSelectionRange(box.value.length, box.value.length);
+    box.scrollIntoView({block: "center", behavior: "smooth"});
+  }
 
   if (useAnswerButton) {
     useAnswerButton.addEventListener("click", function () {
-      const box = document.getElementById("reply-body");
-      if (!box) return;
-      const text = answerText.textContent.trim();
-      const typed = box.value.replace(/\s+$/, "");
-      box.value = typed ? typed + "\n\n" + text : text;
-      const publicChoice = document.getElementById("reply-public");
-      if (publicChoice) {
-        publicChoice.checked = true;
-        publicChoice.dispatchEvent(new Event("change", {bubbles: true}));
-      }
-      box.focus({preventScroll: true});
-      box.setSelectionRange(box.value.length, box.value.length);
-      box.scrollIntoView({block: "center", behavior: "smooth"});
+      useAnswerButton.disabled = true;
+      fetch("/api/tickets/" + encodeURIComponent(panel.dataset.ticket) + "/draft/", {
+        method: "POST",
+        credentials: "same-origin",
+        headers: {"X-CSRFToken": csrfToken(), "Accept": "application/json"},
+      })
+        .then(function (response) {
+          if (!response.ok) throw new Error("HTTP " + response.status);
+          return response.json();
+        })
+        .then(function (draft) {
+          fillReply(draft.body,
+            "A draft for the customer, as things are now. It is set to Internal note: choose " +
+            "Public reply to email it.");
+        })
+        .catch(function () {
+          fillReply(answerText.textContent.trim(),
+            "The customer draft could not be loaded: this is the assistant's internal answer.");
+        })
+        .finally(function () { useAnswerButton.disabled = false; });
     });
   }
 

@@ -271,20 +271,25 @@ def test_a_customers_email_becomes_a_refund_a_threaded_reply_and_a_reopened_tick
     camera.shoot(page, "proposal-refunded")
 
     # 6. The agent starts the reply from a macro (the refund placeholders read the refund as it
-    # is now: refunded), adds the assistant's answer, brought up to date, and sends it.
+    # is now: refunded); "Use as reply" adds the customer's draft as things are now (refunded,
+    # by name, none of the desk's words) as an internal note; the agent adds a line and
+    # chooses Public reply.
     page.select_option("#macro-select", label="Refund update")
     page.click("#macro-use")
     page.wait_for_url("**/tickets/TCK-1005/?macro=*")
     reply_box = page.locator("#reply-body")
     expect(reply_box).to_have_value(MACRO_TEXT)
     wait_for_the_refunded_proposal(page)
-    answer = page.locator("#assistant-answer-text").inner_text().strip()
     page.click("#assistant-use-answer")
+    expect(reply_box).to_have_value(re.compile("^" + re.escape(MACRO_TEXT) + "\n\nDear Li Wei,"))
     expect(reply_box).to_be_focused()
-    expect(reply_box).to_have_value(MACRO_TEXT + "\n\n" + answer)
+    answer = reply_box.input_value().removeprefix(MACRO_TEXT + "\n\n")
+    assert "We have refunded 129.00 CNY for your ceramic mug (order 202610110087)" in answer
+    assert refund.request_id not in answer and "R-" not in answer
+    expect(page.locator("#reply-internal")).to_be_checked()
     page.keyboard.insert_text("\n\n" + ADDED_SENTENCE)  # where "Use as reply" left the cursor
     expect(reply_box).to_have_value(MACRO_TEXT + "\n\n" + answer + "\n\n" + ADDED_SENTENCE)
-    expect(page.locator("#reply-public")).to_be_checked()
+    page.check("#reply-public")
     page.locator("#reply-send", has_text=f"Send reply to {CUSTOMER}").click()
     page.wait_for_url("**/tickets/TCK-1005/")
     expect(page.locator(".flash")).to_contain_text("Reply queued for sending to the customer.")

@@ -65,19 +65,24 @@ def test_the_proposal_follows_the_refund_and_the_answer_becomes_a_reply(
     refund.refresh_from_db()
     assert refund.status == "succeeded"
 
-    answer = page.locator("#assistant-answer-text").inner_text().strip()
     page.click("#assistant-use-answer")
 
+    # The customer's draft as things are now, as an internal note until the agent chooses.
     reply_box = page.locator("#reply-body")
+    expect(reply_box).to_have_value(re.compile(r"^Dear Li Wei,"))
     expect(reply_box).to_be_focused()
-    assert reply_box.input_value() == answer
-    assert page.locator("#reply-public").is_checked()
-    expect(page.locator("#reply-send")).to_have_text("Send reply to li.wei@example.com")
+    answer = reply_box.input_value()
+    assert "We have refunded 129.00 CNY for your ceramic mug" in answer
+    assert refund.request_id not in answer
+    assert page.locator("#reply-internal").is_checked()
+    expect(page.locator("#reply-send")).to_have_text("Add internal note")
     ticket = Ticket.objects.get(reference="TCK-1001")
     assert not ticket.messages.filter(author_kind="agent", visibility="public").exists()
 
     edited = "Hello Li Wei, your refund of 129.00 CNY is on its way.\n\n" + answer
     reply_box.fill(edited)
+    page.check("#reply-public")
+    expect(page.locator("#reply-send")).to_have_text("Send reply to li.wei@example.com")
     page.click("#reply-send")
     page.wait_for_url("**/tickets/TCK-1001/")
 

@@ -49,6 +49,7 @@ TOP_KEYS = {
 }
 REQUIRED_TOP_KEYS = TOP_KEYS - {"setup", "max_steps", "offline_gap"}
 EXPECT_KEYS = {"tools", "args", "forbid_tools", "refund", "answer_must", "answer_must_not"}
+DRAFT_KEYS = {"draft_must", "draft_must_not"}
 TAG_KEYS = {"tool", "clause", "role", "injection", "kind"}
 REFUND_KEYS = {"status", "amount", "order_id", "reason"}
 SETUP_KEYS = {
@@ -170,9 +171,11 @@ def test_a_case_has_the_documented_keys_with_their_types(case):
     for key in ("description", "ticket", "actor", "message"):
         assert isinstance(case[key], str) and case[key].strip(), key
     expect = case["expect"]
-    assert set(expect) == EXPECT_KEYS
+    assert EXPECT_KEYS <= set(expect) <= EXPECT_KEYS | DRAFT_KEYS
     for key in ("tools", "forbid_tools", "answer_must", "answer_must_not"):
         assert isinstance(expect[key], list), key
+    for key in DRAFT_KEYS & set(expect):
+        assert all(isinstance(item, str) and item for item in expect[key]), key
         assert all(isinstance(item, str) and item for item in expect[key]), key
     assert isinstance(expect["args"], dict)
     assert all(isinstance(values, dict) and values for values in expect["args"].values())

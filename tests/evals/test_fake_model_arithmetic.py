@@ -181,8 +181,12 @@ def evaluated(django_db_setup, django_db_blocker, tmp_path_factory):
     server = FakeOpenAI().start().respond_with(ScriptedModel())
     folder = tmp_path_factory.mktemp("arithmetic")
     cases = write_cases(folder / "cases.jsonl", CASES)
+    # The scripted model answers the runs' calls only: drafts come from templates.
     endpoint = override_settings(
-        LLM_PROVIDER="openai", OPENAI_BASE_URL=server.base_url, OPENAI_API_KEY="test-key"
+        LLM_PROVIDER="openai",
+        OPENAI_BASE_URL=server.base_url,
+        OPENAI_API_KEY="test-key",
+        AGENT_DRAFT_WITH_MODEL=False,
     )
     try:
         with endpoint, database_for_the_module(django_db_blocker):
@@ -219,6 +223,9 @@ def test_it_computes_every_metric_exactly_by_the_definitions(evaluated):
         "calls_per_task": 33 / 20,
         # right, bad-json, repeat, other-customer passed both runs; flaky passed one
         "pass_k": 4 / 10,
+        # false-refunded's answer says the mug was refunded while its refund is pending, twice;
+        # drafts come from templates here (AGENT_DRAFT_WITH_MODEL off) and claim nothing false
+        "false_claim_rate": 2 / 20,
     }
 
 

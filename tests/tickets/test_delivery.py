@@ -27,7 +27,7 @@ pytestmark = pytest.mark.django_db
 
 SEND_REPLY = "tickets.tasks.send_reply"
 FROM = "support@refund-desk.local"
-REPLY = "Your refund of 129.00 CNY is on its way."
+REPLY = "We are sorry about your mug and are looking into a refund."
 REFUSED_GREETING = "mail server answered 421: 4.3.2 Service not available, try again later"
 REFUSED_MAIL = "mail server answered 451: 4.3.0 Mailbox temporarily unavailable, try again later"
 

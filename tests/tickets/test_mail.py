@@ -18,7 +18,7 @@ from tickets.tasks import send_reply
 pytestmark = pytest.mark.django_db
 
 SEND_REPLY = "tickets.tasks.send_reply"
-REPLY = "I am sorry about the mug. A full refund is on its way to your card."
+REPLY = "I am sorry about the mug. We are looking into it and will write again today."
 
 
 @pytest.fixture

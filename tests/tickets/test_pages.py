@@ -152,13 +152,13 @@ def test_an_agents_public_reply_is_queued_for_the_customer(
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
         response = client.post(
             "/tickets/TCK-1001/messages/",
-            {"body": "Sorry about the mug; a refund is on its way.", "visibility": "public"},
+            {"body": "Sorry about the mug; we are looking into it.", "visibility": "public"},
         )
 
     assert response.status_code == 302 and response["Location"] == "/tickets/TCK-1001/"
     reply = ticket().messages.last()
     assert (reply.body, reply.visibility, reply.delivery, reply.author) == (
-        "Sorry about the mug; a refund is on its way.",
+        "Sorry about the mug; we are looking into it.",
         "public",
         "queued",
         user("agent"),

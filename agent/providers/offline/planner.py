@@ -57,6 +57,8 @@ class OfflinePlanner:
 
     name = "offline"
     model = "offline-planner-v1"
+    # Its runs' customer drafts come from templates (agent/drafts.py), not from a model call.
+    drafts_from_templates = True
 
     def complete(
         self,
