@@ -47,7 +47,7 @@ def _blank_bodies(rows: QuerySet) -> None:
 
 
 def _blank_answers(rows: QuerySet) -> None:
-    rows.update(final_answer="")
+    rows.update(final_answer="", draft_reply="")
 
 
 def _delete(rows: QuerySet) -> None:
@@ -77,10 +77,10 @@ KINDS = (
         _delete,
     ),
     Kind(
-        "run answers",
+        "run answers and customer drafts",
         lambda cutoff: AgentRun.objects.filter(
             created_at__lt=cutoff, status__in=ENDED_RUNS
-        ).exclude(final_answer=""),
+        ).exclude(final_answer="", draft_reply=""),
         _blank_answers,
     ),
     Kind(

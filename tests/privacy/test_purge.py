@@ -33,7 +33,10 @@ def a_ticket_with_history(*, days_old: int):
     ticket = TicketFactory()
     message = TicketMessageFactory(ticket=ticket, body="Call me on +86 138 0013 8000")
     run = AgentRunFactory(
-        ticket=ticket, status=AgentRun.Status.COMPLETED, final_answer="The mug is refundable."
+        ticket=ticket,
+        status=AgentRun.Status.COMPLETED,
+        final_answer="The mug is refundable.",
+        draft_reply="Dear Li Wei, we have refunded 129.00 CNY.",
     )
     AgentMessage.objects.create(run=run, seq=1, role="user", content="Refund the mug")
     AgentMessage.objects.create(run=run, seq=2, role="assistant", content="Proposed.")
@@ -84,7 +87,7 @@ def test_it_purges_what_is_past_retention_and_keeps_the_audit_trail():
     assert old_message.body == ""
     assert not AgentMessage.objects.filter(run=old_run).exists()
     old_run.refresh_from_db()
-    assert old_run.final_answer == ""
+    assert old_run.final_answer == "" and old_run.draft_reply == ""
     assert list(RunEvent.objects.filter(run=old_run).values_list("data", flat=True)) == [
         {"purged": True}
     ]
