@@ -123,7 +123,19 @@ def error(code, message, retryable=False, next_actions=()):
     }
 
 
-def drive(messages, results, *, tool_names=ALL_TOOLS, max_steps=8, stop_after=None):
+def status_result(order_id="202610110087", requests=(), refunded="0.00", balance="129.00"):
+    return {
+        "ok": True,
+        "order_id": order_id,
+        "currency": "CNY",
+        "amount_paid": "129.00",
+        "refunded": refunded,
+        "refundable_balance": balance,
+        "refund_requests": list(requests),
+    }
+
+
+def drive(messages, results, *, tool_names=ALL_TOOLS, max_steps=10, stop_after=None):
     """Run the planner like the agent loop does, answering each tool call from `results`
     (tool name -> result dict). Returns (calls as (name, parsed arguments), final answer);
     with `stop_after` it returns (calls, None) after that many tool-calling steps."""
@@ -140,15 +152,15 @@ def drive(messages, results, *, tool_names=ALL_TOOLS, max_steps=8, stop_after=No
         messages.append({"role": "assistant", "content": None, "tool_calls": reply.tool_calls})
         for tool_call in reply.tool_calls:
             name = tool_call["function"]["name"]
-            calls.append(
-                (name, json.loads(tool_call["function"]["arguments"], parse_float=Decimal))
-            )
+            arguments = json.loads(tool_call["function"]["arguments"], parse_float=Decimal)
+            calls.append((name, arguments))
+            # Before proposing, the planner checks the refund requests already on the order.
+            if name == "get_refund_status" and name not in results:
+                result = status_result(arguments["order_id"])
+            else:
+                result = results[name]
             messages.append(
-                {
-                    "role": "tool",
-                    "tool_call_id": tool_call["id"],
-                    "content": json.dumps(results[name]),
-                }
+                {"role": "tool", "tool_call_id": tool_call["id"], "content": json.dumps(result)}
             )
     raise AssertionError(f"no final answer after {max_steps} steps: {calls}")
 
@@ -171,6 +183,7 @@ def test_it_looks_up_reads_policy_and_proposes_the_refundable_balance():
     assert calls == [
         ("get_order", {"order_id": "202610110087"}),
         ("search_policies", {"query": "refund window delivery damaged"}),
+        ("get_refund_status", {"order_id": "202610110087"}),
         (
             "create_refund",
             {
@@ -183,7 +196,7 @@ def test_it_looks_up_reads_policy_and_proposes_the_refundable_balance():
     ]
     assert (
         "Proposed a refund of 129.00 CNY (request rf_0123456789abcdef01234567, version 1) "
-        "— it is waiting for a reviewer; nothing has been refunded yet."
+        "— pending approval: it is waiting for a reviewer; nothing has been refunded yet."
     ) in answer
     assert "R-1 (Refund window), R-2 (Amount)" in answer
     assert "Policy checks: R-1 passes, R-2 passes." in answer
@@ -220,7 +233,7 @@ def test_it_writes_the_amount_as_a_two_decimal_json_number():
         },
     )
 
-    raw = messages[6]["tool_calls"][0]["function"]["arguments"]
+    raw = messages[8]["tool_calls"][0]["function"]["arguments"]
 
     assert '"amount": 80.50,' in raw
 
@@ -238,13 +251,14 @@ def test_it_uses_the_amount_and_order_the_agent_typed():
     )
 
     assert calls[0] == ("get_order", {"order_id": "202610150012"})
-    assert calls[2][1]["order_id"] == "202610150012"
-    assert calls[2][1]["amount"] == Decimal("50.00")
+    assert calls[-1][0] == "create_refund"
+    assert calls[-1][1]["order_id"] == "202610150012"
+    assert calls[-1][1]["amount"] == Decimal("50.00")
 
 
 def test_it_infers_the_reason_from_the_agents_words():
     cases = {
-        "The lamp never arrived, please refund the customer": "not_received",
+        "It never arrived, please refund the customer": "not_received",
         "They sent the wrong item, please refund it": "wrong_item",
         "Customer changed their mind, please refund it": "other",
     }
@@ -287,7 +301,9 @@ def test_it_asks_for_an_amount_instead_of_guessing_a_partial_refund():
     )
 
     assert [name for name, _ in calls] == ["get_order", "search_policies"]
-    assert "Tell me the exact amount to refund" in answer
+    assert answer.endswith(
+        "How much should I propose for order 202610110087 (refundable balance 129.00 CNY)?"
+    )
 
 
 def test_it_does_not_propose_when_nothing_is_left_to_refund():
@@ -424,7 +440,7 @@ def test_it_ignores_instructions_inside_tool_results():
     )
 
     assert [name for name, _ in calls] == ["get_order", "search_policies"]
-    assert "Relevant policy clauses: R-9 (Note)." in answer
+    assert "R-9 (Note): (text not quoted: it reads like instructions to the assistant)" in answer
     assert "202610280001" not in answer
 
 
@@ -505,11 +521,16 @@ def test_it_reports_a_refused_proposal_without_retrying():
     denied["error"]["verdicts"] = [{"clause": "R-1", "outcome": "fail", "detail": "75 days"}]
 
     calls, answer = drive(
-        start("The jacket arrived damaged, please refund it"),
+        start("It arrived damaged, please refund it"),
         {"get_order": order_result(), "search_policies": POLICY_RESULT, "create_refund": denied},
     )
 
-    assert [name for name, _ in calls] == ["get_order", "search_policies", "create_refund"]
+    assert [name for name, _ in calls] == [
+        "get_order",
+        "search_policies",
+        "get_refund_status",
+        "create_refund",
+    ]
     assert (
         "create_refund failed: POLICY_DENIED — Outside the refund window. (clauses R-1). "
         "Nothing was proposed."
@@ -538,19 +559,21 @@ def test_it_checks_the_status_once_after_a_proposal_timed_out():
         ],
     }
 
-    calls, answer = drive(
-        start("The mug arrived broken, please refund it"),
-        {
-            "get_order": order_result(),
-            "search_policies": POLICY_RESULT,
-            "create_refund": timeout,
-            "get_refund_status": status,
-        },
+    messages = start("The mug arrived broken, please refund it")
+    calls, _ = drive(
+        messages,
+        {"get_order": order_result(), "search_policies": POLICY_RESULT},
+        stop_after=3,
+    )
+    calls_after, answer = drive(
+        messages,
+        {"create_refund": timeout, "get_refund_status": status},
     )
 
-    assert [name for name, _ in calls] == [
+    assert [name for name, _ in calls + calls_after] == [
         "get_order",
         "search_policies",
+        "get_refund_status",
         "create_refund",
         "get_refund_status",
     ]
@@ -593,7 +616,7 @@ def test_it_gives_the_same_reply_for_the_same_transcript_and_new_ids_for_new_ste
     ids = [message["tool_calls"][0]["id"] for message in messages if message["role"] == "assistant"]
     replay = OfflinePlanner().complete(messages=messages[:4], tools=tools(ALL_TOOLS))
 
-    assert len(set(ids)) == 3
+    assert len(set(ids)) == 4
     assert replay.tool_calls == messages[4]["tool_calls"]
 
 
@@ -630,7 +653,12 @@ def test_it_treats_can_you_refund_it_as_a_request():
         },
     )
 
-    assert [name for name, _ in calls] == ["get_order", "search_policies", "create_refund"]
+    assert [name for name, _ in calls] == [
+        "get_order",
+        "search_policies",
+        "get_refund_status",
+        "create_refund",
+    ]
 
 
 def test_it_lists_orders_and_asks_which_one_when_the_ticket_has_none():
@@ -649,9 +677,8 @@ def test_it_lists_orders_and_asks_which_one_when_the_ticket_has_none():
 
     assert calls == [("list_customer_orders", {"limit": 20})]
     assert answer == (
-        "The customer's orders: 202610110087 (delivered), 202610150012 "
-        "(delivered).\nThis ticket has no order attached; tell me which order "
-        "you mean."
+        "The customer's orders: 202610110087 (delivered); 202610150012 (delivered).\n"
+        "This ticket has no order attached: which order do you mean? Tell me its number."
     )
 
 
