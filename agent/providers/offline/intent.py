@@ -37,7 +37,8 @@ _WRONG_ITEM = re.compile(
     r"|the customer) (?:ordered|bought|asked for|paid for)\b"
     r"|\bisn'?t (?:the (?:one|design|model|colou?r|size|item|book)|what) (?:she|he|they|i|we"
     r"|the customer) (?:ordered|bought|asked for)\b"
-    r"|\bdifferent (?:item|model|size|colou?r|product|book) (?:than|from) (?:ordered|what)"
+    r"|\bdifferent (?:item|model|size|colou?r|product|book|version|design)\b[^.?!]{0,25}"
+    r"\b(?:ordered|bought|asked for|paid for)"
     r"|发错|寄错|颜色不对|尺码不对|尺寸不对|型号不对|款式不对|不是我(?:买|订|要)的|货不对",
     re.I,
 )
@@ -79,7 +80,8 @@ _IDENTIFIER = re.compile(r"\b\w+_\w+\b")
 _POLITE = (
     r"(?:(?:ok(?:ay)?|so|then|now|also|and|just|pls|please|kindly|right|fine|yes|sure|great"
     r"|go ahead and|let'?s|can you|could you|would you|will you|can u|i need you to"
-    r"|i want you to|i'd like you to|you can|you may|help me)[,\s]+)*"
+    r"|i want you to|i'd like you to|you can|you may|help me|i'?d like to|i would like to"
+    r"|i want to|we should|we need to|we'?ll|we can|i'?ll|we must|need to|want to)[,\s]+)*"
 )
 _REFUND_VERB = (
     r"(?:refund|propose|issue|process|create|raise|submit|file|put through|push through|start"
@@ -147,7 +149,8 @@ _STATUS = re.compile(
     r"|\b(?:news|update|progress)\b[^.?!]{0,30}\brefund|\bmoney (?:go|gone|went|come|came) back\b"
     r"|\bwhere(?:'s| is) (?:my|her|his|the|their) (?:money|refund)\b|\b(?:get|got|received?)"
     r" (?:her|his|my|their|the) (?:money|refund) (?:back )?(?:yet|already)\b"
-    r"|退款.{0,8}(?:状态|进度|记录|情况|到(?:了|账)|批了|审批)|退了(?:吗|没有|没)|到账了?(?:吗|没)"
+    r"|退款.{0,8}(?:状态|进度|记录|情况|到(?:了|账)|批了|审批)|退(?:款)?了(?:吗|没有|没)"
+    r"|到账了?(?:吗|没)"
     r"|已经退|钱.{0,6}(?:退回|到账)",
     re.I,
 )
@@ -164,7 +167,8 @@ _POLICY_QUESTION = re.compile(
     r"|\bsigns? off\b|\bauthori[sz]es?\b"
     r"|\bcan (?:we|i|customers?|a customer|the desk|you|they)\b[^.?!]{0,60}\b(?:refund|return)"
     r"|\b(?:can|could)\b[^.?!]{0,50}\b(?:refund\w*|return\w*|money back)|\bwhether\b[^.?!]{0,60}"
-    r"\brefund"
+    r"\brefund|\b(?:still|is (?:it|that|this|that one|this one)|are (?:they|those))"
+    r" (?:\w+ )?refundable\b"
     r"|\bgift ?cards?\b|\bdigital\b|\bdownloads?\b|\be-?books?\b|\bcancel+ed orders?\b"
     r"|政策|规定|条款|期限|多少天|额度|上限|谁(?:来)?审批",
     re.I,
@@ -220,6 +224,12 @@ _FULL = re.compile(r"\b(?:full|entire|whole|in full|all of it|everything)\b|全�
 _CHANGE = re.compile(
     r"\b(?:change|update|amend|revise|correct|lower|raise|increase|reduce)\b[^.?!]{0,40}"
     r"\b(?:proposal|refund|request|amount)\b|\binstead\b|改成|修改",
+    re.I,
+)
+# A number on its own, not a count of days, items or percent, nor part of a name or clause.
+_BARE_NUMBER = re.compile(
+    r"(?<![\w.\-#])(?P<n>\d{1,7}(?:\.\d{1,2})?)(?!\d|\.\d|[%\-])(?!\s*(?:days?|weeks?|months?"
+    r"|years?|hours?|minutes?|items?|pcs|pieces|times|x\b|percent|st\b|nd\b|rd\b|th\b|天|个|周|月|次))",
     re.I,
 )
 # A number the agent calls an order number that cannot be one (8 to 20 digits).
@@ -321,6 +331,17 @@ def _amount(text: str) -> tuple[Decimal | None, bool]:
         value = _money(next(group for group in match.groups() if group is not None))
         if value is not None:
             return value, True
+    # A bare number in a refund command ("put through 60") is the amount: never replace it
+    # with the balance. Two of them leave the amount open.
+    bare = {
+        _money(match.group("n"))
+        for match in _BARE_NUMBER.finditer(text)
+        if not _CONTEXT_AMOUNT.search(text[: match.start()])
+    }
+    if len(bare) == 1:
+        return bare.pop(), True
+    if len(bare) > 1:
+        return None, True
     return None, False
 
 
