@@ -32,7 +32,7 @@ _WRONG_ITEM = re.compile(
     r"\bwrong (?:item|colou?r|size|model|book|design|product|thing|one|version|style|variant"
     r"|edition|shade|article|goods|parcel|package|pair|type|kind|title)s?\b"
     r"|\bsent (?:her |him |them |me |us )?(?:the )?wrong\b|\bas wrong[ _]item\b"
-    r"|\bwrong[ _]item\b"
+    r"|\bwrong[ _]item\b|\b(?:received|got|sent|delivered|came with)\b[^.?!]{0,40}\binstead of\b"
     r"|\bnot (?:the (?:one|design|model|colou?r|size|item|book|thing)|what) (?:she|he|they|i|we"
     r"|the customer) (?:ordered|bought|asked for|paid for)\b"
     r"|\bisn'?t (?:the (?:one|design|model|colou?r|size|item|book)|what) (?:she|he|they|i|we"
@@ -87,7 +87,9 @@ _REFUND_VERB = (
     r"(?:refund|propose|issue|process|create|raise|submit|file|put through|push through|start"
     r"|give (?:her|him|them|the customer|back)|pay (?:her|him|them|the customer)? ?back"
     r"|reimburse|return (?:her|his|their|the) money|do (?:a|the) (?:full |partial )?refund"
-    r"|handle (?:the|her|his|this|that) (?:\w+ )?refund|offer)"
+    r"|handle (?:the|her|his|this|that) (?:\w+ )?refund|offer"
+    r"|(?:change|update|amend|lower|reduce|raise|increase|correct|adjust) (?:the |her |his |that "
+    r"|this )?(?:[\w-]+ ){0,3}(?:refund|proposal|amount))"
 )
 # "if it's allowed, propose ...": a condition before the verb still leaves a command.
 _CONDITION = r"(?:(?:if|when|once|unless) [^,]{0,40}?,?\s+)?"
@@ -142,7 +144,7 @@ _STATUS = re.compile(
     r"|are|been)\b[^.?!]{0,40}\b(?:refunded|paid (?:out|back)|reimbursed)\b"
     r"|\brefund\w*\b[^.?!]{0,40}\b(?:gone through|went through|go through|been paid|paid out"
     r"|processed|approved|done|complete\w*|finished|settled|through)\b"
-    r"|\b(?:any|existing|earlier|previous|open|pending) refund (?:requests?|proposals?)\b"
+    r"|\b(?:any|existing|earlier|previous|open|pending) refunds?\b"
     r"|\bwhere (?:it|they|things|that) stands?\b|\bwhere things stand\b"
     r"|\brefund (?:i|we|you|she|he) (?:proposed|requested|made|raised)\b"
     r"|\bconfirm (?:that )?[^.?!]{0,40}\brefunded\b"

@@ -114,8 +114,9 @@ _ANSWER_ONLY = re.compile(
     re.I,
 )
 _DETERMINER_PHRASE = re.compile(
+    # A lookahead, so that "the status of the blender refund" yields both phrases.
     r"(?:\b(?:the|her|his|their|my|a|an|that|this|your|our)|'s)\s+"
-    r"(?P<words>[a-z-]+(?:\s+[a-z-]+){0,2})",
+    r"(?=(?P<words>[a-z-]+(?:\s+[a-z-]+){0,2}))",
     re.I,
 )
 # Nouns that name no product: a phrase ending in one of these never sends the planner
