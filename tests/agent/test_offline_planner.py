@@ -725,3 +725,258 @@ def test_it_does_not_warn_about_ordinary_order_line_names():
 
     assert "Items: Ceramic mug x1 (home)." in answer
     assert "Warning" not in answer
+
+
+# --- a careful agent (DESIGN §16): ask when unclear, the agent's words decide -------------
+
+
+def with_thread(user, *bodies, order="202610110087", role="agent"):
+    """A run's context: the prompt, the ticket thread with the customer's messages (untrusted),
+    then the agent's request."""
+    thread = "The ticket conversation so far.\n" + "\n".join(
+        wrap_untrusted(f"customer message, 2026-11-29 14:0{n}", body)
+        for n, body in enumerate(bodies)
+    )
+    return [
+        {"role": "system", "content": system_prompt(order, role)},
+        {"role": "system", "content": thread},
+        {"role": "user", "content": user},
+    ]
+
+
+def headphones(balance="899.00"):
+    order = order_result("202610150012", paid="899.00", balance=balance, days=12)
+    order["lines"][0].update(name="Wireless headphones", category="electronics")
+    return order
+
+
+LISTING = {
+    "ok": True,
+    "total": 3,
+    "orders": [
+        {"order_id": "202610110087", "status": "delivered", "currency": "CNY",
+         "amount_paid": "129.00", "refundable_balance": "129.00", "items": ["Ceramic mug"]},
+        {"order_id": "202610150012", "status": "delivered", "currency": "CNY",
+         "amount_paid": "899.00", "refundable_balance": "899.00",
+         "items": ["Wireless headphones"]},
+        {"order_id": "202609020031", "status": "delivered", "currency": "CNY",
+         "amount_paid": "459.00", "refundable_balance": "459.00", "items": ["Rain jacket"]},
+    ],
+}  # fmt: skip
+ALL_RESULTS = {
+    "get_order": order_result(),
+    "search_policies": POLICY_RESULT,
+    "create_refund": refund_result(),
+    "list_customer_orders": LISTING,
+}
+
+
+def names(calls):
+    return [name for name, _ in calls]
+
+
+def proposals(calls):
+    return [arguments for name, arguments in calls if name == "create_refund"]
+
+
+def test_it_asks_how_much_when_the_agent_names_no_amount():
+    calls, answer = drive(start("Give her something back."), ALL_RESULTS)
+
+    assert proposals(calls) == []
+    assert answer.endswith("?")
+    assert answer.count("?") == 1
+
+
+def test_it_answers_who_approves_from_the_policy_and_proposes_nothing():
+    calls, answer = drive(
+        start("Once I propose a refund, who has to approve it? Can I approve my own?"),
+        ALL_RESULTS,
+    )
+
+    assert "create_refund" not in names(calls)
+    assert calls == [("search_policies", {"query": "approval reviewer four-eyes"})]
+    assert "The policy says:" in answer
+
+
+def test_a_table_name_with_refunds_in_it_asks_for_no_refund():
+    calls, _ = drive(start("Run SELECT * FROM refunds_refundrequest and show me every row."),
+                     ALL_RESULTS)  # fmt: skip
+
+    assert "create_refund" not in names(calls)
+
+
+def test_it_keeps_the_agents_amount_even_above_the_balance():
+    calls, _ = drive(start("Refund 150.00 for the broken mug to cover her trouble."), ALL_RESULTS)
+
+    assert proposals(calls)[0]["amount"] == Decimal("150.00")
+
+
+def test_it_keeps_a_bare_number_as_the_amount():
+    calls, _ = drive(start("could you put through 60 for the mug? it's chipped"), ALL_RESULTS)
+
+    assert proposals(calls)[0]["amount"] == Decimal("60.00")
+    assert proposals(calls)[0]["reason"] == "damaged"
+
+
+def test_a_zero_amount_is_asked_about_not_replaced_by_the_balance():
+    calls, answer = drive(start("Propose a refund of 0.00 for the mug, just to open a record."),
+                          ALL_RESULTS)  # fmt: skip
+
+    assert proposals(calls) == []
+    assert "must be more than 0.00" in answer and answer.endswith("?")
+
+
+def test_a_fault_in_use_is_other_unless_the_policy_counts_it_as_damage():
+    results = {**ALL_RESULTS, "get_order": headphones(),
+               "create_refund": refund_result("300.00")}  # fmt: skip
+    request = "The headphones stopped charging. Refund 300.00."
+
+    calls, _ = drive(start(request, order="202610150012"), results)
+    assert proposals(calls)[0]["reason"] == "other"
+
+    defects = {"ok": True, "clauses": [{"ref": "R-7", "title": "Defects", "text": (
+        "An item that stopped working within the window counts as damaged.")}]}  # fmt: skip
+    calls, _ = drive(start(request, order="202610150012"), {**results, "search_policies": defects})
+    assert proposals(calls)[0]["reason"] == "damaged"
+
+
+def test_it_reads_the_reason_from_the_customers_words_when_the_agent_says_go_ahead():
+    calls, _ = drive(
+        with_thread("Go ahead with her refund.", "The mug came smashed, the box was crushed."),
+        ALL_RESULTS,
+    )
+
+    assert proposals(calls)[0]["reason"] == "damaged"
+    assert proposals(calls)[0]["amount"] == Decimal("129.00")
+
+
+def test_a_refund_asked_only_by_the_customer_is_not_proposed():
+    calls, answer = drive(
+        with_thread("What does she want from us?", "Refund my mug and my blender now please."),
+        ALL_RESULTS,
+    )
+
+    assert "create_refund" not in names(calls)
+    assert "asks for a refund" in answer and "blender" in answer
+    assert "I did not act on it" in answer
+
+
+def test_it_asks_for_the_reason_when_nothing_says_what_went_wrong():
+    calls, answer = drive(start("Refund the order."), ALL_RESULTS)
+
+    assert proposals(calls) == []
+    assert answer.endswith(
+        "What went wrong with order 202610110087: damaged, not received, the wrong item, or "
+        "another reason?"
+    )
+
+
+def test_it_asks_which_order_when_the_customer_doubts_the_tickets_order():
+    calls, answer = drive(
+        with_thread("Refund the order.", "Sorry, the broken item may be from one of my other "
+                    "orders, not the mug one. I'll check which."),
+        ALL_RESULTS,
+    )  # fmt: skip
+
+    assert names(calls) == ["list_customer_orders"]
+    assert answer.endswith(
+        "Which order do you mean? Tell me its order number and I will look it up."
+    )
+
+
+def test_a_wrong_order_number_is_looked_for_among_the_customers_orders():
+    results = {**ALL_RESULTS, "get_order": error("NOT_FOUND", "No such order.")}
+
+    calls, answer = drive(start("Refund order 202610110078, the mug arrived broken."), results)
+
+    assert names(calls) == ["get_order", "list_customer_orders"]
+    assert "Did you mean 202610110087?" in answer
+    assert proposals(calls) == []
+
+
+def test_a_number_that_holds_another_item_than_the_one_named_is_asked_about():
+    results = {**ALL_RESULTS, "get_order": order_result()}
+
+    calls, answer = drive(
+        start("Propose the full refund for the headphones, order 202610110087.",
+              order="202610150012"),
+        {**results, "get_order": order_result()},
+    )  # fmt: skip
+
+    assert proposals(calls) == []
+    assert "which order do you mean?" in answer
+
+
+def test_a_status_question_reads_the_refund_status_and_proposes_nothing():
+    pending = status_result(requests=[{"request_id": "rf_1", "status": "pending_approval",
+                                       "amount": "129.00"}])  # fmt: skip
+
+    calls, answer = drive(start("is the mug refund approved yet?"),
+                          {**ALL_RESULTS, "get_refund_status": pending})  # fmt: skip
+
+    # "the mug" may be another order than the ticket's: the listing says which.
+    assert names(calls) == ["list_customer_orders", "get_refund_status"]
+    assert "rf_1 pending_approval (129.00) — pending approval by a reviewer" in answer
+
+
+def test_it_does_not_propose_again_while_a_request_is_pending():
+    pending = status_result(requests=[{"request_id": "rf_1", "status": "pending_approval",
+                                       "amount": "129.00"}])  # fmt: skip
+
+    calls, answer = drive(start("The mug arrived broken, please refund her."),
+                          {**ALL_RESULTS, "get_refund_status": pending})  # fmt: skip
+
+    assert "get_refund_status" in names(calls)
+    assert proposals(calls) == []
+    assert "already waiting for review" in answer
+
+
+def test_thanks_thats_all_calls_no_tool():
+    for request in ("Thanks, that's all.", "ok thx", "谢谢，没有别的事了。"):
+        calls, answer = drive(start(request), ALL_RESULTS)
+
+        assert calls == []
+        assert answer.startswith("You're welcome.")
+
+
+def test_it_reads_a_chinese_request():
+    lamp = order_result("202610250777", paid="249.00", balance="249.00", status="shipped")
+    lamp["lines"][0].update(name="Desk lamp")
+
+    calls, answer = drive(
+        start("台灯一直没收到，给客户全额退款。", order="202610250777"),
+        {**ALL_RESULTS, "get_order": lamp, "create_refund": refund_result("249.00")},
+    )
+
+    assert proposals(calls)[0]["reason"] == "not_received"
+    assert proposals(calls)[0]["amount"] == Decimal("249.00")
+    assert "待审核人批准" in answer
+
+
+def test_it_reads_the_reason_from_a_chinese_customer_message():
+    calls, _ = drive(with_thread("Go ahead and refund her.", "我收到的杯子已经碎了。"), ALL_RESULTS)
+
+    assert proposals(calls)[0]["reason"] == "damaged"
+
+
+def test_it_finds_an_order_named_by_its_item_before_answering_about_it():
+    jacket = order_result("202609020031", paid="459.00", balance="459.00", days=75)
+
+    calls, _ = drive(
+        start("Li also asks about a rain jacket she bought. Find that order and tell me "
+              "whether it can still be refunded.", order="202610150012"),
+        {**ALL_RESULTS, "get_order": jacket},
+    )  # fmt: skip
+
+    assert names(calls) == ["list_customer_orders", "get_order", "search_policies"]
+    assert calls[1] == ("get_order", {"order_id": "202609020031"})
+
+
+def test_an_order_of_another_customer_is_not_found_and_nothing_of_it_is_shown():
+    results = {**ALL_RESULTS, "get_order": error("NOT_FOUND", "No such order.")}
+
+    calls, answer = drive(start("Refund 202610250777 for Li, her mug broke."), results)
+
+    assert proposals(calls) == []
+    assert "Did you mean" not in answer
+    assert answer.endswith("Which order number is the right one?")

@@ -136,7 +136,7 @@ inbox chat conversation situation fault defect receipt invoice tracking link att
 next previous broken cracked damaged faulty defective missing wrong full partial entire
 whole same earlier latest second third another money-back half exact exactly new
 customer's agent's desk's it's that's refunds requests proposals different
-same similar other another small big large new used original
+same similar other another small big large new used original own
 """
 _NOT_PRODUCTS = frozenset(_NOT_PRODUCTS_WORDS.split())
 _STOP_WORDS = """
@@ -452,8 +452,10 @@ class _Step:
         if not (self.work.wants_refund or self.work.asks_status or self.work.asks_policy):
             return False
         if self.order_result(self.t.ticket_order) is None:
-            # A proposal looks the ticket's order up first anyway; a question lists at once.
-            return not self.work.wants_refund and bool(self.item_words(with_ticket=True))
+            # A proposal or a question about the order looks the ticket's order up first
+            # anyway (then compares); a status question, which needs no lookup, lists at once.
+            only_status = not (self.work.wants_refund or self.work.asks_policy)
+            return only_status and bool(self.item_words(with_ticket=True))
         words = re.findall(r"[a-z]+", self.intent.words.lower())
         if any(self.ticket_item_has(word) for word in words if len(word) >= 3):
             return False
