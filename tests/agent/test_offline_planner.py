@@ -932,7 +932,7 @@ def test_it_does_not_propose_again_while_a_request_is_pending():
 
 
 def test_thanks_thats_all_calls_no_tool():
-    for request in ("Thanks, that's all.", "ok thx", "谢谢，没有别的事了。"):
+    for request in ("Thanks, that's all.", "ok thx", "谢谢，没有别的事了。"):  # noqa: RUF001
         calls, answer = drive(start(request), ALL_RESULTS)
 
         assert calls == []
@@ -944,7 +944,7 @@ def test_it_reads_a_chinese_request():
     lamp["lines"][0].update(name="Desk lamp")
 
     calls, answer = drive(
-        start("台灯一直没收到，给客户全额退款。", order="202610250777"),
+        start("台灯一直没收到，给客户全额退款。", order="202610250777"),  # noqa: RUF001
         {**ALL_RESULTS, "get_order": lamp, "create_refund": refund_result("249.00")},
     )
 
