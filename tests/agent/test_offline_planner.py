@@ -980,3 +980,30 @@ def test_an_order_of_another_customer_is_not_found_and_nothing_of_it_is_shown():
     assert proposals(calls) == []
     assert "Did you mean" not in answer
     assert answer.endswith("Which order number is the right one?")
+
+
+def test_a_refund_that_waits_for_something_to_happen_is_not_proposed_now():
+    for request in (
+        "If she sends photos we'll refund; for now just look up the order.",
+        "Once she returns the mug, refund her.",
+    ):
+        calls, _ = drive(start(request), ALL_RESULTS)
+
+        assert proposals(calls) == [], request
+
+
+def test_a_condition_the_policy_answers_still_proposes():
+    calls, _ = drive(start("If the policy allows it, refund the broken mug."), ALL_RESULTS)
+
+    assert proposals(calls)[0]["amount"] == Decimal("129.00")
+
+
+def test_can_we_get_her_a_refund_is_a_request_and_can_we_do_partial_refunds_a_question():
+    calls, _ = drive(start("Li's mug came broken :( can we get her a refund asap? thx"),
+                     ALL_RESULTS)  # fmt: skip
+    assert proposals(calls)[0]["reason"] == "damaged"
+
+    calls, answer = drive(start("Can we do a partial refund instead of the full amount?"),
+                          ALL_RESULTS)  # fmt: skip
+    assert proposals(calls) == []
+    assert "The policy says:" in answer

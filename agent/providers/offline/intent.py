@@ -133,8 +133,20 @@ _QUESTION_START = re.compile(
     re.I,
 )
 _REQUEST_QUESTION = re.compile(
-    r"^\W*(?:can|could|would|will) (?:you|u) (?:please )?(?:\w+ )?"
-    r"(?:refund|propose|issue|process|create|give|pay|reimburse|raise|submit|put|push)\b",
+    r"(?:^|[^\w\s'])\s*(?:can|could|would|will) (?:you|u) (?:please )?(?:\w+ )?"
+    r"(?:refund|propose|issue|process|create|give|pay|reimburse|raise|submit|put|push)\b"
+    r"|(?:^|[^\w\s'])\s*(?:can|could) we (?:please )?(?:get|give|send|issue|process|refund|pay)"
+    r" (?:her|him|them|the customer)\b",
+    re.I,
+)
+# "If she sends photos, refund her": a refund that waits for something to happen is not one
+# to propose now. A condition the policy answers ("if it's allowed") is checked by proposing.
+_FUTURE_CONDITION = re.compile(
+    r"^\W*(?:if|once|when|after|as soon as|unless|until)\b(?P<condition>[^,;]*)", re.I
+)
+_POLICY_CONDITION = re.compile(
+    r"\b(?:allow\w*|eligible|possible|ok|okay|fine|permitted|within|policy|limit|window|rules?"
+    r"|can|may)\b",
     re.I,
 )
 
@@ -316,6 +328,9 @@ def _is_question(sentence: str) -> bool:
 
 def _commands_refund(sentence: str) -> bool:
     if _NEGATED.search(sentence):
+        return False
+    condition = _FUTURE_CONDITION.search(sentence)
+    if condition and not _POLICY_CONDITION.search(condition.group("condition")):
         return False
     if _REQUEST_QUESTION.search(sentence):
         return True
