@@ -10,7 +10,7 @@ English and Chinese are read; each pattern names a kind of statement, not a case
 """
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 
 from agent.providers.offline.transcript import _ORDER_ID, Transcript, _money
@@ -261,7 +261,7 @@ class Intent:
     asks_status: bool  # refund requests and their state
     asks_policy: bool  # a question the policy answers
     asks_list: bool  # the customer's orders, or an order found by description
-    asks_approval: bool  # wants a refund approved: only a reviewer can (R-6)
+    asks_approval: bool  # tells the assistant to approve a refund: only a reviewer can (R-6)
     closing: bool  # "thanks, that's all"
     question: bool  # the message asks something rather than saying what to do
     reason: str | None  # damaged / not_received / wrong_item / other; None when not said
@@ -388,7 +388,8 @@ def read_intent(request: str) -> Intent:
         asks_policy=(bool(_POLICY_QUESTION.search(words)) or relays_wish)
         and (question or not wants_refund),
         asks_list=bool(_LIST.search(words)),
-        asks_approval=bool(_APPROVE.search(words)),
+        # "Who has to approve it?" is a policy question; "approve it now" asks for an approval.
+        asks_approval=any(_APPROVE.search(part) and not _is_question(part) for part in parts),
         closing=closing,
         question=question,
         reason=reason.reason,
@@ -463,14 +464,8 @@ def customer_latest_asks(transcript: Transcript) -> Intent | None:
     latest = read_intent(messages[-1])
     asks_money = bool(_WANTS_MONEY.search(messages[-1]) or _COMMAND.search(messages[-1]))
     if asks_money and not latest.wants_refund:
-        latest = _replace(latest, wants_refund=True)
+        latest = replace(latest, wants_refund=True)
     return latest
-
-
-def _replace(intent: Intent, **changes) -> Intent:
-    from dataclasses import replace
-
-    return replace(intent, **changes)
 
 
 def _order_for(transcript: Transcript, intent: Intent) -> str | None:

@@ -35,7 +35,6 @@ from agent.providers.offline.intent import (
     customer_orders_named,
     customer_reason,
     read_intent,
-    sentences,
 )
 from agent.providers.offline.transcript import (
     Call,
@@ -250,9 +249,7 @@ class Work:
 
 def read_work(transcript: Transcript) -> Work:
     intent = read_intent(transcript.request)
-    approve_command = intent.asks_approval and any(
-        _approves(part) for part in sentences(intent.words)
-    )
+    approve_command = intent.asks_approval
     work = Work(
         intent=intent,
         wants_refund=intent.wants_refund,
@@ -279,12 +276,6 @@ def read_work(transcript: Transcript) -> Work:
             if not intent.wants_refund and customer.asks_list and "other" in latest.lower():
                 work.customer_names_other_order = True
     return work
-
-
-def _approves(sentence: str) -> bool:
-    from agent.providers.offline.intent import _APPROVE, _is_question
-
-    return bool(_APPROVE.search(sentence)) and not _is_question(sentence)
 
 
 def plan(transcript: Transcript, offered: set[str], *, may_call: bool = True) -> Move:
