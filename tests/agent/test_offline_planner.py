@@ -1007,3 +1007,27 @@ def test_can_we_get_her_a_refund_is_a_request_and_can_we_do_partial_refunds_a_qu
                           ALL_RESULTS)  # fmt: skip
     assert proposals(calls) == []
     assert "The policy says:" in answer
+
+
+def test_in_an_email_about_several_orders_only_what_it_says_of_this_order_gives_the_reason():
+    calls, _ = drive(
+        with_thread(
+            "Go ahead with her refund.",
+            "My headphones stopped working last week, but that is another story. The ceramic "
+            "mug from you came with a broken handle though.",
+        ),
+        ALL_RESULTS,
+    )
+
+    assert proposals(calls)[0]["reason"] == "damaged"
+
+    calls, answer = drive(
+        with_thread(
+            "Go ahead with her refund.",
+            "The mug is lovely, thank you. My headphones arrived smashed though.",
+        ),
+        ALL_RESULTS,
+    )
+
+    assert proposals(calls) == []
+    assert "What went wrong with order 202610110087" in answer

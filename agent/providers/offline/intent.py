@@ -433,13 +433,28 @@ def ticket_subject(transcript: Transcript) -> str:
     return subjects[-1] if subjects else ""
 
 
-def customer_reason(transcript: Transcript) -> Reason:
-    """The reason the customer's messages (latest first) or the ticket subject describe."""
+def customer_reason(
+    transcript: Transcript, order_id: str | None = None, item_words: frozenset[str] = frozenset()
+) -> Reason:
+    """The reason the customer's messages (latest first) or the ticket subject describe for the
+    order: in a message about several orders, only the sentences that name this order or its
+    item count, when there are any."""
     for text in [*reversed(customer_messages(transcript)), ticket_subject(transcript)]:
-        found = read_reason(_ORDER_ID.sub(" ", text))
+        found = read_reason(_ORDER_ID.sub(" ", _about(text, order_id, item_words)))
         if found.reason or found.faulty:
             return found
     return Reason(None, False, "")
+
+
+def _about(text: str, order_id: str | None, item_words: frozenset[str]) -> str:
+    parts = sentences(text)
+    mine = [
+        part
+        for part in parts
+        if (order_id and order_id in part)
+        or any(word in item_words for word in re.findall(r"[a-z]+", part.lower()))
+    ]
+    return " ".join(mine) if mine else text
 
 
 def customer_doubts_order(transcript: Transcript) -> bool:

@@ -608,13 +608,19 @@ class _Step:
         intent = self.intent
         if intent.reason or intent.faulty:
             return intent.reason, intent.faulty
-        found = customer_reason(self.t)
+        found = self.customer_reason()
         return found.reason, found.faulty
+
+    def customer_reason(self):
+        """What the customer wrote happened to the ticket's order."""
+        order_id = self.t.ticket_order
+        order = self.order_result(order_id) or {}
+        return customer_reason(self.t, order_id, frozenset(self.item_names(order)) - _NOT_PRODUCTS)
 
     def reason_note(self) -> str:
         if self.intent.reason or self.intent.faulty:
             return ""
-        words = customer_reason(self.t).words
+        words = self.customer_reason().words
         return f" The customer wrote: {words}." if words else ""
 
 
