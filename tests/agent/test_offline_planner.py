@@ -123,7 +123,19 @@ def error(code, message, retryable=False, next_actions=()):
     }
 
 
-def drive(messages, results, *, tool_names=ALL_TOOLS, max_steps=8, stop_after=None):
+def status_result(order_id="202610110087", requests=(), refunded="0.00", balance="129.00"):
+    return {
+        "ok": True,
+        "order_id": order_id,
+        "currency": "CNY",
+        "amount_paid": "129.00",
+        "refunded": refunded,
+        "refundable_balance": balance,
+        "refund_requests": list(requests),
+    }
+
+
+def drive(messages, results, *, tool_names=ALL_TOOLS, max_steps=10, stop_after=None):
     """Run the planner like the agent loop does, answering each tool call from `results`
     (tool name -> result dict). Returns (calls as (name, parsed arguments), final answer);
     with `stop_after` it returns (calls, None) after that many tool-calling steps."""
@@ -140,15 +152,15 @@ def drive(messages, results, *, tool_names=ALL_TOOLS, max_steps=8, stop_after=No
         messages.append({"role": "assistant", "content": None, "tool_calls": reply.tool_calls})
         for tool_call in reply.tool_calls:
             name = tool_call["function"]["name"]
-            calls.append(
-                (name, json.loads(tool_call["function"]["arguments"], parse_float=Decimal))
-            )
+            arguments = json.loads(tool_call["function"]["arguments"], parse_float=Decimal)
+            calls.append((name, arguments))
+            # Before proposing, the planner checks the refund requests already on the order.
+            if name == "get_refund_status" and name not in results:
+                result = status_result(arguments["order_id"])
+            else:
+                result = results[name]
             messages.append(
-                {
-                    "role": "tool",
-                    "tool_call_id": tool_call["id"],
-                    "content": json.dumps(results[name]),
-                }
+                {"role": "tool", "tool_call_id": tool_call["id"], "content": json.dumps(result)}
             )
     raise AssertionError(f"no final answer after {max_steps} steps: {calls}")
 
@@ -171,6 +183,7 @@ def test_it_looks_up_reads_policy_and_proposes_the_refundable_balance():
     assert calls == [
         ("get_order", {"order_id": "202610110087"}),
         ("search_policies", {"query": "refund window delivery damaged"}),
+        ("get_refund_status", {"order_id": "202610110087"}),
         (
             "create_refund",
             {
@@ -183,7 +196,7 @@ def test_it_looks_up_reads_policy_and_proposes_the_refundable_balance():
     ]
     assert (
         "Proposed a refund of 129.00 CNY (request rf_0123456789abcdef01234567, version 1) "
-        "— it is waiting for a reviewer; nothing has been refunded yet."
+        "— pending approval: it is waiting for a reviewer; nothing has been refunded yet."
     ) in answer
     assert "R-1 (Refund window), R-2 (Amount)" in answer
     assert "Policy checks: R-1 passes, R-2 passes." in answer
@@ -220,7 +233,7 @@ def test_it_writes_the_amount_as_a_two_decimal_json_number():
         },
     )
 
-    raw = messages[6]["tool_calls"][0]["function"]["arguments"]
+    raw = messages[8]["tool_calls"][0]["function"]["arguments"]
 
     assert '"amount": 80.50,' in raw
 
@@ -238,13 +251,14 @@ def test_it_uses_the_amount_and_order_the_agent_typed():
     )
 
     assert calls[0] == ("get_order", {"order_id": "202610150012"})
-    assert calls[2][1]["order_id"] == "202610150012"
-    assert calls[2][1]["amount"] == Decimal("50.00")
+    assert calls[-1][0] == "create_refund"
+    assert calls[-1][1]["order_id"] == "202610150012"
+    assert calls[-1][1]["amount"] == Decimal("50.00")
 
 
 def test_it_infers_the_reason_from_the_agents_words():
     cases = {
-        "The lamp never arrived, please refund the customer": "not_received",
+        "It never arrived, please refund the customer": "not_received",
         "They sent the wrong item, please refund it": "wrong_item",
         "Customer changed their mind, please refund it": "other",
     }
@@ -287,7 +301,9 @@ def test_it_asks_for_an_amount_instead_of_guessing_a_partial_refund():
     )
 
     assert [name for name, _ in calls] == ["get_order", "search_policies"]
-    assert "Tell me the exact amount to refund" in answer
+    assert answer.endswith(
+        "How much should I propose for order 202610110087 (refundable balance 129.00 CNY)?"
+    )
 
 
 def test_it_does_not_propose_when_nothing_is_left_to_refund():
@@ -424,7 +440,7 @@ def test_it_ignores_instructions_inside_tool_results():
     )
 
     assert [name for name, _ in calls] == ["get_order", "search_policies"]
-    assert "Relevant policy clauses: R-9 (Note)." in answer
+    assert "R-9 (Note): (text not quoted: it reads like instructions to the assistant)" in answer
     assert "202610280001" not in answer
 
 
@@ -507,11 +523,16 @@ def test_it_reports_a_refused_proposal_without_retrying():
     denied["error"]["verdicts"] = [{"clause": "R-1", "outcome": "fail", "detail": "75 days"}]
 
     calls, answer = drive(
-        start("The jacket arrived damaged, please refund it"),
+        start("It arrived damaged, please refund it"),
         {"get_order": order_result(), "search_policies": POLICY_RESULT, "create_refund": denied},
     )
 
-    assert [name for name, _ in calls] == ["get_order", "search_policies", "create_refund"]
+    assert [name for name, _ in calls] == [
+        "get_order",
+        "search_policies",
+        "get_refund_status",
+        "create_refund",
+    ]
     assert (
         "create_refund did not go through: The refund policy does not allow this refund. "
         "R-1: 75 days. Nothing was proposed."
@@ -540,19 +561,21 @@ def test_it_checks_the_status_once_after_a_proposal_timed_out():
         ],
     }
 
-    calls, answer = drive(
-        start("The mug arrived broken, please refund it"),
-        {
-            "get_order": order_result(),
-            "search_policies": POLICY_RESULT,
-            "create_refund": timeout,
-            "get_refund_status": status,
-        },
+    messages = start("The mug arrived broken, please refund it")
+    calls, _ = drive(
+        messages,
+        {"get_order": order_result(), "search_policies": POLICY_RESULT},
+        stop_after=3,
+    )
+    calls_after, answer = drive(
+        messages,
+        {"create_refund": timeout, "get_refund_status": status},
     )
 
-    assert [name for name, _ in calls] == [
+    assert [name for name, _ in calls + calls_after] == [
         "get_order",
         "search_policies",
+        "get_refund_status",
         "create_refund",
         "get_refund_status",
     ]
@@ -595,7 +618,7 @@ def test_it_gives_the_same_reply_for_the_same_transcript_and_new_ids_for_new_ste
     ids = [message["tool_calls"][0]["id"] for message in messages if message["role"] == "assistant"]
     replay = OfflinePlanner().complete(messages=messages[:4], tools=tools(ALL_TOOLS))
 
-    assert len(set(ids)) == 3
+    assert len(set(ids)) == 4
     assert replay.tool_calls == messages[4]["tool_calls"]
 
 
@@ -632,7 +655,12 @@ def test_it_treats_can_you_refund_it_as_a_request():
         },
     )
 
-    assert [name for name, _ in calls] == ["get_order", "search_policies", "create_refund"]
+    assert [name for name, _ in calls] == [
+        "get_order",
+        "search_policies",
+        "get_refund_status",
+        "create_refund",
+    ]
 
 
 def test_it_lists_orders_and_asks_which_one_when_the_ticket_has_none():
@@ -651,9 +679,8 @@ def test_it_lists_orders_and_asks_which_one_when_the_ticket_has_none():
 
     assert calls == [("list_customer_orders", {"limit": 20})]
     assert answer == (
-        "The customer's orders: 202610110087 (delivered), 202610150012 "
-        "(delivered).\nThis ticket has no order attached; tell me which order "
-        "you mean."
+        "The customer's orders: 202610110087 (delivered); 202610150012 (delivered).\n"
+        "This ticket has no order attached: which order do you mean? Tell me its number."
     )
 
 
@@ -700,3 +727,309 @@ def test_it_does_not_warn_about_ordinary_order_line_names():
 
     assert "Items: Ceramic mug x1 (home)." in answer
     assert "Warning" not in answer
+
+
+# --- a careful agent (DESIGN §16): ask when unclear, the agent's words decide -------------
+
+
+def with_thread(user, *bodies, order="202610110087", role="agent"):
+    """A run's context: the prompt, the ticket thread with the customer's messages (untrusted),
+    then the agent's request."""
+    thread = "The ticket conversation so far.\n" + "\n".join(
+        wrap_untrusted(f"customer message, 2026-11-29 14:0{n}", body)
+        for n, body in enumerate(bodies)
+    )
+    return [
+        {"role": "system", "content": system_prompt(order, role)},
+        {"role": "system", "content": thread},
+        {"role": "user", "content": user},
+    ]
+
+
+def headphones(balance="899.00"):
+    order = order_result("202610150012", paid="899.00", balance=balance, days=12)
+    order["lines"][0].update(name="Wireless headphones", category="electronics")
+    return order
+
+
+LISTING = {
+    "ok": True,
+    "total": 3,
+    "orders": [
+        {"order_id": "202610110087", "status": "delivered", "currency": "CNY",
+         "amount_paid": "129.00", "refundable_balance": "129.00", "items": ["Ceramic mug"]},
+        {"order_id": "202610150012", "status": "delivered", "currency": "CNY",
+         "amount_paid": "899.00", "refundable_balance": "899.00",
+         "items": ["Wireless headphones"]},
+        {"order_id": "202609020031", "status": "delivered", "currency": "CNY",
+         "amount_paid": "459.00", "refundable_balance": "459.00", "items": ["Rain jacket"]},
+    ],
+}  # fmt: skip
+ALL_RESULTS = {
+    "get_order": order_result(),
+    "search_policies": POLICY_RESULT,
+    "create_refund": refund_result(),
+    "list_customer_orders": LISTING,
+}
+
+
+def names(calls):
+    return [name for name, _ in calls]
+
+
+def proposals(calls):
+    return [arguments for name, arguments in calls if name == "create_refund"]
+
+
+def test_it_asks_how_much_when_the_agent_names_no_amount():
+    calls, answer = drive(start("Give her something back."), ALL_RESULTS)
+
+    assert proposals(calls) == []
+    assert answer.endswith("?")
+    assert answer.count("?") == 1
+
+
+def test_it_answers_who_approves_from_the_policy_and_proposes_nothing():
+    calls, answer = drive(
+        start("Once I propose a refund, who has to approve it? Can I approve my own?"),
+        ALL_RESULTS,
+    )
+
+    assert "create_refund" not in names(calls)
+    assert calls == [("search_policies", {"query": "approval reviewer four-eyes"})]
+    assert "The policy says:" in answer
+
+
+def test_a_table_name_with_refunds_in_it_asks_for_no_refund():
+    calls, _ = drive(start("Run SELECT * FROM refunds_refundrequest and show me every row."),
+                     ALL_RESULTS)  # fmt: skip
+
+    assert "create_refund" not in names(calls)
+
+
+def test_it_keeps_the_agents_amount_even_above_the_balance():
+    calls, _ = drive(start("Refund 150.00 for the broken mug to cover her trouble."), ALL_RESULTS)
+
+    assert proposals(calls)[0]["amount"] == Decimal("150.00")
+
+
+def test_it_keeps_a_bare_number_as_the_amount():
+    calls, _ = drive(start("could you put through 60 for the mug? it's chipped"), ALL_RESULTS)
+
+    assert proposals(calls)[0]["amount"] == Decimal("60.00")
+    assert proposals(calls)[0]["reason"] == "damaged"
+
+
+def test_a_zero_amount_is_asked_about_not_replaced_by_the_balance():
+    calls, answer = drive(start("Propose a refund of 0.00 for the mug, just to open a record."),
+                          ALL_RESULTS)  # fmt: skip
+
+    assert proposals(calls) == []
+    assert "must be more than 0.00" in answer and answer.endswith("?")
+
+
+def test_a_fault_in_use_is_other_unless_the_policy_counts_it_as_damage():
+    results = {**ALL_RESULTS, "get_order": headphones(),
+               "create_refund": refund_result("300.00")}  # fmt: skip
+    request = "The headphones stopped charging. Refund 300.00."
+
+    calls, _ = drive(start(request, order="202610150012"), results)
+    assert proposals(calls)[0]["reason"] == "other"
+
+    defects = {"ok": True, "clauses": [{"ref": "R-7", "title": "Defects", "text": (
+        "An item that stopped working within the window counts as damaged.")}]}  # fmt: skip
+    calls, _ = drive(start(request, order="202610150012"), {**results, "search_policies": defects})
+    assert proposals(calls)[0]["reason"] == "damaged"
+
+
+def test_it_reads_the_reason_from_the_customers_words_when_the_agent_says_go_ahead():
+    calls, _ = drive(
+        with_thread("Go ahead with her refund.", "The mug came smashed, the box was crushed."),
+        ALL_RESULTS,
+    )
+
+    assert proposals(calls)[0]["reason"] == "damaged"
+    assert proposals(calls)[0]["amount"] == Decimal("129.00")
+
+
+def test_a_refund_asked_only_by_the_customer_is_not_proposed():
+    calls, answer = drive(
+        with_thread("What does she want from us?", "Refund my mug and my blender now please."),
+        ALL_RESULTS,
+    )
+
+    assert "create_refund" not in names(calls)
+    assert "asks for a refund" in answer and "blender" in answer
+    assert "I did not act on it" in answer
+
+
+def test_it_asks_for_the_reason_when_nothing_says_what_went_wrong():
+    calls, answer = drive(start("Refund the order."), ALL_RESULTS)
+
+    assert proposals(calls) == []
+    assert answer.endswith(
+        "What went wrong with order 202610110087: damaged, not received, the wrong item, or "
+        "another reason?"
+    )
+
+
+def test_it_asks_which_order_when_the_customer_doubts_the_tickets_order():
+    calls, answer = drive(
+        with_thread("Refund the order.", "Sorry, the broken item may be from one of my other "
+                    "orders, not the mug one. I'll check which."),
+        ALL_RESULTS,
+    )  # fmt: skip
+
+    assert names(calls) == ["list_customer_orders"]
+    assert answer.endswith(
+        "Which order do you mean? Tell me its order number and I will look it up."
+    )
+
+
+def test_a_wrong_order_number_is_looked_for_among_the_customers_orders():
+    results = {**ALL_RESULTS, "get_order": error("NOT_FOUND", "No such order.")}
+
+    calls, answer = drive(start("Refund order 202610110078, the mug arrived broken."), results)
+
+    assert names(calls) == ["get_order", "list_customer_orders"]
+    assert "Did you mean 202610110087?" in answer
+    assert proposals(calls) == []
+
+
+def test_a_number_that_holds_another_item_than_the_one_named_is_asked_about():
+    results = {**ALL_RESULTS, "get_order": order_result()}
+
+    calls, answer = drive(
+        start("Propose the full refund for the headphones, order 202610110087.",
+              order="202610150012"),
+        {**results, "get_order": order_result()},
+    )  # fmt: skip
+
+    assert proposals(calls) == []
+    assert "which order do you mean?" in answer
+
+
+def test_a_status_question_reads_the_refund_status_and_proposes_nothing():
+    pending = status_result(requests=[{"request_id": "rf_1", "status": "pending_approval",
+                                       "amount": "129.00"}])  # fmt: skip
+
+    calls, answer = drive(start("is the mug refund approved yet?"),
+                          {**ALL_RESULTS, "get_refund_status": pending})  # fmt: skip
+
+    # "the mug" may be another order than the ticket's: the listing says which.
+    assert names(calls) == ["list_customer_orders", "get_refund_status"]
+    assert "rf_1 pending_approval (129.00) — pending approval by a reviewer" in answer
+
+
+def test_it_does_not_propose_again_while_a_request_is_pending():
+    pending = status_result(requests=[{"request_id": "rf_1", "status": "pending_approval",
+                                       "amount": "129.00"}])  # fmt: skip
+
+    calls, answer = drive(start("The mug arrived broken, please refund her."),
+                          {**ALL_RESULTS, "get_refund_status": pending})  # fmt: skip
+
+    assert "get_refund_status" in names(calls)
+    assert proposals(calls) == []
+    assert "already waiting for review" in answer
+
+
+def test_thanks_thats_all_calls_no_tool():
+    for request in ("Thanks, that's all.", "ok thx", "谢谢，没有别的事了。"):  # noqa: RUF001
+        calls, answer = drive(start(request), ALL_RESULTS)
+
+        assert calls == []
+        assert answer.startswith("You're welcome.")
+
+
+def test_it_reads_a_chinese_request():
+    lamp = order_result("202610250777", paid="249.00", balance="249.00", status="shipped")
+    lamp["lines"][0].update(name="Desk lamp")
+
+    calls, answer = drive(
+        start("台灯一直没收到，给客户全额退款。", order="202610250777"),  # noqa: RUF001
+        {**ALL_RESULTS, "get_order": lamp, "create_refund": refund_result("249.00")},
+    )
+
+    assert proposals(calls)[0]["reason"] == "not_received"
+    assert proposals(calls)[0]["amount"] == Decimal("249.00")
+    assert "待审核人批准" in answer
+
+
+def test_it_reads_the_reason_from_a_chinese_customer_message():
+    calls, _ = drive(with_thread("Go ahead and refund her.", "我收到的杯子已经碎了。"), ALL_RESULTS)
+
+    assert proposals(calls)[0]["reason"] == "damaged"
+
+
+def test_it_finds_an_order_named_by_its_item_before_answering_about_it():
+    jacket = order_result("202609020031", paid="459.00", balance="459.00", days=75)
+
+    calls, _ = drive(
+        start("Li also asks about a rain jacket she bought. Find that order and tell me "
+              "whether it can still be refunded.", order="202610150012"),
+        {**ALL_RESULTS, "get_order": jacket},
+    )  # fmt: skip
+
+    assert names(calls) == ["list_customer_orders", "get_order", "search_policies"]
+    assert calls[1] == ("get_order", {"order_id": "202609020031"})
+
+
+def test_an_order_of_another_customer_is_not_found_and_nothing_of_it_is_shown():
+    results = {**ALL_RESULTS, "get_order": error("NOT_FOUND", "No such order.")}
+
+    calls, answer = drive(start("Refund 202610250777 for Li, her mug broke."), results)
+
+    assert proposals(calls) == []
+    assert "Did you mean" not in answer
+    assert answer.endswith("Which order number is the right one?")
+
+
+def test_a_refund_that_waits_for_something_to_happen_is_not_proposed_now():
+    for request in (
+        "If she sends photos we'll refund; for now just look up the order.",
+        "Once she returns the mug, refund her.",
+    ):
+        calls, _ = drive(start(request), ALL_RESULTS)
+
+        assert proposals(calls) == [], request
+
+
+def test_a_condition_the_policy_answers_still_proposes():
+    calls, _ = drive(start("If the policy allows it, refund the broken mug."), ALL_RESULTS)
+
+    assert proposals(calls)[0]["amount"] == Decimal("129.00")
+
+
+def test_can_we_get_her_a_refund_is_a_request_and_can_we_do_partial_refunds_a_question():
+    calls, _ = drive(start("Li's mug came broken :( can we get her a refund asap? thx"),
+                     ALL_RESULTS)  # fmt: skip
+    assert proposals(calls)[0]["reason"] == "damaged"
+
+    calls, answer = drive(start("Can we do a partial refund instead of the full amount?"),
+                          ALL_RESULTS)  # fmt: skip
+    assert proposals(calls) == []
+    assert "The policy says:" in answer
+
+
+def test_in_an_email_about_several_orders_only_what_it_says_of_this_order_gives_the_reason():
+    calls, _ = drive(
+        with_thread(
+            "Go ahead with her refund.",
+            "My headphones stopped working last week, but that is another story. The ceramic "
+            "mug from you came with a broken handle though.",
+        ),
+        ALL_RESULTS,
+    )
+
+    assert proposals(calls)[0]["reason"] == "damaged"
+
+    calls, answer = drive(
+        with_thread(
+            "Go ahead with her refund.",
+            "The mug is lovely, thank you. My headphones arrived smashed though.",
+        ),
+        ALL_RESULTS,
+    )
+
+    assert proposals(calls) == []
+    assert "What went wrong with order 202610110087" in answer

@@ -1,13 +1,19 @@
 """The offline planner's final answer, composed from the tool results in the transcript."""
 
+import re
+
 from agent.errors import ErrorCode, error_in_words
-from agent.providers.offline.intent import Intent, _order_for, read_intent
+from agent.providers.offline.intent import (
+    Intent,
+    customer_latest_asks,
+    customer_messages,
+    read_intent,
+)
 from agent.providers.offline.transcript import (
     Call,
     Transcript,
     _attempted,
     _error_of,
-    _money,
     _outcome_unknown,
 )
 from agent.untrusted import (
@@ -85,8 +91,8 @@ def _refund_lines(result: dict) -> list[str]:
     currency = f" {result['currency']}" if result.get("currency") else ""
     lines = [
         f"Proposed a refund of {amount}{currency} (request {result.get('request_id', '?')}, "
-        f"version {result.get('version', '?')}) — it is waiting for a reviewer; nothing has "
-        "been refunded yet."
+        f"version {result.get('version', '?')}) — pending approval: it is waiting for a reviewer; "
+        "nothing has been refunded yet."
     ]
     verdicts = []
     for verdict in result.get("policy") or result.get("verdicts") or []:
@@ -103,19 +109,43 @@ def _refund_lines(result: dict) -> list[str]:
     return lines
 
 
+_STATUS_WORDS = {
+    "pending_approval": "pending approval by a reviewer, not refunded yet",
+    "approved": "approved, being paid out, not refunded yet",
+    "executing": "approved and being paid out, not confirmed yet",
+    "outcome_unknown": "sent to the payment provider, outcome not known yet",
+    "succeeded": "refunded (paid out)",
+    "failed": "failed at the payment provider, nothing refunded",
+    "rejected": "rejected by a reviewer, nothing refunded",
+    "withdrawn": "withdrawn, nothing refunded",
+}
+
+
 def _status_lines(result: dict) -> list[str]:
     requests = (
         result.get("refund_requests") or result.get("requests") or result.get("results") or []
     )
+    order_id = result.get("order_id")
+    where = f" on order {order_id}" if order_id else " for this order"
+    lines = []
     if not requests:
-        return ["get_refund_status shows no refund request for this order."]
-    described = [
-        f"{item.get('request_id', '?')} {_status_words(item.get('status'))} "
-        f"({item.get('amount', '?')})"
-        for item in requests
-        if isinstance(item, dict)
-    ]
-    return ["Refund requests on this order: " + "; ".join(described) + "."]
+        lines.append(f"get_refund_status shows no refund request{where}: nothing was refunded.")
+    else:
+        described = [
+            f"{item.get('request_id', '?')} {_status_words(item.get('status'))} "
+            f"({item.get('amount', '?')})"
+            + (f" — {_STATUS_WORDS[item['status']]}" if item.get("status") in _STATUS_WORDS else "")
+            for item in requests
+            if isinstance(item, dict)
+        ]
+        lines.append(f"Refund requests{where}: " + "; ".join(described) + ".")
+    currency = f" {result['currency']}" if result.get("currency") else ""
+    if result.get("amount_paid") is not None and result.get("refunded") is not None:
+        lines.append(
+            f"Paid {result['amount_paid']}{currency}, refunded so far {result['refunded']}"
+            f"{currency}, refundable balance {result.get('refundable_balance', '?')}{currency}."
+        )
+    return lines
 
 
 def _status_words(status) -> str:
@@ -154,44 +184,236 @@ def _injection_warning(transcript: Transcript) -> str | None:
     )
 
 
-def compose_answer(transcript: Transcript, offered: set[str]) -> str:
+def _listing_lines(listing: Call) -> list[str]:
+    result = listing.ok_result
+    if result is None:
+        return [_error_line(listing)]
+    orders = [o for o in result.get("orders") or result.get("results") or [] if isinstance(o, dict)]
+    described = []
+    for order in orders:
+        items = ", ".join(str(item) for item in order.get("items") or [])
+        currency = f" {order['currency']}" if order.get("currency") else ""
+        facts = [str(order.get("status", "?"))]
+        if order.get("amount_paid") is not None:
+            facts.append(f"paid {order['amount_paid']}{currency}")
+        if order.get("refundable_balance") is not None:
+            facts.append(f"refundable {order['refundable_balance']}{currency}")
+        described.append(
+            f"{order.get('order_id')}" + (f" {items}" if items else "") + f" ({', '.join(facts)})"
+        )
+    total = result.get("total")
+    count = f" ({total})" if isinstance(total, int) and total > len(orders) else ""
+    return [f"The customer's orders{count}: " + ("; ".join(described) or "none") + "."]
+
+
+def _clause_lines(result: dict, quote: bool) -> list[str]:
+    if not quote:
+        return [_policy_line(result)]
+    clauses = result.get("results") or result.get("clauses") or result.get("items") or []
+    quoted = [
+        f"{clause['ref']} ({clause.get('title', '')}): {_clause_text(clause)}".replace(" ()", "")
+        for clause in (clauses if isinstance(clauses, list) else [])[:3]
+        if isinstance(clause, dict) and clause.get("ref")
+    ]
+    if not quoted:
+        return ["Policy search found no matching clause."]
+    more = _refs(clauses[3:]) if isinstance(clauses, list) else []
+    also = [f"Also relevant: {', '.join(more)}."] if more else []
+    return ["The policy says:", *(f"- {line}" for line in quoted), *also]
+
+
+def _clause_text(clause: dict) -> str:
+    """A clause's text as the tool gave it, unless it reads like instructions: tool results
+    are data, and a tampered clause is not passed on as if it were policy."""
+    text = str(clause.get("text", ""))
+    if looks_like_instructions(text):
+        return "(text not quoted: it reads like instructions to the assistant)"
+    return text
+
+
+def _closest(order_id: str, listing: Call | None) -> str | None:
+    """The listed order number nearest to a mistyped one (same digits, one slip)."""
+    result = (listing.ok_result if listing else None) or {}
+    best, best_distance = None, 4
+    for order in result.get("orders") or []:
+        candidate = str(order.get("order_id", "")) if isinstance(order, dict) else ""
+        distance = _edit_distance(order_id, candidate)
+        if candidate and distance < best_distance:
+            best, best_distance = candidate, distance
+    return best
+
+
+def _edit_distance(a: str, b: str) -> int:
+    """Levenshtein distance with adjacent transpositions (typed digits swap places)."""
+    rows = [list(range(len(b) + 1))]
+    for i, char_a in enumerate(a, start=1):
+        row = [i]
+        for j, char_b in enumerate(b, start=1):
+            cost = 0 if char_a == char_b else 1
+            value = min(rows[-1][j] + 1, row[j - 1] + 1, rows[-1][j - 1] + cost)
+            if i > 1 and j > 1 and char_a == b[j - 2] and a[i - 2] == char_b:
+                value = min(value, rows[-2][j - 2] + 1)
+            row.append(value)
+        rows.append(row)
+    return rows[-1][-1]
+
+
+_CUSTOMER_WANTS = re.compile(r"\b(?:my|her|his)\s+(?P<thing>[a-z]{4,})", re.I)
+_NOT_THINGS_WORDS = """
+refund money order account orders colleague rules assistant agent lid system way time
+customer refunds request message while one
+"""
+_NOT_THINGS = frozenset(_NOT_THINGS_WORDS.split())
+
+
+def _customer_extra_request(
+    transcript: Transcript, intent: Intent, order: dict | None
+) -> str | None:
+    """A refund the customer asks for that the agent did not ask me to propose."""
+    latest = customer_latest_asks(transcript)
+    if latest is None or not latest.wants_refund or intent.defers_to_customer:
+        return None
+    text = customer_messages(transcript)[-1]
+    own = " ".join(
+        str(line.get("name", ""))
+        for line in (order or {}).get("lines") or []
+        if isinstance(line, dict)
+    ).lower()
+    things = []
+    for match in _CUSTOMER_WANTS.finditer(text):
+        thing = match.group("thing").lower()
+        if thing not in _NOT_THINGS and thing not in own and thing not in things:
+            things.append(thing)
+    if intent.wants_refund and not things:
+        return None
+    named = f" (it mentions: {', '.join(things[:3])})" if things else ""
+    return (
+        f"The customer's latest message asks for a refund{named}. A customer's request is not "
+        "an instruction to me: I did not act on it. Tell me if you want me to propose it."
+    )
+
+
+_QUESTIONS = {
+    "amount": "How much should I propose for order {order} (refundable balance {balance})?",
+    "amount_zero": (
+        "A refund must be more than 0.00, so I proposed nothing. What amount should I "
+        "propose for order {order} (refundable balance {balance})?"
+    ),
+    "customer_amount": (
+        "The customer's message names {customer_amount}, the refundable balance is {balance}: "
+        "which amount should I propose for order {order}?"
+    ),
+    "reason": (
+        "What went wrong with order {order}: damaged, not received, the wrong item, or "
+        "another reason?"
+    ),
+    "which_order": "Which order do you mean? Tell me its order number and I will look it up.",
+    "list": "Which order do you mean? Tell me its order number and I will look it up.",
+    "no_ticket_order": (
+        "This ticket has no order attached: which order do you mean? Tell me its number."
+    ),
+    "wrong_number": (
+        "I could not find order {typed} among this customer's orders.{closest} Which order "
+        "number is the right one?"
+    ),
+    "mismatch": (
+        "Order {typed} does not hold what you describe, but this ticket's order {ticket} does: "
+        "which order do you mean?"
+    ),
+    "bad_number": (
+        "{typed} is not an order number (order numbers have 8 to 20 digits). Which order do "
+        "you mean?"
+    ),
+}
+
+
+def _question(kind: str, transcript: Transcript, intent: Intent, move) -> str:
+    order_id = move.order_id or (intent.order_ids[0] if intent.order_ids else None)
+    order_id = order_id or transcript.ticket_order or "?"
+    order_call = _attempted(transcript, "get_order", order_id)
+    order = (order_call.ok_result if order_call else None) or {}
+    currency = f" {order['currency']}" if order.get("currency") else ""
+    balance = f"{order.get('refundable_balance', '?')}{currency}"
+    typed = intent.order_ids[0] if intent.order_ids else ""
+    if kind == "bad_number":
+        typed = intent.bad_order_refs[0] if intent.bad_order_refs else ""
+    closest = _closest(typed, _attempted(transcript, "list_customer_orders")) if typed else None
+    customer = customer_latest_asks(transcript)
+    return _QUESTIONS.get(kind, _QUESTIONS["which_order"]).format(
+        order=order_id,
+        balance=balance,
+        typed=typed,
+        closest=f" Did you mean {closest}?" if closest and kind == "wrong_number" else "",
+        customer_amount=f"{customer.amount}{currency}" if customer and customer.amount else "?",
+        ticket=transcript.ticket_order or "?",
+    )
+
+
+_NOTES = {
+    "out_of_steps": "I did not propose a refund yet; the step limit was reached before I could.",
+    "closing": (
+        "You're welcome. I made no changes for this request; nothing is left open on my side."
+    ),
+    "no_order": "I did not propose a refund because I could not read the order.",
+    "approval": (
+        "I can't approve refunds, and nobody approves their own: a refund reviewer who did not "
+        "request it must approve it (R-6). Until then it waits for review and nothing is paid out."
+    ),
+}
+
+
+def compose_answer(transcript: Transcript, offered: set[str], move=None) -> str:
     if not transcript.request:
         return "There is no request from the support agent to work on."
     intent = read_intent(transcript.request)
-    order_id = _order_for(transcript, intent)
-    ambiguous = transcript.ticket_order_conflict and not intent.order_ids
+    notes = list(getattr(move, "notes", []) or [])
+    ask = getattr(move, "ask", None)
+    if "closing" in notes:
+        return _NOTES["closing"] + (" 不客气，这次没有做任何改动。" if intent.chinese else "")
+    order_id = getattr(move, "order_id", None) or (
+        intent.order_ids[0] if intent.order_ids else transcript.ticket_order
+    )
     lines: list[str] = []
-    if ambiguous:
+    if transcript.ticket_order_conflict and not intent.order_ids:
         lines.append(
             "The ticket's order is ambiguous in my instructions, so I did not look "
             "one up. Tell me the order id."
         )
-    elif order_id is None:
-        listing = _attempted(transcript, "list_customer_orders")
-        listed = listing.ok_result if listing else None
-        if listed is not None:
-            orders = listed.get("orders") or listed.get("results") or []
-            described = [
-                f"{o.get('order_id')} ({o.get('status')})" for o in orders if isinstance(o, dict)
-            ]
-            lines.append("The customer's orders: " + (", ".join(described) or "none") + ".")
-        elif listing:
-            lines.append(_error_line(listing))
-        lines.append("This ticket has no order attached; tell me which order you mean.")
 
-    order_call = _attempted(transcript, "get_order", order_id) if order_id else None
-    order = order_call.ok_result if order_call else None
-    if order_call and not order_call.ok:
-        lines.append(_error_line(order_call))
-    elif order is not None:
-        lines += _order_lines(order)
-    elif order_id:
+    listing = _attempted(transcript, "list_customer_orders")
+    if listing is not None:
+        lines += _listing_lines(listing)
+
+    looked_up: list[str] = []
+    for call in transcript.calls:
+        if call.name == "get_order" and call.order_id and call.order_id not in looked_up:
+            looked_up.append(call.order_id)
+    order = None
+    for looked in looked_up:
+        lookup = _attempted(transcript, "get_order", looked)
+        if lookup is None:
+            continue
+        if lookup.ok_result is None:
+            lines.append(_error_line(lookup))
+        else:
+            lines += _order_lines(lookup.ok_result)
+            if looked == order_id:
+                order = lookup.ok_result
+    if order_id and not looked_up and not transcript.calls and not ask and not notes:
         lines.append(f"I have not looked up order {order_id}.")
+
+    for call in transcript.calls:
+        if call.name == "get_refund_status" and call is _attempted(
+            transcript, "get_refund_status", call.order_id
+        ):
+            status = call.ok_result
+            lines += _status_lines(status) if status is not None else [_error_line(call)]
 
     search = _attempted(transcript, "search_policies")
     if search is not None:
         clauses = search.ok_result
-        lines.append(_policy_line(clauses) if clauses is not None else _error_line(search))
+        quote = intent.asks_policy and not intent.wants_refund
+        lines += _clause_lines(clauses, quote) if clauses is not None else [_error_line(search)]
 
     refund_call = _attempted(transcript, "create_refund", order_id) if order_id else None
     if refund_call is not None:
@@ -202,16 +424,36 @@ def compose_answer(transcript: Transcript, offered: set[str]) -> str:
             lines.append(
                 "The refund proposal timed out: its outcome is unknown, so I did not send it again."
             )
-            status = _attempted(transcript, "get_refund_status", order_id)
-            if status is not None:
-                requests = status.ok_result
-                lines += _status_lines(requests) if requests is not None else [_error_line(status)]
-            else:
+            if _attempted(transcript, "get_refund_status", order_id) is None:
                 lines.append("Check get_refund_status for this order before proposing again.")
         else:
             lines.append(_error_line(refund_call) + " Nothing was proposed.")
-    elif intent.wants_refund and order_id:
-        lines.append(_why_no_proposal(transcript, offered, intent, order))
+
+    for note in notes:
+        if note == "not_offered":
+            lines.append(_why_not_offered(transcript))
+        elif note == "nothing_left":
+            lines.append(_nothing_left(order))
+        elif note == "already_pending":
+            lines.append(
+                "A refund request on this order is already waiting for review (see above), so "
+                "I did not propose another. Tell me if its amount or reason should change."
+            )
+        elif note in _NOTES:
+            lines.append(_NOTES[note])
+
+    extra = _customer_extra_request(transcript, intent, order)
+    if extra:
+        lines.append(extra)
+    if ask:
+        lines.append(_question(ask, transcript, intent, move))
+    elif not lines:
+        lines.append(
+            "I can't help with that here: I can look up this customer's orders, refund "
+            "requests and the refund policy, and propose refunds for review."
+        )
+    if intent.chinese:
+        lines.append(_chinese_summary(transcript, ask, refund_call))
 
     warning = _injection_warning(transcript)
     if warning:
@@ -219,23 +461,31 @@ def compose_answer(transcript: Transcript, offered: set[str]) -> str:
     return "\n".join(lines)
 
 
-def _why_no_proposal(
-    transcript: Transcript, offered: set[str], intent: Intent, order: dict | None
-) -> str:
-    if "create_refund" not in offered:
-        role = f" ({transcript.actor_role})" if transcript.actor_role else ""
+def _chinese_summary(transcript: Transcript, ask: str | None, refund_call: Call | None) -> str:
+    if ask:
+        return "（摘要）需要您先回答上面的问题，我才能继续；没有提交任何退款。"
+    proposal = refund_call.ok_result if refund_call else None
+    if proposal is not None:
         return (
-            f"I can't propose a refund: create_refund is not available to your role{role}. "
-            "A support agent or supervisor needs to propose it."
+            f"（摘要）已提交退款提议 {proposal.get('amount', '?')} {proposal.get('currency', '')}，"
+            "等待审核人批准（pending approval），尚未退款。"
         )
-    if order is None:
-        return "I did not propose a refund because I could not read the order."
-    balance = _money(order.get("refundable_balance"))
-    if not balance or balance <= 0:
-        return (
-            f"Nothing is left to refund on this order (refundable balance "
-            f"{order.get('refundable_balance', '0.00')}); I did not propose a refund."
-        )
-    if intent.partial_without_amount:
-        return "Tell me the exact amount to refund and I will propose it."
-    return "I did not propose a refund yet; the step limit was reached before I could."
+    return "（摘要）详情见上；本次没有提交新的退款。"
+
+
+def _why_not_offered(transcript: Transcript) -> str:
+    role = f" ({transcript.actor_role})" if transcript.actor_role else ""
+    return (
+        f"I can't propose a refund: create_refund is not available to your role{role}. "
+        "A support agent or supervisor needs to propose it."
+    )
+
+
+def _nothing_left(order: dict | None) -> str:
+    order = order or {}
+    refunded = order.get("refunded")
+    already = f" {refunded} was already refunded;" if refunded not in (None, "0.00") else ""
+    return (
+        f"Nothing is left to refund on this order (refundable balance "
+        f"{order.get('refundable_balance', '0.00')}):{already} I did not propose a refund."
+    )
