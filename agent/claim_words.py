@@ -84,7 +84,9 @@ LANGUAGES: dict[str, ClaimWords] = {
         r"for\s+(?:approval|review|sign-?off)|"
         r"to\s+(?:our|the|a)\s+(?:\w+\s+)?(?:team|reviewer|supervisor|manager|department)",
         habitual=r"usually|normally|typically|generally|always|often|refunds\s+(?:are|get)|"
-        r"(?:all|each|every|any)\s+refunds?",
+        r"(?:all|each|every|any)\s+refunds?|"
+        # A kind of refund, not one ("including refunds that are approved or being paid out").
+        r"(?:refunds|requests|ones)\s+(?:that|which)",
         not_money_after=r"\s+(?:requests?|application|claims?|proposals?|forms?|polic\w+|"
         r"window|status|review|team|process|options?|rules?)\b",
         phrases=(

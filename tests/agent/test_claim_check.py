@@ -88,6 +88,9 @@ NOT_CLAIMS = [
     "We will let you know once your refund has been processed.",
     "Your refund request has been sent to our team for review.",
     "Refunds are usually processed within 5 business days.",
+    # A kind of refund, as a policy clause quoted in an answer names it: no refund of this ticket.
+    "The limit counts refunds that are approved or still being paid out.",
+    "Refunds which are approved are paid out within 5 days.",
     "Has the customer been refunded? Let me check.",
     "The refund has not been approved.",
     "It must be approved by a reviewer before the customer gets any money.",
