@@ -209,7 +209,10 @@ class NotificationReadSerializer(serializers.Serializer):
     """Exactly one of `ids` (yours to mark read) and `all` (true)."""
 
     ids = serializers.ListField(
-        child=serializers.IntegerField(min_value=1), max_length=1000, required=False
+        # A notification's id is a bigint: a larger number names none (not a database error).
+        child=serializers.IntegerField(min_value=1, max_value=2**63 - 1),
+        max_length=1000,
+        required=False,
     )
     all = serializers.BooleanField(required=False)
 

@@ -131,6 +131,7 @@ class TicketEventStreamApi(APIView):
 
 LIST_STREAM_MAX_TICKETS = 100
 REFERENCE = re.compile(r"^TCK-[0-9]{1,18}$")
+TICKETS_PATTERN = r"^(TCK-[0-9]{1,18}(,TCK-[0-9]{1,18}){0,99})?$"
 
 
 def _references(raw: str) -> list[str]:
@@ -174,7 +175,10 @@ class TicketListStreamApi(APIView):
     @extend_schema(
         parameters=[
             OpenApiParameter(
-                "tickets", str, description="the references the list shows, comma-separated"
+                "tickets",
+                str,
+                description="the references the list shows, comma-separated (at most 100)",
+                pattern=TICKETS_PATTERN,
             )
         ],
         responses={

@@ -126,6 +126,8 @@ API = [
     ("POST", "/api/tickets/TCK-1002/escalate/", ESCALATORS),
     ("POST", "/api/tickets/TCK-1004/deescalate/", SUPERVISORS),
     ("GET", "/api/customers/{customer}/", STAFF),
+    ("GET", "/api/tickets/TCK-1001/events/", STAFF),
+    ("GET", "/api/notifications/", STAFF),
 ]
 
 
