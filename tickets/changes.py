@@ -124,7 +124,13 @@ def message_delivery(
 # --- notifications ------------------------------------------------------------------------
 
 
+# The changes that may tell someone something; the others cost no read of the ticket.
+NOTIFYING = {T.TICKET_ASSIGNED, T.MESSAGE_CREATED, T.TICKET_ESCALATED, T.REFUND_STATUS}
+
+
 def _notify_about(change: TicketChange, actor: User | None) -> None:
+    if change.type not in NOTIFYING:
+        return
     ticket = Ticket.objects.select_related("customer", "assignee").get(pk=change.ticket_id)
     recipients, kind, text = _who_is_told(change, ticket)
     targets = {user for user in recipients if user is not None and user.is_active}
@@ -137,7 +143,7 @@ def _notify_about(change: TicketChange, actor: User | None) -> None:
             recipient=user,
             ticket=ticket,
             kind=kind,
-            text=text,
+            text=text[: Notification._meta.get_field("text").max_length],
             actor=actor,
             data={"seq": change.seq, "type": change.type, **change.data},
         )
@@ -161,7 +167,7 @@ def _who_is_told(change: TicketChange, ticket: Ticket) -> tuple[Iterable[User | 
     ):
         return [ticket.assignee], N.CUSTOMER_REPLIED, f"{ticket.customer.name} replied on {ref}"
     if change.type == T.TICKET_ESCALATED and data.get("escalated"):
-        return _supervisors(), N.ESCALATED, f"{ref} was escalated: {data.get('note', '')}"[:300]
+        return _supervisors(), N.ESCALATED, f"{ref} was escalated: {data.get('note', '')}"
     if change.type == T.TICKET_ESCALATED:
         told = [ticket.assignee, *_escalated_by(ticket)]
         by = f" by {data['by']}" if data.get("by") else ""

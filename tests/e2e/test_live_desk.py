@@ -2,7 +2,8 @@
 arrives over the inbound API appears in the conversation and in the header's notification
 count within 2 s, without a reload; a reply sent from the page shows Queued while a real
 Celery worker waits for the mail server, then Sent, without a reload. The page is
-photographed at 1280 and 390 px with the header's count, and must not scroll sideways.
+photographed at 1280 and 390 px with the header's count, and must not scroll sideways. A ticket
+list redraws itself when one of its tickets changes and marks the customer's reply.
 
 Screenshots go to $LIVE_SHOTS_DIR if set (to look at them), else to the test's tmp_path."""
 
@@ -64,13 +65,19 @@ def shots(tmp_path) -> Path:
     return directory
 
 
-def email_from_the_customer(live_server, *, body: str, message_id: str) -> None:
+def email_from_the_customer(
+    live_server,
+    *,
+    body: str,
+    message_id: str,
+    subject: str = "Re: [TCK-1001] My mug arrived broken",
+) -> None:
     url = urlsplit(live_server.url)
     connection = http.client.HTTPConnection(url.hostname, url.port, timeout=30)
     email = {
         "from": CUSTOMER,
         "name": "Li Wei",
-        "subject": "Re: [TCK-1001] My mug arrived broken",
+        "subject": subject,
         "body": body,
         "message_id": message_id,
     }
@@ -140,3 +147,30 @@ def test_a_customers_email_and_a_replys_delivery_reach_the_open_page_without_a_r
     page.click("#notification-link")
     expect(page.locator("#notifications")).to_contain_text("Li Wei replied on TCK-1001")
     photograph(page, shots, "04-notifications")
+
+
+def test_the_ticket_list_redraws_itself_and_marks_the_customers_reply(
+    page, login, demo, desk_settings, live_server, shots
+):
+    # Given the agent has read TCK-1004 (theirs), then looks at their list
+    login("agent")
+    page.goto("/tickets/TCK-1004/")
+    page.goto("/tickets/?view=mine")
+    row_mark = page.locator('[data-customer-replied="TCK-1004"]')
+    expect(row_mark).to_have_count(0)
+    page.evaluate("window.__sameDocument = true")
+    page.wait_for_timeout(1000)
+
+    # When Li Wei writes again about the headphones
+    email_from_the_customer(
+        live_server,
+        body="The right earbud has stopped too.",
+        message_id="<live-desk-list@example.com>",
+        subject="Re: [TCK-1004] Headphones stopped working",
+    )
+
+    # Then the list marks it without a reload, and the header counts it
+    expect(row_mark).to_have_count(1, timeout=3_000)
+    expect(page.locator("#notification-count")).to_have_text("1", timeout=3_000)
+    assert page.evaluate("window.__sameDocument") is True
+    photograph(page, shots, "05-list-customer-replied")

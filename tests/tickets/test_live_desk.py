@@ -510,3 +510,17 @@ def test_the_header_shows_the_unread_count(demo, client):
 
     assert 'id="notification-count"' in page
     assert 'data-unread="1"' in page
+
+
+def test_a_notification_too_long_for_its_text_is_cut_to_fit(demo):
+    long_subject = "x" * 200
+    Ticket.objects.filter(reference="TCK-1003").update(subject=long_subject)
+    supervisor = user("supervisor")
+    supervisor.username = "s" * 150
+    supervisor.save()
+
+    services.ticket_assign(ticket=ticket("TCK-1003"), assignee=user("agent"), actor=supervisor)
+
+    text = Notification.objects.get(recipient__username="agent").text
+    assert len(text) == 300
+    assert text.startswith("TCK-1003 was assigned to you by sss")

@@ -6,16 +6,18 @@ of its own."""
 
 import json
 import statistics
+import threading
 import time
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.db import connection, transaction
 
 from agent import api
 from tests.agent.test_live_streams import AsgiStream, token_for
 from tickets import services
-from tickets.changes import notifications_mark_read
-from tickets.models import Ticket
+from tickets.changes import notifications_mark_read, ticket_change_append
+from tickets.models import Ticket, TicketChange
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -173,3 +175,37 @@ def test_a_list_stream_refuses_what_is_not_a_list_of_references(demo):
 
     assert stream.status == 400
     assert stream.json()["code"] == "invalid"
+
+
+def test_changes_written_at_once_to_one_ticket_take_every_seq_once(demo, live_services):
+    # Given eight threads appending ten changes each to TCK-1001 at the same time
+    pk, before = ticket().pk, ticket().last_change_seq
+    start = threading.Barrier(8)
+    commits: list[int] = []
+
+    def append(worker: int) -> None:
+        try:
+            start.wait()
+            for number in range(10):
+                with transaction.atomic():
+                    change = ticket_change_append(
+                        ticket_id=pk, type="ticket.status", data={"worker": worker, "n": number}
+                    )
+                    time.sleep(0.001)  # hold the row a little, as a real change would
+                commits.append(change.seq)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=append, args=(worker,)) for worker in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+
+    # Then every seq from before + 1 to before + 80 was taken once, by the change that committed
+    seqs = list(
+        TicketChange.objects.filter(ticket_id=pk, seq__gt=before).values_list("seq", flat=True)
+    )
+    assert sorted(seqs) == list(range(before + 1, before + 81))
+    assert ticket().last_change_seq == before + 80
+    assert sorted(commits) == list(range(before + 1, before + 81))
