@@ -11,17 +11,22 @@ import http.client
 import json
 import os
 import time
+from decimal import Decimal
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
+from django.contrib.auth import get_user_model
 from playwright.sync_api import expect
 
+from refunds.execution import refund_execute
+from refunds.services import refund_approve, refund_propose
 from tests.conftest import TEST_QUEUE
 from tests.e2e.overflow import LAPTOP, PHONE, assert_fits
 from tests.e2e.test_helpdesk_story import HeldMailServer
 from tests.services import WorkerProcess
-from tickets.models import TicketMessage
+from tickets import services
+from tickets.models import Ticket, TicketMessage
 
 pytestmark = [pytest.mark.e2e, pytest.mark.services, pytest.mark.django_db(transaction=True)]
 
@@ -174,3 +179,53 @@ def test_the_ticket_list_redraws_itself_and_marks_the_customers_reply(
     expect(page.locator("#notification-count")).to_have_text("1", timeout=3_000)
     assert page.evaluate("window.__sameDocument") is True
     photograph(page, shots, "05-list-customer-replied")
+
+
+def test_status_assignee_refunds_and_order_panels_follow_changes_made_elsewhere(
+    page, login, demo, desk_settings, live_server, shots
+):
+    # Given the agent with TCK-1001 open: no refund yet, nothing refunded on the mug
+    login("agent")
+    page.goto("/tickets/TCK-1001/")
+    expect(page.locator("#refunds-panel")).to_have_count(0)
+    expect(page.locator("#order-panel")).to_contain_text("Refunded0.00 CNY")
+    page.evaluate("window.__sameDocument = true")
+    page.wait_for_timeout(1000)
+
+    # When someone else proposes the refund, a reviewer approves it and it is executed, and a
+    # supervisor sets the ticket pending and assigns it to agent2
+    ticket = Ticket.objects.get(reference="TCK-1001")
+    users = get_user_model().objects
+    refund = refund_propose(
+        ticket=ticket,
+        order=ticket.order,
+        amount=Decimal("129.00"),
+        reason="damaged",
+        explanation="Arrived broken.",
+        requested_by=users.get(username="supervisor"),
+        role="supervisor",
+    ).refund
+    # (by the badges' status classes: the words are the desk's refund vocabulary)
+    expect(page.locator("#refunds-panel .badge-pending_approval")).to_have_count(1, timeout=3_000)
+    pending = refund.confirmations.get(status="pending")
+    refund_approve(
+        refund=refund,
+        reviewer=users.get(username="reviewer"),
+        version=pending.version,
+        fingerprint=pending.fingerprint,
+    )
+    refund_execute(refund_pk=refund.pk)
+    services.ticket_set_status(
+        ticket=ticket, to_status="pending", actor=users.get(username="supervisor")
+    )
+    services.ticket_assign(
+        ticket=ticket, assignee=users.get(username="agent2"), actor=users.get(username="supervisor")
+    )
+
+    # Then the page shows all of it without a reload
+    expect(page.locator("#refunds-panel .badge-succeeded")).to_have_count(1, timeout=3_000)
+    expect(page.locator("#order-panel")).to_contain_text("Refunded129.00 CNY", timeout=3_000)
+    expect(page.locator("#ticket-status")).to_have_text("Pending", timeout=3_000)
+    expect(page.locator("#ticket-assignee")).to_have_text("agent2", timeout=3_000)
+    assert page.evaluate("window.__sameDocument") is True
+    photograph(page, shots, "06-refund-and-status-followed")
