@@ -88,6 +88,15 @@ def announce_in_transaction(*, key: str, seq: int) -> None:
         transaction.on_commit(lambda: _publish(channel, message))
 
 
+def notify_in_transaction_sql(*, key: str, seq_sql: str) -> tuple[str, list] | None:
+    """`announce_in_transaction` for a statement that numbers the events itself (as
+    `pg_notify_sql`): the `pg_notify` to select in it on PostgreSQL, else None, and the caller
+    announces the seq the statement returns."""
+    if connection.vendor != "postgresql":
+        return None
+    return f"pg_notify(%s, %s || {seq_sql})", [POSTGRES_CHANNEL, f"{key} "]
+
+
 def pg_notify_sql(*, key: uuid.UUID | str, seq_sql: str) -> tuple[str, list] | None:
     """`announce` for a statement that numbers the events itself: the `pg_notify` to select
     in it, `seq_sql` being its SQL for the last seq, when streams are woken that way; else

@@ -24,8 +24,8 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
-from config.db import Update, update_returning
-from config.live import announce_in_transaction
+from config.db import Update, insert, update_returning, update_then_insert
+from config.live import announce_in_transaction, notify_in_transaction_sql
 from config.refund_statuses import RefundStatus
 from config.roles import GROUP_FOR_ROLE, Role
 from tickets.models import Notification, Ticket, TicketChange, TicketEvent, TicketMessage
@@ -67,22 +67,35 @@ def message_data(message: TicketMessage) -> dict[str, Any]:
     }
 
 
-@transaction.atomic
+# No savepoint of its own: a failure here rolls back the change it reports with it.
+@transaction.atomic(savepoint=False)
 def ticket_change_append(
     *, ticket_id: int, type: str, data: dict[str, Any], actor: User | None = None
 ) -> TicketChange:
     """Append the ticket's next change and the notifications it brings. Call it inside the
     transaction of the change: the ticket's row stays locked (its counter moved on) until that
-    commits, so changes of one ticket commit one after another, in seq order."""
-    seq = update_returning(
-        Update(
-            Ticket, where={"pk": ticket_id}, add={"last_change_seq": 1}, returning="last_change_seq"
-        )
+    commits, so changes of one ticket commit one after another, in seq order. On PostgreSQL
+    the counter, the row and its `NOTIFY` are one statement."""
+    change = TicketChange(ticket_id=ticket_id, type=type, data=data)
+    counter = Update(
+        Ticket, where={"pk": ticket_id}, add={"last_change_seq": 1}, returning="last_change_seq"
     )
+    key = ticket_key(ticket_id)
+    notify = notify_in_transaction_sql(key=key, seq_sql="held.last_change_seq")
+    if notify is not None:
+        change.seq = 0  # an offset from the counter as the UPDATE leaves it
+        seq = update_then_insert(
+            counter, inserts=[[change]], relative={TicketChange: "seq"}, also=[notify]
+        )
+    else:
+        seq = update_returning(counter)
+        if seq is not None:
+            change.seq = seq
+            insert([change])
+            announce_in_transaction(key=key, seq=seq)
     if seq is None:
         raise Ticket.DoesNotExist(f"no ticket {ticket_id}")
-    change = TicketChange.objects.create(ticket_id=ticket_id, seq=seq, type=type, data=data)
-    announce_in_transaction(key=ticket_key(ticket_id), seq=seq)
+    change.seq = seq
     _notify_about(change, actor)
     return change
 
@@ -124,12 +137,23 @@ def message_delivery(
 # --- notifications ------------------------------------------------------------------------
 
 
-# The changes that may tell someone something; the others cost no read of the ticket.
-NOTIFYING = {T.TICKET_ASSIGNED, T.MESSAGE_CREATED, T.TICKET_ESCALATED, T.REFUND_STATUS}
+def _may_tell(change: TicketChange) -> bool:
+    """Whether `change` may tell anyone anything: the others cost no read of the ticket."""
+    data = change.data
+    if change.type == T.MESSAGE_CREATED:
+        return (
+            data.get("author_kind") == TicketMessage.AuthorKind.CUSTOMER
+            and data.get("visibility") == TicketMessage.Visibility.PUBLIC
+        )
+    if change.type == T.TICKET_ASSIGNED:
+        return bool(data.get("to"))
+    if change.type == T.REFUND_STATUS:
+        return data.get("status") in REFUND_NOTIFIED
+    return change.type == T.TICKET_ESCALATED
 
 
 def _notify_about(change: TicketChange, actor: User | None) -> None:
-    if change.type not in NOTIFYING:
+    if not _may_tell(change):
         return
     ticket = Ticket.objects.select_related("customer", "assignee").get(pk=change.ticket_id)
     recipients, kind, text = _who_is_told(change, ticket)
