@@ -524,3 +524,21 @@ def test_a_notification_too_long_for_its_text_is_cut_to_fit(demo):
     text = Notification.objects.get(recipient__username="agent").text
     assert len(text) == 300
     assert text.startswith("TCK-1003 was assigned to you by sss")
+
+
+def test_under_wsgi_the_stream_polls_and_sends_the_changes_as_server_sent_events(demo, monkeypatch):
+    from agent import api as agent_api
+
+    monkeypatch.setattr(agent_api, "STREAM_MAX_S", 0.3)
+    services.ticket_set_status(ticket=ticket(), to_status="pending", actor=user("agent"))
+    top = last_seq()
+
+    response = api_as("intern").get(f"/api/tickets/TCK-1001/events/stream/?after={top - 1}")
+
+    assert response.status_code == 200
+    assert response["Content-Type"] == "text/event-stream"
+    body = b"".join(response.streaming_content).decode()
+    assert body.startswith("retry: 2000\n\n")
+    frame = body.split("\n\n")[1]
+    assert frame.startswith(f"id: {top}\nevent: ticket.status\ndata: ")
+    assert '"status": "pending"' in frame
