@@ -42,6 +42,7 @@ from tickets.models import Ticket
 # Changes sent in one frame batch at most: a client far behind catches up over a few reads.
 CHANGES_PER_READ = 500
 TICKET_READ_ERRORS = error_responses(401, 403, 404, e404="No such ticket.")
+UNKNOWN_FORMAT = "No such ?format= (json or event-stream)."
 CHANGE_FRAME = inline_serializer(
     "TicketChangeFrame",
     {
@@ -192,7 +193,7 @@ class TicketListStreamApi(APIView):
                     ),
                 },
             ),
-            **error_responses(400, 401, 403),
+            **error_responses(400, 401, 403, 404, e404=UNKNOWN_FORMAT),
         },
         summary="Tells a ticket list when its tickets change or a ticket is opened",
     )
@@ -220,11 +221,17 @@ class NotificationPagination(StrictPageNumberPagination):
         return schema
 
 
+UNREAD_VALUES = {"": False, "false": False, "0": False, "true": True, "1": True}
+
+
 @extend_schema(
     parameters=[
         OpenApiParameter("unread", bool, description="true: only the unread ones"),
     ],
-    responses={200: NotificationSerializer(many=True), **error_responses(400, 401, 403)},
+    responses={
+        200: NotificationSerializer(many=True),
+        **error_responses(400, 401, 403, 404, e404="No such page."),
+    },
     summary="Your notifications, newest first, with your unread count",
 )
 class NotificationListApi(generics.ListAPIView):
@@ -232,7 +239,10 @@ class NotificationListApi(generics.ListAPIView):
     pagination_class = NotificationPagination
 
     def get_queryset(self):
-        unread_only = self.request.query_params.get("unread", "") in ("true", "1")
+        unread = self.request.query_params.get("unread", "")
+        if unread not in UNREAD_VALUES:
+            raise ValidationError({"unread": ["Must be true or false."]})
+        unread_only = UNREAD_VALUES[unread]
         return selectors.notifications_of(user=self._user(), unread_only=unread_only)
 
     def get_paginated_response(self, data):
@@ -288,7 +298,10 @@ class NotificationStreamApi(APIView):
     renderer_classes = [JSONRenderer, EventStreamRenderer]
 
     @extend_schema(
-        responses={(200, "text/event-stream"): NOTIFICATIONS_FRAME, **error_responses(401, 403)},
+        responses={
+            (200, "text/event-stream"): NOTIFICATIONS_FRAME,
+            **error_responses(401, 403, 404, e404=UNKNOWN_FORMAT),
+        },
         summary="Your unread count as server-sent events (the header's count)",
     )
     def get(self, request):

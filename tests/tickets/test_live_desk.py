@@ -542,3 +542,10 @@ def test_under_wsgi_the_stream_polls_and_sends_the_changes_as_server_sent_events
     frame = body.split("\n\n")[1]
     assert frame.startswith(f"id: {top}\nevent: ticket.status\ndata: ")
     assert '"status": "pending"' in frame
+
+
+def test_a_bad_unread_filter_is_400(demo):
+    response = api_as("agent").get("/api/notifications/?unread=maybe")
+
+    assert response.status_code == 400
+    assert response.json()["extra"]["fields"] == {"unread": ["Must be true or false."]}
