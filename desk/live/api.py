@@ -1,6 +1,7 @@
 """The live desk's API (DESIGN §14): a ticket's changes (`/api/tickets/<ref>/events/` and its
-server-sent-events twin `/stream/`), and the user's notifications with their unread count
-(`/api/notifications/`, `/read/`, and `/stream/` for the header's count).
+server-sent-events twin `/stream/`), a list's news (`/api/ticket-list/stream/`), and the
+user's notifications with their unread count (`/api/notifications/`, `/read/`, and `/stream/`
+for the header's count). docs/ticket_events.md describes them.
 
 Streams are served as the run streams are (agent/api.py): under an ASGI server a waiting
 stream holds no thread and no database connection, and is woken by the announcements of its
