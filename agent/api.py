@@ -4,9 +4,10 @@ import asyncio
 import json
 import threading
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 
 from django.core.handlers.asgi import ASGIRequest
 from django.db import connection
@@ -171,12 +172,16 @@ def stream_read(run: AgentRun, after: int) -> StreamRead:
     return StreamRead(last.frames, last.after, over=True)
 
 
-def event_stream(run: AgentRun, after: int) -> Iterator[str]:
-    """The stream as a WSGI server serves it: its thread polls the database."""
+# One read of a stream: what there is after a seq (on a stream thread under ASGI).
+StreamReader = Callable[[int], StreamRead]
+
+
+def polled_stream(read_after: StreamReader, after: int) -> Iterator[str]:
+    """A stream as a WSGI server serves it: its thread polls the database."""
     started = last_sent = time.monotonic()
     yield STREAM_PREAMBLE
     while time.monotonic() - started < STREAM_MAX_S:
-        read = stream_read(run, after)
+        read = read_after(after)
         after = read.after
         if read.frames:
             yield "".join(read.frames)
@@ -203,10 +208,10 @@ def _retire_connection_if_due() -> None:
         connection.close_if_unusable_or_obsolete()
 
 
-def _stream_read_on_shared_thread(run: AgentRun, after: int) -> StreamRead:
+def _stream_read_on_shared_thread(read_after: StreamReader, after: int) -> StreamRead:
     _retire_connection_if_due()
     try:
-        return stream_read(run, after)
+        return read_after(after)
     finally:
         # Also after the read: a web process's pooled connection (CONN_MAX_AGE 0) goes back
         # to the pool now, rather than staying with this thread until its next read.
@@ -228,25 +233,30 @@ def close_stream_reader_connections(timeout_s: float = 10.0) -> None:
         call.result(timeout=timeout_s)
 
 
-async def read_stream_async(run: AgentRun, after: int) -> StreamRead:
+async def read_stream_async(read_after: StreamReader, after: int) -> StreamRead:
     # Not sync_to_async: it lets a call in flight finish and swallows the cancel a client's
     # disconnect sends, which would keep a closed stream waiting out its timer.
     loop = asyncio.get_running_loop()
-    return await loop.run_in_executor(_stream_readers, _stream_read_on_shared_thread, run, after)
+    return await loop.run_in_executor(
+        _stream_readers, _stream_read_on_shared_thread, read_after, after
+    )
 
 
-async def event_stream_async(run: AgentRun, after: int) -> AsyncIterator[str]:
-    """The stream as an ASGI server serves it: it waits on the event loop for the run's
-    announcements (agent/live.py), or for its re-read timer, and reads only then."""
+async def announced_stream(
+    keys: Iterable, read_after: StreamReader, after: int
+) -> AsyncIterator[str]:
+    """A stream as an ASGI server serves it: it waits on the event loop for announcements of
+    `keys` (config/live.py), or for its re-read timer, and reads only then, on one of the
+    few stream threads: no thread and no database connection is held while it waits."""
     hub = live.hub()
     started = last_sent = time.monotonic()
     yield STREAM_PREAMBLE
-    with hub.watching(run.pk) as woken:
+    with hub.watching(*keys) as woken:
         must_read, last_read = True, 0.0
         while (now := time.monotonic()) - started < STREAM_MAX_S:
             if must_read:
                 woken.clear()
-                read = await read_stream_async(run, after)
+                read = await read_stream_async(read_after, after)
                 last_read = time.monotonic()
                 after = read.after
                 if read.frames:
@@ -282,24 +292,40 @@ class RunEventStreamApi(APIView):
     )
     def get(self, request, run_id):
         run = _run_or_404(run_id)
-        last_event_id = request.headers.get("Last-Event-ID")
-        after = (
-            _seq(last_event_id, field="Last-Event-ID")
-            if last_event_id
-            else _seq(request.query_params.get("after"))
+        return event_stream_response(
+            request,
+            keys=[run.pk],
+            read_after=partial(stream_read, run),
+            after=resume_after(request),
         )
-        if isinstance(request._request, ASGIRequest):
-            # This thread (Django's for this request) idles until the stream ends: its
-            # connection goes back now rather than staying open per stream.
-            connection.close()
-            content: Iterator[str] | AsyncIterator[str] = event_stream_async(run, after)
-        else:
-            # A WSGI server would buffer an async iterator to the end: it gets the polling one.
-            content = event_stream(run, after)
-        response = StreamingHttpResponse(content, content_type="text/event-stream")
-        response["Cache-Control"] = "no-cache"
-        response["X-Accel-Buffering"] = "no"
-        return response
+
+
+def resume_after(request) -> int:
+    """The seq a stream starts after: Last-Event-ID (an EventSource reconnecting), else
+    `?after=`."""
+    last_event_id = request.headers.get("Last-Event-ID")
+    if last_event_id:
+        return _seq(last_event_id, field="Last-Event-ID")
+    return _seq(request.query_params.get("after"))
+
+
+def event_stream_response(
+    request, *, keys: Iterable, read_after: StreamReader, after: int
+) -> StreamingHttpResponse:
+    """The text/event-stream response of a stream: woken by announcements of `keys` under an
+    ASGI server, polling under WSGI."""
+    if isinstance(request._request, ASGIRequest):
+        # This thread (Django's for this request) idles until the stream ends: its
+        # connection goes back now rather than staying open per stream.
+        connection.close()
+        content: Iterator[str] | AsyncIterator[str] = announced_stream(keys, read_after, after)
+    else:
+        # A WSGI server would buffer an async iterator to the end: it gets the polling one.
+        content = polled_stream(read_after, after)
+    response = StreamingHttpResponse(content, content_type="text/event-stream")
+    response["Cache-Control"] = "no-cache"
+    response["X-Accel-Buffering"] = "no"
+    return response
 
 
 class RunCancelApi(APIView):

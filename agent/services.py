@@ -34,7 +34,8 @@ from config.connections import read_checking_connection
 from config.db import Update, column, select, update_select
 from config.errors import ApplicationError, Conflict, Forbidden, RateLimited, wait_in_words
 from config.roles import is_supervisor, support_role
-from tickets.models import Ticket, TicketMessage
+from tickets.changes import ticket_change_append
+from tickets.models import Ticket, TicketChange, TicketMessage
 from tickets.selectors import ticket_thread_from_json, ticket_thread_sql
 from tickets.services import ticket_post_message
 
@@ -228,6 +229,12 @@ def run_start(*, ticket: Ticket, user: User, message: str) -> AgentRun:
             "model": model,
         },
     )
+    ticket_change_append(
+        ticket_id=ticket.pk,
+        type=TicketChange.Type.RUN_STARTED,
+        data={"run": str(run.pk), "actor": user.get_username(), "role": role},
+        actor=user,
+    )
     # The run stays queued if the broker is down right now: the publish failure is logged and
     # resume_stalled_runs enqueues runs nobody picked up.
     enqueue_on_commit("agent.tasks.advance_run", str(run.pk), expected_version=run.version)
@@ -313,7 +320,7 @@ def run_request_cancel(*, run: AgentRun, user: User) -> AgentRun:
             raise RunFinished(f"The run already ended ({run.status}).")
         # A run in the middle of a step does not move here: that step sees the flag set above
         # and ends the run itself.
-        run_transition(
+        if run_transition(
             run_id=run.pk,
             to_status=AgentRun.Status.CANCELLED,
             any_of=[("lease_owner", "=", ""), ("lease_expires_at", "<", now)],
@@ -321,7 +328,10 @@ def run_request_cancel(*, run: AgentRun, user: User) -> AgentRun:
             event_data={"by": user.get_username()},
             stop_reason=AgentRun.StopReason.CANCELLED,
             updated_at=now,
-        )
+        ):
+            _tell_ticket_run_ended(
+                run=run, status=AgentRun.Status.CANCELLED, stop_reason=AgentRun.StopReason.CANCELLED
+            )
     run.refresh_from_db()
     return run
 
@@ -426,6 +436,7 @@ def run_finish(
             ticket_post_message(
                 ticket=run.ticket, author_kind=TicketMessage.AuthorKind.SYSTEM, body=check.note()
             )
+    _tell_ticket_run_ended(run=run, status=status, stop_reason=stop_reason)
     run.refresh_from_db()
     # Counted once the end is committed: a step rolled back after this ends nothing.
     steps, tokens_in, tokens_out = run.step_count, run.tokens_in, run.tokens_out
@@ -435,3 +446,13 @@ def run_finish(
         )
     )
     return True
+
+
+def _tell_ticket_run_ended(*, run: AgentRun, status: str, stop_reason: str) -> None:
+    """`run.completed` on the ticket's live stream, however the run ended (`status` says how),
+    after the answer it posted on the ticket."""
+    ticket_change_append(
+        ticket_id=run.ticket_id,
+        type=TicketChange.Type.RUN_COMPLETED,
+        data={"run": str(run.pk), "status": status, "stop_reason": stop_reason},
+    )

@@ -12,11 +12,12 @@ class DeskConfig(AppConfig):
         from django.contrib.auth import get_user_model
         from django.db.models.signals import post_save
 
-        from desk.receivers import post_refund_note
+        from desk.receivers import post_refund_change, post_refund_note
         from ops.credentials import revoke_api_tokens
-        from refunds.signals import refund_note
+        from refunds.signals import refund_changed, refund_note
 
         refund_note.connect(post_refund_note, dispatch_uid="tickets.post_refund_note")
+        refund_changed.connect(post_refund_change, dispatch_uid="tickets.post_refund_change")
         # The desk issues API tokens (POST /api/auth/token/): it also takes them back.
         post_save.connect(
             revoke_api_tokens, sender=get_user_model(), dispatch_uid="tickets.revoke_api_tokens"

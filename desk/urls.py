@@ -10,6 +10,7 @@ import agent.urls
 import refunds.urls
 from config.api_errors import JsonErrorsMixin, api_not_found
 from desk import api, views
+from desk.live import api as live
 from ops.throttling import AnonThrottle, SignInTokenSerializer
 
 
@@ -95,6 +96,34 @@ ticket_api_urlpatterns = [
     ),
     path("customers/<int:customer_id>/", api.CustomerDetailApi.as_view(), name="api-customer"),
     path("inbound/email/", api.InboundEmailApi.as_view(), name="api-inbound-email"),
+    *[
+        path(
+            "ticket-list/stream/",
+            live.TicketListStreamApi.as_view(),
+            name="api-ticket-list-stream",
+        ),
+        path(
+            "tickets/<str:reference>/events/",
+            live.TicketEventsApi.as_view(),
+            name="api-ticket-events",
+        ),
+        path(
+            "tickets/<str:reference>/events/stream/",
+            live.TicketEventStreamApi.as_view(),
+            name="api-ticket-event-stream",
+        ),
+        path("notifications/", live.NotificationListApi.as_view(), name="api-notifications"),
+        path(
+            "notifications/read/",
+            live.NotificationReadApi.as_view(),
+            name="api-notifications-read",
+        ),
+        path(
+            "notifications/stream/",
+            live.NotificationStreamApi.as_view(),
+            name="api-notification-stream",
+        ),
+    ],
 ]
 
 api_urlpatterns = [
@@ -124,6 +153,8 @@ api_urlpatterns = [
 
 urlpatterns = [
     path("api/", include(api_urlpatterns)),
+    path("notifications/", views.notification_list, name="notifications"),
+    path("notifications/read/", views.notification_read, name="notifications-read"),
     path("tickets/", include((ticket_urlpatterns, "tickets"))),
     path("customers/", include((customer_urlpatterns, "customers"))),
 ]

@@ -29,7 +29,7 @@ from orders.selectors import order_summary
 from refunds import services as refund_services
 from refunds.models import RefundRequest
 from refunds.selectors import with_latest_refund_status
-from tickets import selectors, services, sla
+from tickets import changes, selectors, services, sla
 from tickets.models import Macro, Ticket, TicketEvent, TicketMessage
 from tickets.services import TICKET_ALLOWED, ClaimsContradictState
 
@@ -117,7 +117,9 @@ def ticket_list(request):
         sla_state=filters["sla"],
         tag=filters["tag"],
     )
-    paginator = Paginator(with_latest_refund_status(tickets), PAGE_SIZE)
+    paginator = Paginator(
+        selectors.with_customer_waiting(with_latest_refund_status(tickets)), PAGE_SIZE
+    )
     page = paginator.get_page(request.GET.get("page"))
     rows = []
     for ticket in page.object_list:
@@ -330,6 +332,7 @@ def _withdrawable(refunds: list[RefundRequest], user) -> set[int]:
 def ticket_detail(request, reference: str):
     _require_staff(request.user)
     ticket = _ticket(reference)
+    changes.ticket_mark_seen(ticket=ticket, user=request.user)
     if request.GET.get("macro", "").isdigit():
         return _render_with_macro(request, ticket, int(request.GET["macro"]))
     return _render_ticket(request, ticket)
@@ -678,3 +681,30 @@ def customer_detail(request, customer_id: int):
             ],
         },
     )
+
+
+# --- notifications -------------------------------------------------------------------------
+
+
+@login_required
+def notification_list(request):
+    """The user's notifications, newest first; opening one marks it read."""
+    _require_staff(request.user)
+    page = Paginator(selectors.notifications_of(user=request.user), PAGE_SIZE).get_page(
+        request.GET.get("page")
+    )
+    return render(request, "tickets/notifications.html", {"page": page})
+
+
+@login_required
+@require_POST
+def notification_read(request):
+    """Mark one notification read (`id`) and go to its ticket, or all of them (no `id`)."""
+    _require_staff(request.user)
+    raw = request.POST.get("id", "")
+    if raw.isdigit():
+        notification = get_object_or_404(selectors.notifications_of(user=request.user), pk=int(raw))
+        changes.notifications_mark_read(user=request.user, ids=[notification.pk])
+        return redirect("tickets:detail", reference=notification.ticket.reference)
+    changes.notifications_mark_read(user=request.user)
+    return redirect("notifications")

@@ -1,6 +1,7 @@
 from django.conf import settings
 
-from config.roles import is_reviewer, support_role
+from config.roles import is_reviewer, is_staff_member, support_role
+from tickets.selectors import unread_notification_count
 
 
 def desk(request) -> dict:
@@ -12,6 +13,10 @@ def desk(request) -> dict:
         "user_support_role": role,
         "user_is_reviewer": reviewer,
         "user_role_words": _role_words(user, role or ("reviewer" if reviewer else "")),
+        # The header's count (static/js/notifications.js keeps it live).
+        "unread_notifications": (
+            unread_notification_count(user=user) if user and is_staff_member(user) else None
+        ),
     }
 
 

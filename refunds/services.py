@@ -38,7 +38,7 @@ from refunds.errors import (
 )
 from refunds.identity import derive_request_id, fingerprint, fingerprint_params
 from refunds.models import RefundConfirmation, RefundEvent, RefundRequest
-from refunds.signals import tell_ticket
+from refunds.signals import tell_ticket, tell_ticket_changed
 from refunds.transitions import confirmation_transition, refund_transition
 from tickets.models import Ticket
 
@@ -290,6 +290,7 @@ def _create_intent(
         actor=requested_by,
         detail={"version": 1},
     )
+    tell_ticket_changed(refund, requested_by)
     tell_ticket(refund, _proposed_message(refund, 1))
     return Proposal(refund=refund, confirmation=confirmation, outcome=ProposalOutcome.CREATED)
 
@@ -362,6 +363,7 @@ def _repropose(
         fields["updated_at"] = now
         RefundRequest.objects.filter(pk=refund.pk).update(**fields)
         refund.refresh_from_db()
+        tell_ticket_changed(refund, requested_by)
     version = (refund.confirmations.aggregate(top=Max("version"))["top"] or 0) + 1
     confirmation = _create_confirmation(refund=refund, version=version, now=now)
     outcome = ProposalOutcome.RENEWED if lapsed or pending is None else ProposalOutcome.NEW_VERSION
@@ -760,6 +762,7 @@ def _rebind_pending(
         detail={"order_edited": changes, "superseded_version": pending.version, "version": version},
     )
     RefundRequest.objects.filter(pk=refund.pk).update(updated_at=now)
+    tell_ticket_changed(refund, edited_by)
     tell_ticket(
         refund,
         f"{_label(refund)}: order {order.order_id} was edited by {edited_by.get_username()} "

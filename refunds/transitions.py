@@ -8,6 +8,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from refunds.models import RefundConfirmation, RefundEvent, RefundRequest
+from refunds.signals import tell_ticket_changed
 
 S = RefundRequest.Status
 C = RefundConfirmation.Status
@@ -71,6 +72,7 @@ def refund_transition(
         detail=detail or {},
     )
     refund.refresh_from_db()
+    tell_ticket_changed(refund, actor)
     return True
 
 

@@ -2,6 +2,7 @@ import importlib
 import io
 import logging
 import os
+import time
 import uuid
 
 import pytest
@@ -9,6 +10,7 @@ from django.apps import apps as django_apps
 from django.conf import settings
 from django.db import connections
 
+from agent import api as agent_api
 from agent.executor.pool import close_idle_threads
 from config.celery import app as celery_app
 from config.roles import Role
@@ -189,13 +191,23 @@ def browser():
         connections.close_all()
 
 
+# How long after its browser left a page's stream on the live server ends.
+STREAMS_END_S = 1.5
+
+
 @pytest.fixture
-def page(browser, live_server):
+def page(browser, live_server, monkeypatch):
+    # The live server is a WSGI server: a stream hears that its browser left only when it next
+    # writes. The pages' streams that never end by themselves (a ticket's, the header's count,
+    # a list's) write a keep-alive every half second here, so they end, and give their
+    # database connections back, before the test's database is emptied or dropped.
+    monkeypatch.setattr(agent_api, "STREAM_HEARTBEAT_S", 0.5)
     context = browser.new_context(base_url=live_server.url, viewport={"width": 1366, "height": 900})
     page = context.new_page()
     page.set_default_timeout(15_000)
     yield page
     context.close()
+    time.sleep(STREAMS_END_S)
 
 
 @pytest.fixture

@@ -36,6 +36,12 @@ class Ticket(models.Model):
     )
     # Flagged for a supervisor; cleared when a supervisor has dealt with it.
     escalated = models.BooleanField(default=False)
+    # The seq of the ticket's last TicketChange: the counter that numbers its changes. Moving
+    # it on locks the ticket's row until the change commits, so a ticket's changes commit in
+    # the order of their seqs and a reader resuming after seq N never misses one.
+    last_change_seq = models.PositiveBigIntegerField(default=0)
+    # When the assignee last opened the ticket: a customer's message after it is unseen.
+    assignee_seen_at = models.DateTimeField(null=True, blank=True)
     order = models.ForeignKey(
         "orders.Order", null=True, blank=True, on_delete=models.PROTECT, related_name="tickets"
     )
@@ -353,3 +359,76 @@ class Macro(models.Model):
         problems = macro_problems(self.body, self.actions)
         if problems:
             raise ValidationError(problems)
+
+
+class TicketChange(models.Model):
+    """Append-only: the ticket's changes in order, as the live desk follows them (DESIGN §14,
+    GET /api/tickets/<ref>/events/). `seq` counts from 1 per ticket; the stream's SSE id."""
+
+    class Type(models.TextChoices):
+        MESSAGE_CREATED = "message.created", "Message written"
+        MESSAGE_DELIVERY = "message.delivery", "Reply delivery changed"
+        TICKET_STATUS = "ticket.status", "Status changed"
+        TICKET_ASSIGNED = "ticket.assigned", "Assignee changed"
+        TICKET_ESCALATED = "ticket.escalated", "Escalation raised or handled"
+        REFUND_STATUS = "refund.status", "Refund status changed"
+        RUN_STARTED = "run.started", "Assistant run started"
+        RUN_COMPLETED = "run.completed", "Assistant run ended"
+
+    ticket = models.ForeignKey(Ticket, on_delete=models.CASCADE, related_name="changes")
+    seq = models.PositiveBigIntegerField()
+    type = models.CharField(max_length=32, choices=Type.choices)
+    data = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["ticket", "seq"]
+        constraints = [
+            models.UniqueConstraint(fields=["ticket", "seq"], name="ticket_change_unique_seq"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.ticket_id} #{self.seq} {self.type}"
+
+
+class Notification(models.Model):
+    """Something a desk user should know about one of their tickets (DESIGN §14). Written in
+    the transaction of the change it reports (tickets/changes.py); `read_at` set once read."""
+
+    class Kind(models.TextChoices):
+        ASSIGNED = "assigned", "Assigned to you"
+        CUSTOMER_REPLIED = "customer_replied", "Customer replied"
+        ESCALATED = "escalated", "Escalation raised"
+        ESCALATION_HANDLED = "escalation_handled", "Escalation handled"
+        REFUND_SETTLED = "refund_settled", "Refund settled"
+        REFUND_REJECTED = "refund_rejected", "Refund rejected"
+
+    recipient = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="notifications"
+    )
+    ticket = models.ForeignKey(Ticket, on_delete=models.CASCADE, related_name="notifications")
+    kind = models.CharField(max_length=32, choices=Kind.choices)
+    text = models.CharField(max_length=300)
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    data = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    read_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [
+            models.Index(
+                fields=["recipient", "-created_at", "-id"], name="notification_recent_idx"
+            ),
+            # The header's count: a user's unread ones, a handful among all.
+            models.Index(
+                fields=["recipient"],
+                condition=Q(read_at__isnull=True),
+                name="notification_unread_idx",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.recipient_id}: {self.text}"

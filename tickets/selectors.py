@@ -6,14 +6,24 @@ from functools import cache
 
 from django.contrib.auth.models import User
 from django.db import connection
-from django.db.models import F, Q, QuerySet
+from django.db.models import (
+    BooleanField,
+    Case,
+    F,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+    Value,
+    When,
+)
 
 from config import refund_statuses
 from config.db import column, table
 from orders.models import Customer, Order
 from orders.selectors import refundable_after
 from tickets import sla
-from tickets.models import Ticket, TicketEvent, TicketMessage
+from tickets.models import Notification, Ticket, TicketChange, TicketEvent, TicketMessage
 
 # The desk list's views (tabs). "mine" needs the user asking.
 VIEWS = ("all", "mine", "unassigned", "escalated")
@@ -193,3 +203,50 @@ def ticket_thread_from_json(value: str | list | None) -> list[ThreadMessage]:
 def _utc(text: str) -> datetime:
     moment = datetime.fromisoformat(text)
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+# --- the live desk (DESIGN §14) ---------------------------------------------------------------
+
+
+def ticket_changes(
+    *, ticket_id: int, after: int = 0, limit: int | None = None
+) -> list[TicketChange]:
+    """The ticket's changes with a seq above `after`, in order (at most `limit`)."""
+    changes = TicketChange.objects.filter(ticket_id=ticket_id, seq__gt=after).order_by("seq")
+    return list(changes[:limit] if limit else changes)
+
+
+def with_customer_waiting(tickets: QuerySet[Ticket]) -> QuerySet[Ticket]:
+    """`tickets` annotated with `customer_waiting`: the ticket has an assignee, its latest
+    public message is the customer's, and the assignee has not opened the ticket since
+    ("customer replied" on the lists)."""
+    latest_public = TicketMessage.objects.filter(
+        ticket=OuterRef("pk"), visibility=TicketMessage.Visibility.PUBLIC
+    ).order_by("-created_at", "-id")
+    unseen = Q(assignee_seen_at__isnull=True) | Q(assignee_seen_at__lt=F("latest_public_at"))
+    return tickets.annotate(
+        latest_public_kind=Subquery(latest_public.values("author_kind")[:1]),
+        latest_public_at=Subquery(latest_public.values("created_at")[:1]),
+    ).annotate(
+        customer_waiting=Case(
+            When(
+                Q(assignee__isnull=False, latest_public_kind=TicketMessage.AuthorKind.CUSTOMER)
+                & unseen,
+                then=Value(True),
+            ),
+            default=Value(False),
+            output_field=BooleanField(),
+        )
+    )
+
+
+def notifications_of(*, user: User, unread_only: bool = False) -> QuerySet[Notification]:
+    """`user`'s notifications, newest first."""
+    notifications = Notification.objects.filter(recipient=user).select_related("ticket", "actor")
+    if unread_only:
+        notifications = notifications.filter(read_at__isnull=True)
+    return notifications.order_by("-created_at", "-id")
+
+
+def unread_notification_count(*, user: User) -> int:
+    return Notification.objects.filter(recipient=user, read_at__isnull=True).count()

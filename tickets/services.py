@@ -20,8 +20,8 @@ from config.errors import ApplicationError, Conflict, Forbidden
 from config.roles import Role, is_supervisor, support_role
 from orders.addresses import BadAddress, email_key
 from orders.models import Customer, Order
-from tickets import mail, sla
-from tickets.models import Tag, Ticket, TicketCounter, TicketEvent, TicketMessage
+from tickets import changes, mail, sla
+from tickets.models import Tag, Ticket, TicketChange, TicketCounter, TicketEvent, TicketMessage
 
 logger = logging.getLogger(__name__)
 
@@ -86,6 +86,7 @@ def ticket_post_message(
         message_id=message_id,
     )
     _touch(ticket, message.created_at)
+    changes.message_created(message)
     return message
 
 
@@ -157,6 +158,7 @@ def ticket_write(
         )
     _touch(ticket)
     _stamp_first_response(ticket, message.created_at)
+    changes.message_created(message)
     enqueue_on_commit(SEND_REPLY_TASK, message.pk)
     return message
 
@@ -207,10 +209,12 @@ def reply_send(*, message_pk: int) -> DeliveryAttempt:
             )
             logger.warning("Reply %s to %s not sent: %s", message.pk, message.ticket, error)
             return DeliveryAttempt(D.QUEUED, error, attempts)
+        message.sent_at = timezone.now()
         TicketMessage.objects.filter(pk=message.pk).update(
-            delivery=D.SENT, delivery_attempts=attempts, delivery_error="", sent_at=timezone.now()
+            delivery=D.SENT, delivery_attempts=attempts, delivery_error="", sent_at=message.sent_at
         )
         _event(message.ticket, TicketEvent.Type.REPLY_SENT, message.author, message=message.pk)
+        changes.message_delivery(message=message, from_delivery=D.QUEUED, to_delivery=D.SENT)
     return DeliveryAttempt(D.SENT, attempts=attempts)
 
 
@@ -228,6 +232,9 @@ def reply_give_up(*, message_pk: int, error: str) -> bool:
         return False
     TicketMessage.objects.filter(pk=message.pk).update(delivery=D.FAILED, delivery_error=error)
     _event(message.ticket, TicketEvent.Type.REPLY_FAILED, None, message=message.pk, error=error)
+    changes.message_delivery(
+        message=message, from_delivery=D.QUEUED, to_delivery=D.FAILED, error=error
+    )
     return True
 
 
@@ -246,6 +253,7 @@ def reply_retry(*, message: TicketMessage, actor: User) -> TicketMessage:
         raise Conflict("Only a reply whose delivery failed can be retried.", code="not_failed")
     enqueue_on_commit(SEND_REPLY_TASK, message.pk)
     message.refresh_from_db()
+    changes.message_delivery(message=message, from_delivery=D.FAILED, to_delivery=D.QUEUED)
     return message
 
 
@@ -305,6 +313,18 @@ def ticket_set_status(
         actor,
         **{"from": from_status, "to": to_status},
         reason=reason,
+    )
+    changes.ticket_change_append(
+        ticket_id=ticket.pk,
+        type=TicketChange.Type.TICKET_STATUS,
+        data={
+            "status": to_status,
+            "from": from_status,
+            "to": to_status,
+            "reason": reason,
+            "by": actor.get_username() if actor else None,
+        },
+        actor=actor,
     )
     return ticket
 
@@ -368,8 +388,15 @@ def ticket_assign(*, ticket: Ticket, assignee: User | None, actor: User) -> Tick
     after = assignee.username if assignee else None
     if before == after:
         return ticket
-    _touch(ticket, assignee=assignee)
+    # A new assignee has seen nothing of it yet.
+    _touch(ticket, assignee=assignee, assignee_seen_at=None)
     _event(ticket, TicketEvent.Type.ASSIGNED, actor, **{"from": before, "to": after})
+    changes.ticket_change_append(
+        ticket_id=ticket.pk,
+        type=TicketChange.Type.TICKET_ASSIGNED,
+        data={"assignee": after, "from": before, "to": after, "by": actor.get_username()},
+        actor=actor,
+    )
     return ticket
 
 
@@ -397,6 +424,12 @@ def ticket_escalate(*, ticket: Ticket, note: str, actor: User) -> Ticket:
         body=f"Escalated to supervisors: {note}",
     )
     _event(ticket, TicketEvent.Type.ESCALATED, actor, note=note)
+    changes.ticket_change_append(
+        ticket_id=ticket.pk,
+        type=TicketChange.Type.TICKET_ESCALATED,
+        data={"escalated": True, "note": note, "by": actor.get_username()},
+        actor=actor,
+    )
     return ticket
 
 
@@ -412,6 +445,12 @@ def ticket_clear_escalation(*, ticket: Ticket, actor: User, note: str = "") -> T
         raise Conflict(f"{ticket.reference} is not escalated.", code="not_escalated")
     ticket.escalated, ticket.updated_at = False, now
     _event(ticket, TicketEvent.Type.ESCALATION_CLEARED, actor, note=note.strip())
+    changes.ticket_change_append(
+        ticket_id=ticket.pk,
+        type=TicketChange.Type.TICKET_ESCALATED,
+        data={"escalated": False, "note": note.strip(), "by": actor.get_username()},
+        actor=actor,
+    )
     return ticket
 
 
@@ -642,6 +681,7 @@ def ticket_open(
         first_response_due_at=first_due,
         resolution_due_at=resolution_due,
     )
+    changes.ticket_opened(ticket)
     _event(ticket, TicketEvent.Type.CREATED, opened_by, via="desk" if opened_by else "email")
     ticket_post_message(
         ticket=ticket,

@@ -140,6 +140,8 @@ API = [
     ("GET", "/api/macros/", SUPPORT),
     ("POST", "/api/tickets/TCK-1001/macros/{macro}/apply/", SUPPORT),
     ("GET", "/api/customers/{customer}/", STAFF),
+    ("GET", "/api/tickets/TCK-1001/events/", STAFF),
+    ("GET", "/api/notifications/", STAFF),
 ]
 
 

@@ -7,6 +7,7 @@ from django.db import close_old_connections
 from hypothesis import HealthCheck, settings
 from schemathesis.specs.openapi.checks import negative_data_rejection, positive_data_acceptance
 
+from agent import api as agent_api
 from config.wsgi import application
 from tests.api.conftest import token_header
 
@@ -24,8 +25,11 @@ INBOUND_SECRET = "fuzz-inbound-secret-0123456789-abcdef"
 
 
 @pytest.fixture
-def api_schema(desk, client, request, settings):
+def api_schema(desk, client, request, settings, monkeypatch):
     settings.INBOUND_SECRET = INBOUND_SECRET
+    # A ticket's stream, a list's and the notification count's have no end of their own: under
+    # WSGI they end when their time is up, here at once.
+    monkeypatch.setattr(agent_api, "STREAM_MAX_S", 0.05)
     # schemathesis' lazy loader renames the node per operation through `_nodeid`, which
     # pytest 9.2 no longer sets.
     request.node._nodeid = request.node.nodeid
@@ -66,6 +70,9 @@ def lenient_checks(case) -> list:
     if case.operation.path in ("/api/auth/token/", "/api/tickets/{reference}/assign/"):
         # Well-formed but wrong credentials, or a username nobody has, are a documented 400,
         # not a schema violation.
+        excluded.append(positive_data_acceptance)
+    if case.operation.path == "/api/notifications/read/":
+        # Exactly one of "ids" and "all": true, which the schema cannot say.
         excluded.append(positive_data_acceptance)
     if any(isinstance(value, list) for value in (case.query or {}).values()):
         # A repeated query parameter is not rejected: Django reads the last one.

@@ -91,7 +91,13 @@ def test_a_stream_the_server_ends_every_second_resumes_without_repeating_text(
     monkeypatch.setattr(api, "STREAM_MAX_S", 1.0)
     fake_openai.enqueue(Streamed(text_reply(ANSWER), delay=0.12))
     streams: list = []
-    page.on("request", lambda request: "/events/" in request.url and streams.append(request))
+    # The run's stream (the ticket page also follows the ticket's own: /api/tickets/.../events/)
+    page.on(
+        "request",
+        lambda request: (
+            "/api/runs/" in request.url and "/events/" in request.url and streams.append(request)
+        ),
+    )
     login("agent")
     page.goto("/tickets/TCK-1001/")
 
