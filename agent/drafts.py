@@ -46,8 +46,6 @@ class Draft:
     language: str
     # The refunds it describes: [{request_id, order_id, amount, currency, status}].
     state: list[dict] = field(default_factory=list)
-    # Written by a model (its middle part), not from templates.
-    by_model: bool = False
 
 
 def refund_state(ticket: Ticket) -> list[dict]:

@@ -170,8 +170,9 @@ class DraftSerializer(serializers.Serializer):
     check = DraftCheckSerializer()
     # A field named like Field.source: DRF's metaclass takes it out of the class attributes.
     source = serializers.ChoiceField(  # type: ignore[assignment]
-        choices=["run", "template", "model"],
-        help_text="run: the latest run's draft; template or model: written now",
+        choices=["run", "template"],
+        help_text="run: the latest run's draft; template: written now for the ticket as it is "
+        "(by the model with read-only context when one is configured, else from templates)",
     )
     run = serializers.UUIDField(allow_null=True)
 

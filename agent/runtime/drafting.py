@@ -57,15 +57,14 @@ def write_draft(*, ticket: Ticket, provider: Provider, ask: Ask = _call) -> draf
         body=drafts.assemble(language, ticket.customer.name, body),
         language=language,
         state=fallback.state,
-        by_model=True,
     )
 
 
 @dataclass(frozen=True)
 class TicketDraft:
     draft: drafts.Draft
-    # "run": the latest run's draft; "template": written now from templates; "model": written
-    # now by the model.
+    # "run": the latest run's draft; "template": written now (DESIGN §13 names no third source:
+    # by the model when one is configured and its draft could be used, else from templates).
     source: str
     run: AgentRun | None
 
@@ -99,4 +98,4 @@ def ticket_draft(*, ticket: Ticket, provider: Provider) -> TicketDraft:
         draft = drafts.Draft(body=run.draft_reply, language=run.draft_language, state=state)
         return TicketDraft(draft=draft, source="run", run=run)
     written = write_draft(ticket=ticket, provider=provider)
-    return TicketDraft(draft=written, source="model" if written.by_model else "template", run=None)
+    return TicketDraft(draft=written, source="template", run=None)
