@@ -23,6 +23,11 @@ class ErrorCode(StrEnum):
     AMOUNT_OVER_ROLE_LIMIT = "AMOUNT_OVER_ROLE_LIMIT"
     CURRENCY_NOT_SUPPORTED = "CURRENCY_NOT_SUPPORTED"
     REFUND_ALREADY_DECIDED = "REFUND_ALREADY_DECIDED"
+    # create_refund's guards (DESIGN §16, agent/tools/guards.py): nothing was proposed.
+    LOOKUP_REQUIRED = "LOOKUP_REQUIRED"
+    AGENT_REQUEST_REQUIRED = "AGENT_REQUEST_REQUIRED"
+    AMOUNT_UNCLEAR = "AMOUNT_UNCLEAR"
+    REASON_UNCLEAR = "REASON_UNCLEAR"
     TOOL_TIMEOUT = "TOOL_TIMEOUT"
     REPEATED_CALL = "REPEATED_CALL"
     CANCELLED = "CANCELLED"
@@ -53,7 +58,7 @@ DESK_ACTIONS = frozenset(action.value for action in NextAction)
 # What an error answers when whoever raises it names nothing more specific, so every code has
 # at least one action. Paths that know better (the tool to call again, a tool that resolves
 # the doubt) pass their own; docs/tools.md lists them per path.
-DEFAULT_NEXT_ACTIONS: dict[ErrorCode, tuple[NextAction, ...]] = {
+DEFAULT_NEXT_ACTIONS: dict[ErrorCode, tuple[str, ...]] = {
     ErrorCode.UNKNOWN_TOOL: (NextAction.ASK_AGENT,),
     ErrorCode.PERMISSION_DENIED: (NextAction.ESCALATE_TO_SUPERVISOR,),
     ErrorCode.BAD_JSON: (NextAction.ASK_AGENT,),
@@ -68,6 +73,10 @@ DEFAULT_NEXT_ACTIONS: dict[ErrorCode, tuple[NextAction, ...]] = {
     ),
     ErrorCode.CURRENCY_NOT_SUPPORTED: (NextAction.EXPLAIN_POLICY,),
     ErrorCode.REFUND_ALREADY_DECIDED: (NextAction.ASK_AGENT,),
+    ErrorCode.LOOKUP_REQUIRED: ("get_order",),
+    ErrorCode.AGENT_REQUEST_REQUIRED: (NextAction.ASK_AGENT,),
+    ErrorCode.AMOUNT_UNCLEAR: (NextAction.ASK_AGENT,),
+    ErrorCode.REASON_UNCLEAR: (NextAction.ASK_AGENT,),
     ErrorCode.TOOL_TIMEOUT: (NextAction.ASK_AGENT,),
     ErrorCode.REPEATED_CALL: (NextAction.USE_EARLIER_RESULT,),
     ErrorCode.CANCELLED: (NextAction.STOP,),

@@ -296,7 +296,7 @@ def test_it_reports_the_confusion_matrix_tokens_and_versions(evaluated):
     # 25 model replies per repeat and 3 for the flaky case; the fake counts 120 in, 30 out.
     assert len(evaluated.requests) == 53
     assert report["latency"]["model_calls"] == 53
-    assert report["tokens"] == {"in": 53 * 120, "out": 53 * 30}
+    assert report["tokens"] == {"in": 53 * 120, "out": 53 * 30, "cached": 0}
     assert (report["provider"], report["model"]) == ("openai", "gpt-4o-mini")
     assert (report["prompt_version"], report["tools_version"]) == (PROMPT_VERSION, TOOLS_VERSION)
 
