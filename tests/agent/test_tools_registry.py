@@ -337,7 +337,7 @@ def test_it_fills_defaults_and_converts_numbers_when_validating():
     [
         (True, "must be a number, not a boolean"),
         (False, "must be a number, not a boolean"),
-        ("129", "must be a number, not a string"),
+        ("129 CNY", 'must be a decimal amount such as "129.00" or a number'),
         (float("nan"), "must be a finite number"),
         (float("inf"), "must be a finite number"),
         (Decimal("129.001"), "must have at most 2 decimal places"),
