@@ -23,6 +23,11 @@ class ErrorCode(StrEnum):
     AMOUNT_OVER_ROLE_LIMIT = "AMOUNT_OVER_ROLE_LIMIT"
     CURRENCY_NOT_SUPPORTED = "CURRENCY_NOT_SUPPORTED"
     REFUND_ALREADY_DECIDED = "REFUND_ALREADY_DECIDED"
+    # create_refund's guards (DESIGN §16, agent/tools/guards.py): nothing was proposed.
+    LOOKUP_REQUIRED = "LOOKUP_REQUIRED"
+    AGENT_REQUEST_REQUIRED = "AGENT_REQUEST_REQUIRED"
+    AMOUNT_UNCLEAR = "AMOUNT_UNCLEAR"
+    REASON_UNCLEAR = "REASON_UNCLEAR"
     TOOL_TIMEOUT = "TOOL_TIMEOUT"
     REPEATED_CALL = "REPEATED_CALL"
     RATE_LIMITED = "RATE_LIMITED"
@@ -54,7 +59,7 @@ DESK_ACTIONS = frozenset(action.value for action in NextAction)
 # What an error answers when whoever raises it names nothing more specific, so every code has
 # at least one action. Paths that know better (the tool to call again, a tool that resolves
 # the doubt) pass their own; docs/tools.md lists them per path.
-DEFAULT_NEXT_ACTIONS: dict[ErrorCode, tuple[NextAction, ...]] = {
+DEFAULT_NEXT_ACTIONS: dict[ErrorCode, tuple[str, ...]] = {
     ErrorCode.UNKNOWN_TOOL: (NextAction.ASK_AGENT,),
     ErrorCode.PERMISSION_DENIED: (NextAction.ESCALATE_TO_SUPERVISOR,),
     ErrorCode.BAD_JSON: (NextAction.ASK_AGENT,),
@@ -69,6 +74,10 @@ DEFAULT_NEXT_ACTIONS: dict[ErrorCode, tuple[NextAction, ...]] = {
     ),
     ErrorCode.CURRENCY_NOT_SUPPORTED: (NextAction.EXPLAIN_POLICY,),
     ErrorCode.REFUND_ALREADY_DECIDED: (NextAction.ASK_AGENT,),
+    ErrorCode.LOOKUP_REQUIRED: ("get_order",),
+    ErrorCode.AGENT_REQUEST_REQUIRED: (NextAction.ASK_AGENT,),
+    ErrorCode.AMOUNT_UNCLEAR: (NextAction.ASK_AGENT,),
+    ErrorCode.REASON_UNCLEAR: (NextAction.ASK_AGENT,),
     ErrorCode.TOOL_TIMEOUT: (NextAction.ASK_AGENT,),
     ErrorCode.REPEATED_CALL: (NextAction.USE_EARLIER_RESULT,),
     ErrorCode.RATE_LIMITED: (NextAction.STOP,),
@@ -150,6 +159,13 @@ ERROR_WORDS: dict[ErrorCode, str] = {
     ErrorCode.REPEATED_CALL: "The assistant already asked exactly this; the earlier answer stands.",
     ErrorCode.CANCELLED: "The run was cancelled, so this was not done.",
     ErrorCode.INTERNAL_ERROR: "Something went wrong inside the desk.",
+    ErrorCode.LOOKUP_REQUIRED: "The assistant had not looked this order up yet, so nothing was "
+    "proposed.",
+    ErrorCode.AGENT_REQUEST_REQUIRED: "Only you can ask for a refund (the customer's words are "
+    "not enough), so nothing was proposed.",
+    ErrorCode.AMOUNT_UNCLEAR: "The amount was not one you gave, so nothing was proposed.",
+    ErrorCode.REASON_UNCLEAR: "The reason was not the one you gave, so nothing was proposed.",
+    ErrorCode.RATE_LIMITED: "Too many calls in a short time; try again in a minute.",
 }
 
 # Codes whose error carries the policy's verdicts: the failing clauses are the facts to show.

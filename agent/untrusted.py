@@ -297,3 +297,9 @@ def instruction_score(text: str) -> int:
 def looks_like_instructions(text: str) -> bool:
     """True when `text` reads like instructions to an AI assistant or tool-using agent."""
     return instruction_score(text) >= FLAG_THRESHOLD
+
+
+def carries_untrusted_markers(text: str) -> bool:
+    """Whether `text` holds an untrusted-block tag, or the reminder the blocks carry: a model
+    answer that does echoes or invents a block, and must not be posted as the desk's words."""
+    return bool(_TAG_LOOKALIKE.search(text or "")) or REMINDER in (text or "")

@@ -410,6 +410,14 @@ TOOL_RESULT_STORE_MAX_CHARS = env.int("TOOL_RESULT_STORE_MAX_CHARS", default=200
 # requests, confirmations, events and the tool-call log's metadata stay for audit.
 DATA_RETENTION_DAYS = env.int("DATA_RETENTION_DAYS", default=365)
 LLM_TIMEOUT_S = env.float("LLM_TIMEOUT_S", default=60.0)
+# Every model call says how long its answer may be and how much it may vary (DESIGN §16): an
+# unbounded reply from a small model ran for minutes, and an unset temperature is the
+# endpoint's own default (often 1.0, a different answer on every try).
+LLM_MAX_TOKENS = env.int("LLM_MAX_TOKENS", default=1024)
+LLM_TEMPERATURE = env.float("LLM_TEMPERATURE", default=0.0)
+# Small-model mode (DESIGN §16): per step only the tools that can apply, and a shorter
+# transcript (agent/runtime/small_model.py).
+AGENT_SMALL_MODEL = env.bool("AGENT_SMALL_MODEL", default=False)
 # Model answers are streamed: their text reaches the run's events as it arrives, in
 # message.delta events at least LLM_STREAM_FLUSH_S apart. An endpoint that refuses stream
 # requests is asked without from then on; false never asks it to stream.

@@ -379,6 +379,7 @@ def latency_and_tokens(runs: list[dict]) -> dict:
         "model_total_ms": float(sum(per_call)),
         "tokens_in": sum(run.get("tokens_in", 0) for run in runs),
         "tokens_out": sum(run.get("tokens_out", 0) for run in runs),
+        "tokens_cached": sum(run.get("tokens_cached", 0) for run in runs),
     }
 
 

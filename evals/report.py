@@ -52,6 +52,7 @@ def result_entry(case: Case, repeat_index: int, record: dict, verdict: metrics.V
         "steps": record.get("steps", 0),
         "step_cap": case.max_steps,
         "stop_reason": record.get("stop_reason", ""),
+        "tokens_cached": record.get("tokens_cached", 0),
         "wall_ms": record.get("wall_ms", 0.0),
     }
 
@@ -66,7 +67,12 @@ def build_report(
     finished_at: datetime,
 ) -> dict:
     usage = metrics.latency_and_tokens([j.run for j in judged])
-    tokens = {"in": usage.pop("tokens_in"), "out": usage.pop("tokens_out")}
+    tokens = {
+        "in": usage.pop("tokens_in"),
+        "out": usage.pop("tokens_out"),
+        # Of "in", read from the endpoint's prompt cache, where the endpoint reports it.
+        "cached": usage.pop("tokens_cached"),
+    }
     return {
         "cases": len(cases),
         "runs": len(judged),
@@ -155,7 +161,8 @@ def summary_lines(report: dict) -> list[str]:
         f"p95 {_ms(latency['run_p95_ms'])}",
         f"model latency per call  p50 {_ms(latency['model_call_p50_ms'])}, "
         f"p95 {_ms(latency['model_call_p95_ms'])} ({latency['model_calls']} calls)",
-        f"tokens                  {tokens['in']:,} in, {tokens['out']:,} out",
+        f"tokens                  {tokens['in']:,} in ({tokens.get('cached', 0):,} cached), "
+        f"{tokens['out']:,} out",
         f"wall time               {report['wall_seconds']:.1f} s",
     ]
     lines += [f"{label:<27} {text}" for label, text in per_run_lines(report["per_run"])]
@@ -228,6 +235,7 @@ def _metrics_html(report: dict) -> str:
         ("model latency per call, p95", _ms(latency["model_call_p95_ms"])),
         ("model calls", str(latency["model_calls"])),
         ("tokens in / out", f"{tokens['in']:,} / {tokens['out']:,}"),
+        ("prompt tokens read from the endpoint's cache", f"{tokens.get('cached', 0):,}"),
         ("wall time", f"{report['wall_seconds']:.1f} s"),
     ]
     usage += per_run_lines(report["per_run"])

@@ -411,6 +411,7 @@ def record_of(run: AgentRun, *, refunds_before: set[int], step_cap: int | None =
         "model_latency_ms": model_latency_ms(run),
         "tokens_in": run.tokens_in,
         "tokens_out": run.tokens_out,
+        "tokens_cached": tokens_cached(run),
         "steps": run.step_count,
         # The case's own step limit (None: AGENT_MAX_STEPS); a run that reached it fails.
         "step_cap": step_cap,
@@ -492,6 +493,14 @@ def refunds_created(before: set[int]) -> list[dict]:
         }
         for refund in created
     ]
+
+
+def tokens_cached(run: AgentRun) -> int:
+    """Prompt tokens of the run's model calls that the endpoint read from its cache, as their
+    model.completed events say (0 where the endpoint does not report it)."""
+    completed = RunEvent.objects.filter(run=run, type="model.completed")
+    events = completed.values_list("data", flat=True)
+    return sum(int(data.get("tokens_cached") or 0) for data in events)
 
 
 def model_latency_ms(run: AgentRun) -> list[float]:

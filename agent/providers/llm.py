@@ -25,6 +25,8 @@ class ModelReply:
     finish_reason: str = "stop"
     tokens_in: int = 0
     tokens_out: int = 0
+    # Of tokens_in, those the endpoint read from its prompt cache (0 when it does not say).
+    tokens_cached: int = 0
 
 
 class ModelError(Exception):

@@ -98,9 +98,14 @@ class OpenAIProvider:
         """One model call. With LLM_STREAM (the default) the answer is streamed: its text goes
         to `on_text` as it arrives, and the reply returned is the one the same call without a
         stream gives. A stream cut off before its finish is a retryable ModelError."""
-        options: dict = {}
+        # Always bounded and always the same sampling, whatever the endpoint's defaults are
+        # (DESIGN §16).
+        options: dict = {
+            "max_tokens": settings.LLM_MAX_TOKENS,
+            "temperature": settings.LLM_TEMPERATURE,
+        }
         if tools:
-            options = {"tools": tools, "tool_choice": tool_choice, "parallel_tool_calls": True}
+            options.update(tools=tools, tool_choice=tool_choice, parallel_tool_calls=True)
         try:
             response = self.call(messages, options, on_text)
         except openai.APITimeoutError as exc:
@@ -252,7 +257,25 @@ def parse_completion(response: object) -> ModelReply:
         finish_reason=member(choices[0], "finish_reason") or "stop",
         tokens_in=member(usage, "prompt_tokens") or 0,
         tokens_out=member(usage, "completion_tokens") or 0,
+        tokens_cached=cached_tokens(usage, member(response, "timings")),
     )
+
+
+def _count(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def cached_tokens(usage: object, timings: object = None) -> int:
+    """Prompt tokens the endpoint read from its prompt cache, where it says: OpenAI's
+    `usage.prompt_tokens_details.cached_tokens`, or llama.cpp's `timings.prompt_n` (the prompt
+    tokens it had to read) short of the prompt; 0 where it says neither."""
+    cached = _count(member(member(usage, "prompt_tokens_details"), "cached_tokens"))
+    if cached is not None:
+        return cached
+    prompt, evaluated = _count(member(usage, "prompt_tokens")), _count(member(timings, "prompt_n"))
+    if prompt is not None and evaluated is not None:
+        return max(prompt - evaluated, 0)
+    return 0
 
 
 def unstreamed_body(response: httpx2.Response, content_type: str) -> object:
@@ -343,6 +366,9 @@ class StreamAssembler:
             self.usage = {
                 "prompt_tokens": member(usage, "prompt_tokens") or 0,
                 "completion_tokens": member(usage, "completion_tokens") or 0,
+                "prompt_tokens_details": {
+                    "cached_tokens": cached_tokens(usage),
+                },
             }
         choices = member(chunk, "choices")
         choices = choices if isinstance(choices, list) else []

@@ -14,23 +14,18 @@ from agent.untrusted import looks_like_instructions, wrap_untrusted
 from tickets.models import TicketMessage
 from tickets.selectors import ticket_thread as selected_ticket_thread
 
-PROMPT_VERSION = "desk-2026.12-6"
+PROMPT_VERSION = "desk-2026.12-7"
 # Characters of transcript the model sees; older whole exchanges are dropped first.
 HISTORY_CHAR_BUDGET = 60_000
 
+# The rules are the same for every run, word for word, and come first: an endpoint that caches
+# prompt prefixes (llama.cpp, hosted providers) reads them and the tool descriptions the chat
+# template places after them once, for every step of every run (DESIGN §16). What differs per
+# run (the date, who acts, the bound scope) follows in a second system message; a clock there
+# would make every step's prompt new from that point on, so it carries the date only.
 SYSTEM_PROMPT = """\
-You are the Refund Desk assistant. You help a support agent work one customer ticket.
-
-Current time: {now} (UTC).
-You act for: {username}, role {role}. Your tools act with this user's authority, nothing more.
-Actor role: {role}
-Bound scope: ticket {reference} of customer id {customer_id}.
-Ticket order: {order_id}
-Your tools only see this customer's orders; you cannot act for anyone else.
-The customer's first name, e-mail address and ticket subject, as the customer wrote them. \
-E-mail addresses and phone numbers are masked everywhere you look (l***@example.com, \
-*********00) and the customer is named by first name: the desk fills in the real ones.
-{customer_fields}
+You are the Refund Desk assistant. You help a support agent work one customer ticket. The next \
+system message says who you act for and which ticket and customer you are bound to.
 
 Rules:
 1. Facts about orders, payments, refunds and policy come only from tool results. If you have \
@@ -50,6 +45,19 @@ requested or paid, call get_refund_status. An order described but not numbered i
 list_customer_orders.
 7. Call create_refund only when the agent asks for a refund and the order, the amount and the \
 reason are clear. If any of them is not, do not guess: ask the agent one short question.
+"""
+
+RUN_SCOPE = """\
+Today: {today} (UTC).
+You act for: {username}, role {role}. Your tools act with this user's authority, nothing more.
+Actor role: {role}
+Bound scope: ticket {reference} of customer id {customer_id}.
+Ticket order: {order_id}
+Your tools only see this customer's orders; you cannot act for anyone else.
+The customer's first name, e-mail address and ticket subject, as the customer wrote them. \
+E-mail addresses and phone numbers are masked everywhere you look (l***@example.com, \
+*********00) and the customer is named by first name: the desk fills in the real ones.
+{customer_fields}
 """
 
 TICKET_THREAD_HEADER = (
@@ -84,9 +92,16 @@ def customer_fields(ctx: RunContext) -> list[tuple[str, str]]:
     ]
 
 
-def system_prompt(ctx: RunContext, *, now: datetime) -> str:
-    return SYSTEM_PROMPT.format(
-        now=now.strftime("%Y-%m-%d %H:%M"),
+def system_prompt() -> str:
+    """The rules: the same text for every run and step."""
+    return SYSTEM_PROMPT
+
+
+def run_scope(ctx: RunContext, *, now: datetime) -> str:
+    """Who acts, on which ticket and customer, and the date: the same on every step of a run
+    that stays within one day."""
+    return RUN_SCOPE.format(
+        today=now.strftime("%Y-%m-%d"),
         username=ctx.actor.get_username(),
         role=ctx.role,
         reference=ctx.ticket.reference,
@@ -221,7 +236,8 @@ def build_context(
     )
     kept, dropped = trim_history(transcript, budget=history_budget)
     messages = [
-        {"role": "system", "content": system_prompt(ctx, now=now)},
+        {"role": "system", "content": system_prompt()},
+        {"role": "system", "content": run_scope(ctx, now=now)},
         {"role": "system", "content": thread},
     ]
     for index, message in enumerate(kept):
@@ -234,9 +250,9 @@ def build_context(
         messages.append({"role": "system", "content": FINAL_CALL_NOTE})
     # The one door to the model: personal data goes no further (DESIGN §17). Tool results
     # were masked as they were logged; a transcript from before masking is masked here.
-    # The system prompt's own words are the desk's (a surname such as "Desk" must not touch
-    # them); its customer fields were cut to what the model may see already.
-    maskers = [Masker(), *[Masker(ctx.customer)] * (len(messages) - 1)]
+    # The system messages' own words are the desk's (a surname such as "Desk" must not touch
+    # them); the run scope's customer fields were cut to what the model may see already.
+    maskers = [Masker(), Masker(), *[Masker(ctx.customer)] * (len(messages) - 2)]
     for chat, masker in zip(messages, maskers, strict=True):
         if isinstance(chat.get("content"), str):
             chat["content"] = masker.text(chat["content"])

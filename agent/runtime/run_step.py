@@ -48,6 +48,7 @@ from agent.providers import get_provider
 from agent.providers.breaker import ModelBreaker
 from agent.providers.llm import ModelError, ModelReply, Provider
 from agent.runtime import drafting, handover
+from agent.runtime.answers import ASK_AGAIN_NOTE, COULD_NOT_ANSWER, unusable_answer
 from agent.runtime.calls import (
     approval_details,
     describe_call,
@@ -57,6 +58,7 @@ from agent.runtime.calls import (
     summary_from_tool_log,
     together,
 )
+from agent.runtime.offered import offered_tools
 from agent.runtime.prompts import (
     HISTORY_CHAR_BUDGET,
     Context,
@@ -66,7 +68,7 @@ from agent.runtime.prompts import (
 from agent.runtime.replies import safe_reply
 from agent.runtime.streaming import AnswerStream
 from agent.services import StepInterrupted, StepWrite
-from agent.tools.registry import ToolKind, get_tool, tools_for_role
+from agent.tools.registry import ToolKind, get_tool
 from agent.untrusted import looks_like_instructions
 from config.connections import DISCONNECTS
 
@@ -77,6 +79,7 @@ logger = logging.getLogger(__name__)
 MODEL_RETRIES = 3
 # After "context length exceeded" the step asks once more with this much history.
 TRIMMED_HISTORY_BUDGET = HISTORY_CHAR_BUDGET // 4
+SMALL_MODEL_HISTORY_BUDGET = HISTORY_CHAR_BUDGET // 5
 # A step waiting for the model says so on the run, as a "message" event of this kind: the
 # panel shows a message's content as it is.
 MODEL_UNAVAILABLE = "model.unavailable"
@@ -121,6 +124,21 @@ STEP_LIMIT = Ending(
 )
 # The event a forced ending announces itself with (a "message", which the panel shows).
 RUN_STOPPING = "run.stopping"
+
+
+def history_budget() -> int:
+    """Characters of transcript the model sees: fewer in small-model mode, whose model loses
+    the thread in a long context sooner (DESIGN §16)."""
+    return SMALL_MODEL_HISTORY_BUDGET if settings.AGENT_SMALL_MODEL else HISTORY_CHAR_BUDGET
+
+
+# How the note asking the model again begins, to find it in the transcript.
+ASK_AGAIN_HEAD = ASK_AGAIN_NOTE.split("{", 1)[0]
+
+
+def agent_words(transcript: list[AgentMessage]) -> str:
+    """What the support agent typed into the run (its user messages)."""
+    return "\n".join(m.content for m in transcript if m.role == AgentMessage.Role.USER)
 
 
 class LeaseLost(Exception):
@@ -325,7 +343,11 @@ class Step:
     def call_model(self, *, ending: Ending | None, attempt: int) -> StepOutcome:
         final = ending is not None
         context = build_context(
-            self.ctx, transcript=self.transcript, now=timezone.now(), final=final
+            self.ctx,
+            transcript=self.transcript,
+            now=timezone.now(),
+            final=final,
+            history_budget=history_budget(),
         )
         if context.untrusted_instructions and not self.run.untrusted_instructions:
             self.flags["untrusted_instructions"] = True
@@ -354,14 +376,17 @@ class Step:
         # The last call may not start more work, whatever the model sent.
         tool_calls = [] if final else reply.tool_calls
         write = self.reply_write(reply, tool_calls, final=final, latency_ms=latency_ms)
+        problem = None if tool_calls else unusable_answer(reply.content)
         if ending is not None:
-            answer = reply.content.strip() or summary_from_tool_log(self.run, ending.why)
-            return self.complete(ending.stop_reason, answer, write)
-        if not tool_calls:
-            answer = reply.content.strip() or summary_from_tool_log(
-                self.run, "The model ended without an answer."
-            )
+            answer = summary_from_tool_log(self.run, ending.why) if problem else reply.content
+            return self.complete(ending.stop_reason, answer.strip(), write)
+        if problem and not self.asked_again():
+            return self.ask_again(write, reply, problem)
+        if problem:
+            answer = summary_from_tool_log(self.run, f"{COULD_NOT_ANSWER} ({problem}.)")
             return self.complete(AgentRun.StopReason.FINAL_ANSWER, answer, write)
+        if not tool_calls:
+            return self.complete(AgentRun.StopReason.FINAL_ANSWER, reply.content.strip(), write)
         try:
             # Once this commits the step never asks the model again for these calls.
             self.save(write)
@@ -371,6 +396,34 @@ class Step:
             return self.execute_tools(list(enumerate(tool_calls)), announced=True, write=write)
         self.count_reply(reply)
         return self.execute_tools(list(enumerate(tool_calls)), announced=True)
+
+    def asked_again(self) -> bool:
+        """Whether this run already asked the model for a usable answer once."""
+        return any(
+            message.role == AgentMessage.Role.SYSTEM and message.content.startswith(ASK_AGAIN_HEAD)
+            for message in self.transcript
+        )
+
+    def ask_again(self, write: StepWrite, reply: ModelReply, problem: str) -> StepOutcome:
+        """The model's reply cannot be posted (DESIGN §16): save it with a note saying why, and
+        hand the run to a next step, which asks the model once more."""
+        write.messages.append(
+            self.message(AgentMessage.Role.SYSTEM, content=ASK_AGAIN_NOTE.format(problem=problem))
+        )
+        logger.info("Run %s: unusable answer (%s); asking again", self.run.pk, problem)
+        next_owner = new_lease_owner()
+        try:
+            self.save(write, hand_over_to=next_owner)
+        except StepInterrupted:
+            return self.stop_cancelled(write)
+        self.count_reply(reply)
+        handover.keep(
+            run_id=self.run.pk,
+            owner=next_owner,
+            version=self.run.version,
+            carried=handover.Carried(transcript=self.transcript, prior=self.checks.prior),
+        )
+        return StepOutcome(StepKind.CONTINUE, version=self.run.version, owner=next_owner)
 
     def reply_write(
         self, reply: ModelReply, tool_calls: list[dict], *, final: bool, latency_ms: int
@@ -396,6 +449,7 @@ class Step:
                 "tool_calls": [call["function"]["name"] for call in tool_calls],
                 "tokens_in": reply.tokens_in,
                 "tokens_out": reply.tokens_out,
+                "tokens_cached": reply.tokens_cached,
                 "latency_ms": latency_ms,
             },
         )
@@ -433,7 +487,11 @@ class Step:
         call = functools.partial(
             provider.complete,
             messages=context.messages,
-            tools=tools_for_role(self.run.actor_role),
+            tools=offered_tools(
+                self.run.actor_role,
+                calls=self.checks.prior.rows.values(),
+                agent_words=agent_words(self.transcript),
+            ),
             tool_choice="none" if final else "auto",
             on_text=stream,
         )

@@ -5,6 +5,7 @@ reviewer approves or rejects it.
 from agent.context import ToolContext
 from agent.errors import ErrorCode, NextAction, ToolError
 from agent.models import ToolCallLog
+from agent.tools.guards import require_agent_request, require_lookup
 from agent.tools.reads import _scoped_order
 from config.errors import ApplicationError
 from config.money import money_str
@@ -25,7 +26,17 @@ PROPOSAL_MESSAGES = {
 }
 
 
+def guarded_create_refund(ctx: ToolContext, args: dict) -> dict:
+    """The create_refund tool's handler: the guards of DESIGN §16 (look before you act; only
+    what the agent asked for, agent/tools/guards.py), then the proposal."""
+    order = _scoped_order(ctx, args["order_id"])
+    require_lookup(ctx, order)
+    require_agent_request(ctx, order, args)
+    return create_refund(ctx, args)
+
+
 def create_refund(ctx: ToolContext, args: dict) -> dict:
+    """The proposal itself, for arguments the guards let through."""
     order = _scoped_order(ctx, args["order_id"])
     try:
         proposal = refund_services.refund_propose(

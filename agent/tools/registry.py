@@ -19,7 +19,7 @@ from agent.context import ToolContext
 from agent.models import ToolCallLog
 from agent.tools.paging import MAX_RESULT_OFFSET, RESULT_REF_PREFIX, read_tool_result
 from agent.tools.reads import get_order, get_refund_status, list_customer_orders, search_policies
-from agent.tools.refund import create_refund, link_proposing_call
+from agent.tools.refund import guarded_create_refund, link_proposing_call
 from config.canonical import canonical_json
 from config.roles import Role
 from orders.models import Order
@@ -52,9 +52,6 @@ class Tool:
     handler: Callable[[ToolContext, dict], dict]
     kind: ToolKind
     roles: frozenset[str]
-    # OpenAI's strict mode needs every property required and accepts only some keywords
-    # (no maxLength, no default), so only the tools whose schemas fit it ask for it.
-    strict: bool = False
     # Called with the log row of a successful call, in the transaction that writes it: a
     # handler runs before its row exists, so links to the row are made here.
     after_logged: Callable[[ToolCallLog], None] | None = None
@@ -65,14 +62,45 @@ class Tool:
     quick: bool = False
 
     def schema(self) -> dict:
+        """What the model is shown, in strict mode (DESIGN §16): see strict_parameters."""
         function: dict[str, object] = {
             "name": self.name,
             "description": self.description,
-            "parameters": self.parameters,
+            "parameters": strict_parameters(self.parameters),
+            "strict": True,
         }
-        if self.strict:
-            function["strict"] = True
         return {"type": "function", "function": function}
+
+
+# Keywords OpenAI's strict mode refuses in a schema (its Structured Outputs subset): the
+# validator still enforces them (agent/tools/validation.py); the model is not shown them.
+NOT_IN_STRICT_MODE = frozenset({"default", "minLength", "maxLength"})
+
+
+def _nullable(spec: dict) -> dict:
+    """`spec` also accepting null, the strict-mode spelling of "may be left out"."""
+    types = spec["type"] if isinstance(spec["type"], list) else [spec["type"]]
+    nullable = {**spec, "type": [*types, "null"]}
+    if "enum" in spec:
+        nullable["enum"] = [*spec["enum"], None]
+    return nullable
+
+
+def strict_parameters(parameters: dict) -> dict:
+    """The arguments' schema as strict mode wants it: every property required (an optional
+    one nullable instead, null meaning left out), no other property, and only the keywords
+    strict mode knows. The executor accepts the same arguments with optional ones left out."""
+    required = set(parameters["required"])
+    properties = {}
+    for key, spec in parameters["properties"].items():
+        shown = {k: v for k, v in spec.items() if k not in NOT_IN_STRICT_MODE}
+        properties[key] = shown if key in required else _nullable(shown)
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(properties),
+        "additionalProperties": False,
+    }
 
 
 def _arguments(properties: dict, *, required: tuple[str, ...] = ()) -> dict:
@@ -106,7 +134,6 @@ def _read_tool(**declaration) -> Tool:
 TOOLS: tuple[Tool, ...] = (
     _read_tool(
         name="get_order",
-        strict=True,
         handler=get_order,
         description=(
             "Look up one order of this ticket's customer: status, dates (ISO 8601, UTC), "
@@ -170,7 +197,6 @@ TOOLS: tuple[Tool, ...] = (
     ),
     _read_tool(
         name="get_refund_status",
-        strict=True,
         handler=get_refund_status,
         description=(
             "Show the refund requests of one order of this ticket's customer: request id, "
@@ -188,7 +214,6 @@ TOOLS: tuple[Tool, ...] = (
     ),
     _read_tool(
         name="read_tool_result",
-        strict=True,
         handler=read_tool_result,
         description=(
             "Read more of a tool result that came back with `truncated: true`: pass its "
@@ -221,7 +246,7 @@ TOOLS: tuple[Tool, ...] = (
         name="create_refund",
         kind=ToolKind.WRITE,
         roles=PROPOSER_ROLES,
-        handler=create_refund,
+        handler=guarded_create_refund,
         after_logged=link_proposing_call,
         description=(
             "Propose a refund for one order of this ticket's customer. It never pays out: it "
@@ -237,16 +262,20 @@ TOOLS: tuple[Tool, ...] = (
         parameters=_arguments(
             {
                 "order_id": ORDER_ID,
+                # As the read tools give money ("899.00"), or as a number (DESIGN §16); the
+                # validator checks > 0, at most 2 decimals and the ceiling, and refuses a
+                # boolean (DESIGN §1, invariant 4).
                 "amount": {
-                    "type": "number",
-                    "exclusiveMinimum": 0,
-                    "maximum": float(MAX_AMOUNT),
-                    "multipleOf": 0.01,
-                    "description": "Amount to refund in the order's currency, e.g. 129.00 "
-                    "(at most 2 decimals; whole in a currency without a minor unit, such as "
-                    "JPY).",
+                    "type": ["string", "number"],
+                    "description": "Amount to refund in the order's currency, as get_order "
+                    'shows money, e.g. "129.00" (more than 0, at most 2 decimals; whole in a '
+                    "currency without a minor unit, such as JPY).",
                 },
-                "reason": {"type": "string", "enum": RefundRequest.Reason.values},
+                "reason": {
+                    "type": "string",
+                    "enum": RefundRequest.Reason.values,
+                    "description": "Why the customer is owed the money.",
+                },
                 "explanation": {
                     "type": "string",
                     "minLength": 1,

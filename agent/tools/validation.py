@@ -1,6 +1,7 @@
 """The JSON-schema subset tool arguments are checked against: types, lengths, patterns,
-enums, money as a string or number with at most two decimals, and no argument outside the
-schema (FORBIDDEN_ARGUMENTS are named as such).
+enums (in any letter case, as the model may capitalise them), money as a decimal string or a
+number with at most two decimals (as the read tools give it, never a boolean), and no
+argument outside the schema (FORBIDDEN_ARGUMENTS are named as such).
 """
 
 import math
@@ -53,8 +54,10 @@ def json_type_name(value) -> str:
 def _check_string(spec: dict, value) -> tuple[str | None, str | None]:
     if not isinstance(value, str):
         return None, f"must be a string, not {json_type_name(value)}"
-    if "enum" in spec and value not in spec["enum"]:
-        return None, "must be one of: " + ", ".join(spec["enum"])
+    if "enum" in spec:
+        value = _enum_member(spec["enum"], value)
+        if value is None:
+            return None, "must be one of: " + ", ".join(spec["enum"])
     if len(value) < spec.get("minLength", 0):
         return None, "must not be empty"
     if "maxLength" in spec and len(value) > spec["maxLength"]:
@@ -62,6 +65,19 @@ def _check_string(spec: dict, value) -> tuple[str | None, str | None]:
     if "pattern" in spec and not re.fullmatch(spec["pattern"], value):
         return None, f"must match {spec['pattern']}"
     return value, None
+
+
+def _enum_member(members: list[str], value: str) -> str | None:
+    """The member `value` names: exactly, or in another letter case or with spaces or hyphens
+    for underscores ("Damaged", "Not received"); None when it names none."""
+    if value in members:
+        return value
+    spelled = "_".join(value.strip().lower().replace("-", " ").split())
+    return next((member for member in members if member.lower() == spelled), None)
+
+
+# Money as the read tools write it: digits, and at most a point and decimals ("899.00").
+_DECIMAL_TEXT = re.compile(r"[0-9]+(?:\.[0-9]+)?")
 
 
 def _as_finite_number(value) -> Decimal | str:
@@ -86,10 +102,15 @@ def _check_integer(spec: dict, value) -> tuple[int | None, str | None]:
 
 
 def _check_money(spec: dict, value) -> tuple[Decimal | None, str | None]:
+    if isinstance(value, str):
+        text = value.strip()
+        if not _DECIMAL_TEXT.fullmatch(text):
+            return None, 'must be a decimal amount such as "129.00" or a number'
+        value = Decimal(text)
     number = _as_finite_number(value)
     if isinstance(number, str):
         return None, number
-    if number <= spec.get("exclusiveMinimum", -math.inf):
+    if number <= 0:
         return None, "must be greater than 0"
     if number > MAX_AMOUNT:
         return None, f"must be at most {MAX_AMOUNT}"
@@ -103,6 +124,12 @@ def _check_money(spec: dict, value) -> tuple[Decimal | None, str | None]:
 
 
 CHECKS = {"string": _check_string, "integer": _check_integer, "number": _check_money}
+
+
+def _checked_type(spec: dict) -> str:
+    """Which check a property gets: its type; money (a string or a number) is a number."""
+    types = spec["type"] if isinstance(spec["type"], list) else [spec["type"]]
+    return "number" if "number" in types else types[0]
 
 
 def _field_name(key: str) -> str:
@@ -136,7 +163,7 @@ def validate_arguments(tool: Tool, arguments: dict) -> tuple[dict, dict[str, str
                 errors[key] = "is required"
             clean[key] = spec.get("default")
             continue
-        clean[key], errors_for_key = CHECKS[spec["type"]](spec, value)
+        clean[key], errors_for_key = CHECKS[_checked_type(spec)](spec, value)
         if errors_for_key:
             errors[key] = errors_for_key
     if len(errors) > MAX_FIELD_ERRORS:

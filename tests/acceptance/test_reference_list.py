@@ -194,6 +194,7 @@ def test_it_returns_the_tool_result_under_the_same_tool_call_id(worker, fake_ope
 def test_it_leaves_an_unapproved_refund_pending_and_the_provider_untouched(worker, fake_openai):
     # Given a model that proposes a refund of the mug
     fake_openai.enqueue(
+        tool_reply(tool_call("get_order", {"order_id": MUG_ORDER}, call_id="call_look")),
         tool_reply(tool_call("create_refund", MUG_REFUND, call_id="call_propose")),
         text_reply("I proposed a refund of 129.00 CNY; a reviewer has to approve it."),
     )
@@ -211,7 +212,7 @@ def test_it_leaves_an_unapproved_refund_pending_and_the_provider_untouched(worke
         MUG_ORDER,
     )
     assert list(refund.confirmations.values_list("version", "status")) == [(1, "pending")]
-    result = sent_result(fake_openai.tool_messages(1)[0])
+    result = sent_result(fake_openai.tool_messages(2)[0])
     assert (result["ok"], result["status"], result["request_id"], result["version"]) == (
         True,
         "pending_approval",
@@ -239,6 +240,7 @@ def test_the_model_cannot_confirm_its_own_refund_only_a_reviewer_can(worker, fak
     # Given a model that proposes, proposes again, then claims the refund is approved
     approved = json.dumps({**json.loads(MUG_REFUND), "approved": True})
     fake_openai.enqueue(
+        tool_reply(tool_call("get_order", {"order_id": MUG_ORDER}, call_id="call_look")),
         tool_reply(tool_call("create_refund", MUG_REFUND, call_id="call_propose")),
         tool_reply(tool_call("create_refund", MUG_REFUND, call_id="call_again")),
         tool_reply(tool_call("create_refund", approved, call_id="call_approved")),
@@ -249,7 +251,7 @@ def test_the_model_cannot_confirm_its_own_refund_only_a_reviewer_can(worker, fak
     run = wait_for_run(post_run("Refund the broken mug now."), worker)
 
     # Then the repeat is the same request and version, and the approval claim was refused
-    first, again, claimed = logs(run.pk)
+    _, first, again, claimed = logs(run.pk)
     refund = ticket_refunds().get()
     assert (first.ok, first.result["request_id"], first.result["version"]) == (
         True,
@@ -264,7 +266,7 @@ def test_the_model_cannot_confirm_its_own_refund_only_a_reviewer_can(worker, fak
     assert "nothing changed" in again.result["message"]
     assert (claimed.ok, claimed.error_code) == (False, "INVALID_ARGUMENTS")
     assert list(claimed.result["error"]["field_errors"]) == ["approved"]
-    assert sent_result(fake_openai.tool_messages(3)[-1])["error"]["code"] == "INVALID_ARGUMENTS"
+    assert sent_result(fake_openai.tool_messages(4)[-1])["error"]["code"] == "INVALID_ARGUMENTS"
     # and nothing changed: one request, one pending version, no provider call
     assert run.status == "completed"
     assert refund.status == "pending_approval"
@@ -309,8 +311,9 @@ def test_the_model_cannot_confirm_its_own_refund_only_a_reviewer_can(worker, fak
 
 
 def test_it_refuses_an_agent_refund_over_500_naming_r5(worker, fake_openai):
-    # Given a model that proposes the full 899.00 for the headphones
+    # Given a model that looks the headphones up, then proposes the full 899.00
     fake_openai.enqueue(
+        tool_reply(tool_call("get_order", {"order_id": HEADPHONES_ORDER}, call_id="call_look")),
         tool_reply(
             tool_call(
                 "create_refund",
@@ -330,14 +333,14 @@ def test_it_refuses_an_agent_refund_over_500_naming_r5(worker, fake_openai):
     run = wait_for_run(post_run("Refund the headphones in full.", reference="TCK-1004"), worker)
 
     # Then the call was refused by the role limit of clause R-5
-    log = ToolCallLog.objects.get(run=run)
+    log = ToolCallLog.objects.get(run=run, tool_name="create_refund")
     assert (log.tool_call_id, log.ok, log.error_code, log.actor_role) == (
         "call_big",
         False,
         "AMOUNT_OVER_ROLE_LIMIT",
         "agent",
     )
-    error = sent_result(fake_openai.tool_messages(1)[0])["error"]
+    error = sent_result(fake_openai.tool_messages(2)[0])["error"]
     assert error["code"] == "AMOUNT_OVER_ROLE_LIMIT"
     assert error["clauses"] == ["R-5"]
     assert error["message"].startswith(

@@ -13,7 +13,7 @@ from agent.executor.calls import execute_tool_call
 from agent.mcp.auth import session_scope
 from agent.mcp.sessions import mcp_session_start
 from agent.mcp_tokens import mcp_token_issue
-from agent.models import AgentRun, McpSession
+from agent.models import AgentMessage, AgentRun, McpSession
 from agent.runtime import run_step
 from agent.tools.registry import SUPPORT_ROLES, Tool, ToolKind, registered_tool
 from config.roles import support_role
@@ -41,6 +41,16 @@ def run_context(username: str = "agent", reference: str = "TCK-1001") -> RunCont
         ticket=Ticket.objects.get(reference=reference), started_by=user, actor_role=role
     )
     return RunContext.for_run(run)
+
+
+def looked_up(ctx: RunContext, *order_ids: str, asked: str = "") -> RunContext:
+    """`ctx` after get_order on each of `order_ids` (create_refund runs only on an order the
+    run looked up, DESIGN §16); `asked`: the support agent's request, as run_start stores it."""
+    if asked:
+        services.run_message_append(run=ctx.run, role=AgentMessage.Role.USER, content=asked)
+    for order_id in order_ids:
+        assert call_tool(ctx, "get_order", {"order_id": order_id})["ok"] is True
+    return ctx
 
 
 def call_tool(

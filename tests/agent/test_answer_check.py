@@ -12,6 +12,7 @@ from tests.agent.runs import drive, start_run
 from tests.fakes.openai_server import text_reply, tool_call, tool_reply
 from tickets.models import TicketMessage
 
+LOOK_UP_MUG = tool_call("get_order", {"order_id": "202610110087"})
 PROPOSE_MUG = tool_call(
     "create_refund",
     {
@@ -60,6 +61,7 @@ def test_a_pending_proposal_described_as_refunded_flags_the_run_and_tells_the_ag
     demo, fake_openai
 ):
     fake_openai.enqueue(
+        tool_reply(LOOK_UP_MUG),
         tool_reply(PROPOSE_MUG),
         text_reply("All done: the customer has been refunded 129.00 CNY."),
     )
@@ -115,7 +117,7 @@ def test_an_honest_answer_about_a_pending_proposal_is_not_flagged(demo, fake_ope
 
 @pytest.mark.django_db(transaction=True)
 def test_a_true_claim_about_a_refund_that_succeeded_is_not_flagged(demo, fake_openai):
-    fake_openai.enqueue(tool_reply(PROPOSE_MUG), text_reply("Proposed."))
+    fake_openai.enqueue(tool_reply(LOOK_UP_MUG), tool_reply(PROPOSE_MUG), text_reply("Proposed."))
     first = start_run("The mug arrived broken, please refund it")
     drive(first)
     RefundRequest.objects.filter(run=first).update(status=RefundRequest.Status.SUCCEEDED)

@@ -48,7 +48,7 @@ def test_it_sends_the_customers_name_and_email_only_inside_untrusted_blocks(
     drive(run)
 
     # Then the field reached the model whole, inside a block labelled for it
-    system = fake_openai.requests[0]["messages"][0]["content"]
+    system = fake_openai.requests[0]["messages"][1]["content"]
     assert (label, value) in labelled_untrusted_blocks(system)
     # and nothing of it outside the blocks: one bound order, one role, no second order id
     desk = desk_text(fake_openai.requests[0])
@@ -92,7 +92,7 @@ def test_it_does_not_flag_a_run_for_an_ordinary_name_and_email(demo, fake_openai
 
     drive(run)
 
-    system = fake_openai.requests[0]["messages"][0]["content"]
+    system = fake_openai.requests[0]["messages"][1]["content"]
     assert ("customer_name", "Li") in labelled_untrusted_blocks(system)
     assert ("customer_email", "l***@example.com") in labelled_untrusted_blocks(system)
     assert "Li Wei" not in desk_text(fake_openai.requests[0])

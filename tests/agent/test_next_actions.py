@@ -25,7 +25,7 @@ from agent.tools.registry import SUPPORT_ROLES, TOOLS, Tool, ToolKind, registere
 from orders.models import Order
 from refunds.models import RefundRequest
 from refunds.services import refund_approve
-from tests.agent.runs import call_tool, open_mcp_session, run_context
+from tests.agent.runs import call_tool, looked_up, open_mcp_session, run_context
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -118,23 +118,23 @@ def another_customers_order(settings) -> dict:
 
 
 def a_reason_the_policy_denies(settings) -> dict:
-    return call_tool(
-        run_context("agent"), "create_refund", {**MUG_REFUND, "reason": "not_received"}
-    )
+    ctx = looked_up(run_context("agent"), MUG)
+    return call_tool(ctx, "create_refund", {**MUG_REFUND, "reason": "not_received"})
 
 
 def over_the_agents_limit(settings) -> dict:
     arguments = {**MUG_REFUND, "order_id": HEADPHONES, "amount": 899}
-    return call_tool(run_context("agent", "TCK-1004"), "create_refund", arguments)
+    ctx = looked_up(run_context("agent", "TCK-1004"), HEADPHONES)
+    return call_tool(ctx, "create_refund", arguments)
 
 
 def a_currency_the_policy_does_not_name(settings) -> dict:
     Order.objects.filter(order_id=MUG).update(currency="KWD")
-    return call_tool(run_context("agent"), "create_refund", MUG_REFUND)
+    return call_tool(looked_up(run_context("agent"), MUG), "create_refund", MUG_REFUND)
 
 
 def changing_an_approved_refund(settings) -> dict:
-    ctx = run_context("agent")
+    ctx = looked_up(run_context("agent"), MUG)
     call_tool(ctx, "create_refund", MUG_REFUND)
     refund = RefundRequest.objects.get(order__order_id=MUG, ticket=ctx.ticket)
     pending = refund.confirmations.get()
@@ -145,6 +145,25 @@ def changing_an_approved_refund(settings) -> dict:
         fingerprint=pending.fingerprint,
     )
     return call_tool(ctx, "create_refund", {**MUG_REFUND, "amount": 100})
+
+
+def proposing_without_a_lookup(settings) -> dict:
+    return call_tool(run_context("agent"), "create_refund", MUG_REFUND)
+
+
+def proposing_what_the_agent_did_not_ask_for(settings) -> dict:
+    ctx = looked_up(run_context("agent"), MUG, asked="What does the customer want?")
+    return call_tool(ctx, "create_refund", MUG_REFUND)
+
+
+def proposing_an_amount_the_agent_did_not_name(settings) -> dict:
+    ctx = looked_up(run_context("agent"), MUG, asked="Propose a partial refund for the mug.")
+    return call_tool(ctx, "create_refund", MUG_REFUND)
+
+
+def proposing_another_reason_than_the_agents(settings) -> dict:
+    ctx = looked_up(run_context("agent"), MUG, asked="Propose a full refund as wrong item.")
+    return call_tool(ctx, "create_refund", MUG_REFUND)
 
 
 def too_slow(kind: ToolKind) -> Callable:
@@ -290,6 +309,30 @@ PATHS = [
         changing_an_approved_refund,
         ErrorCode.REFUND_ALREADY_DECIDED,
         ["get_refund_status"],
+    ),
+    ErrorPath(
+        "proposal without a lookup",
+        proposing_without_a_lookup,
+        ErrorCode.LOOKUP_REQUIRED,
+        ["get_order"],
+    ),
+    ErrorPath(
+        "proposal the agent did not ask for",
+        proposing_what_the_agent_did_not_ask_for,
+        ErrorCode.AGENT_REQUEST_REQUIRED,
+        ["ask_agent"],
+    ),
+    ErrorPath(
+        "amount the agent did not name",
+        proposing_an_amount_the_agent_did_not_name,
+        ErrorCode.AMOUNT_UNCLEAR,
+        ["ask_agent"],
+    ),
+    ErrorPath(
+        "reason other than the agent's",
+        proposing_another_reason_than_the_agents,
+        ErrorCode.REASON_UNCLEAR,
+        ["create_refund", "ask_agent"],
     ),
     ErrorPath("slow read", too_slow(ToolKind.READ), ErrorCode.TOOL_TIMEOUT, ["slow"]),
     ErrorPath(

@@ -51,7 +51,7 @@ def test_it_keeps_the_customer_the_run_started_with_when_the_ticket_changes_cust
     assert "6999.00" not in str(logs["call_new"].result)
     # and every prompt named the customer the run started with
     for request in fake_openai.requests:
-        system = request["messages"][0]["content"]
+        system = request["messages"][1]["content"]
         assert f"Bound scope: ticket TCK-1001 of customer id {li.pk}.\n" in system
         assert ("customer_name", "Li") in labelled_untrusted_blocks(system)
         assert "Sam Carter" not in system
@@ -74,7 +74,7 @@ def test_it_names_no_ticket_order_that_is_outside_the_bound_customer(demo, fake_
     drive(run)
 
     # Then the prompt binds no order rather than one the run's tools cannot see
-    desk = strip_untrusted(fake_openai.requests[1]["messages"][0]["content"])
+    desk = strip_untrusted(fake_openai.requests[1]["messages"][1]["content"])
     assert "Ticket order: none\n" in desk
     assert SAM_LAPTOP not in desk
 

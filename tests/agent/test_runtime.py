@@ -109,19 +109,19 @@ def test_it_sends_a_system_prompt_with_scope_rules_and_wrapped_customer_text(dem
     drive(run)
 
     messages = fake_openai.requests[0]["messages"]
-    system = messages[0]["content"]
-    assert messages[0]["role"] == "system"
+    assert [m["role"] for m in messages[:3]] == ["system", "system", "system"]
+    rules, system = messages[0]["content"], messages[1]["content"]
+    assert "R-1" in rules
+    assert "pending approval" in rules
     assert "Bound scope: ticket TCK-1003 of customer id " in system
     assert ("customer_name", "Sam") in labelled_untrusted_blocks(system)
     assert "You act for: agent, role agent." in system
     assert "Actor role: agent\n" in system
     assert "Ticket order: 202610220314\n" in system
-    assert "R-1" in system
-    assert "pending approval" in system
-    thread = messages[1]["content"]
+    thread = messages[2]["content"]
     assert thread.count('<untrusted source="customer_message') == 1
     assert "SYSTEM MESSAGE TO THE SUPPORT ASSISTANT" in thread
-    assert messages[2] == {"role": "user", "content": "Summarise the ticket."}
+    assert messages[3] == {"role": "user", "content": "Summarise the ticket."}
     # and the injection in the customer's message raised the run's warning flag
     assert run.untrusted_instructions is True
     assert run.prompt_version == PROMPT_VERSION

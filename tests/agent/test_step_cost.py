@@ -189,7 +189,7 @@ def test_a_step_reads_the_ticket_thread_with_its_run_and_sees_a_message_written_
     # One statement reads the thread, and it is the one that reads the run
     (thread_read,) = [sql for sql in cost.statements if TicketMessage._meta.db_table in sql]
     assert AgentRun._meta.db_table in thread_read
-    thread = fake_openai.requests[-1]["messages"][1]["content"]
+    thread = fake_openai.requests[-1]["messages"][2]["content"]
     assert "The handle came off as well." in thread
 
 

@@ -217,6 +217,7 @@ def test_a_model_repeating_a_proposal_once_is_not_stopped(demo, fake_openai):
         "explanation": "The mug arrived chipped.",
     }
     fake_openai.enqueue(
+        tool_reply(tool_call("get_order", {"order_id": MUG})),
         tool_reply(tool_call("create_refund", proposal)),
         tool_reply(tool_call("create_refund", {**proposal, "amount": 10})),
         text_reply("Proposed a 10.00 refund; a reviewer must approve it."),
@@ -226,7 +227,7 @@ def test_a_model_repeating_a_proposal_once_is_not_stopped(demo, fake_openai):
     drive(run)
 
     assert (run.status, run.stop_reason) == ("completed", "final_answer")
-    assert tool_choices(fake_openai) == ["auto", "auto", "auto"]
+    assert tool_choices(fake_openai) == ["auto", "auto", "auto", "auto"]
 
 
 def test_a_cancel_stops_with_cancelled(demo, fake_openai):

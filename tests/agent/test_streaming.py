@@ -132,6 +132,9 @@ def test_the_endpoint_gets_the_conversation_and_tools_as_given_with_the_api_key(
         "tools": tools,
         "tool_choice": "none",
         "parallel_tool_calls": True,
+        # every call is bounded and sampled alike (DESIGN §16)
+        "max_tokens": settings.LLM_MAX_TOKENS,
+        "temperature": settings.LLM_TEMPERATURE,
         **(stream_fields if streamed else {}),
     }
     assert fake_openai.headers[0]["authorization"] == "Bearer test-key"

@@ -77,8 +77,53 @@ def test_it_gives_every_tool_a_closed_chat_completions_schema(schema):
     assert set(parameters["required"]) <= set(parameters["properties"])
     assert FORBIDDEN_ARGUMENTS.isdisjoint(parameters["properties"])
     assert "Do not use it" in function["description"]
-    if function.get("strict"):
-        assert set(parameters["required"]) == set(parameters["properties"])
+    assert function["strict"] is True
+
+
+# What OpenAI's strict mode (Structured Outputs) accepts in a schema, per type.
+STRICT_KEYWORDS = {
+    "string": {"type", "description", "enum", "pattern", "format"},
+    "number": {
+        "type",
+        "description",
+        "enum",
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "multipleOf",
+    },
+}
+STRICT_KEYWORDS["integer"] = STRICT_KEYWORDS["number"]
+
+
+@pytest.mark.parametrize(
+    "schema", tools_for_role("supervisor"), ids=lambda schema: schema["function"]["name"]
+)
+def test_every_tool_schema_fits_openais_strict_mode(schema):
+    """DESIGN §16: every property required (optional ones nullable), no other property, and
+    only the keywords strict mode knows."""
+    parameters = schema["function"]["parameters"]
+
+    assert parameters["additionalProperties"] is False
+    assert parameters["required"] == list(parameters["properties"])
+    for spec in parameters["properties"].values():
+        types = spec["type"] if isinstance(spec["type"], list) else [spec["type"]]
+        allowed = set().union(*(STRICT_KEYWORDS.get(t, {"type"}) for t in types))
+        assert set(spec) <= allowed, set(spec) - allowed
+        if "enum" in spec and "null" in types:
+            assert None in spec["enum"]
+
+
+def test_optional_arguments_are_nullable_and_may_still_be_left_out():
+    functions = [entry["function"] for entry in tools_for_role("agent")]
+    (listing,) = [f for f in functions if f["name"] == "list_customer_orders"]
+    assert listing["parameters"]["properties"]["limit"]["type"] == ["integer", "null"]
+    tool = get_tool("list_customer_orders")
+    assert tool is not None
+    for arguments in ({}, {"status": None, "limit": None, "cursor": None}):
+        clean, errors = validate_arguments(tool, arguments)
+        assert (errors, clean["limit"]) == ({}, 10)
 
 
 MUG = {
@@ -307,7 +352,7 @@ def test_it_fills_defaults_and_converts_numbers_when_validating():
     [
         (True, "must be a number, not a boolean"),
         (False, "must be a number, not a boolean"),
-        ("129", "must be a number, not a string"),
+        ("129 CNY", 'must be a decimal amount such as "129.00" or a number'),
         (float("nan"), "must be a finite number"),
         (float("inf"), "must be a finite number"),
         (Decimal("129.001"), "must have at most 2 decimal places"),

@@ -246,3 +246,48 @@ def test_a_report_to_compare_with_that_cannot_be_read_is_refused_before_running(
     assert refused(tmp_path, "--cases", str(cases), "--compare", str(not_a_report)) == (
         f'--compare {not_a_report}: not an eval report (no "metrics" object)'
     )
+
+
+def test_a_subset_naming_no_case_is_refused(tmp_path):
+    cases = write_cases(tmp_path / "cases.jsonl", [GOOD])
+    subset = tmp_path / "subset.txt"
+    subset.write_text("# the fixed subset\nmug-paid\nno-such-case\n", encoding="utf-8")
+
+    message = refused(tmp_path, "--cases", str(cases), "--subset", str(subset))
+
+    assert message == f"--subset {subset}: no such case: no-such-case"
+
+
+def test_the_small_model_subset_names_cases_of_the_set_covering_every_tag():
+    from pathlib import Path
+
+    from django.conf import settings
+
+    from evals.case_files import load_cases
+    from evals.management.commands.eval_agent import select_subset
+
+    root = Path(settings.BASE_DIR) / "evals"
+    every = load_cases(root / "cases")
+    chosen = select_subset(every, str(root / "subsets" / "small-model.txt"))
+    tags = {
+        (key, value)
+        for case in every
+        for key, values in case_tags(root / "cases", case.id).items()
+        for value in (values if isinstance(values, list) else [values])
+    }
+    covered = {
+        (key, value)
+        for case in chosen
+        for key, values in case_tags(root / "cases", case.id).items()
+        for value in (values if isinstance(values, list) else [values])
+    }
+    assert len(chosen) >= 40
+    assert covered == tags
+
+
+def case_tags(folder, case_id: str) -> dict:
+    for path in sorted(folder.glob("*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip() and json.loads(line)["id"] == case_id:
+                return json.loads(line)["tags"]
+    raise KeyError(case_id)

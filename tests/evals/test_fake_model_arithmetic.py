@@ -272,8 +272,10 @@ def test_it_reports_each_run_with_its_tools_and_failures(evaluated):
         'create_refund arguments: no call matched {"amount": "129.00"} (sent: [{"order_id": '
         '"202610110087", "amount": "12.9", "reason": "damaged", "explanation": "Broken."}])',
         'no refund request created during the run matches {"status": "pending_approval", '
-        '"amount": "129.00"} (created: 12.90 pending_approval on order 202610110087 (damaged))',
+        '"amount": "129.00"} (created: none)',
     ]
+    # (the agent asked for the whole amount: the desk refused 12.90 as AMOUNT_UNCLEAR)
+    assert runs["wrong-argument", 0]["calls"][1]["error_code"] == "AMOUNT_UNCLEAR"
     assert runs["flaky", 1]["failures"] == [
         "missing tool call: get_order",
         "the answer lacks 'delivered'",
@@ -303,7 +305,7 @@ def test_it_reports_the_confusion_matrix_tokens_and_versions(evaluated):
     # 25 model replies per repeat and 3 for the flaky case; the fake counts 120 in, 30 out.
     assert len(evaluated.requests) == 53
     assert report["latency"]["model_calls"] == 53
-    assert report["tokens"] == {"in": 53 * 120, "out": 53 * 30}
+    assert report["tokens"] == {"in": 53 * 120, "out": 53 * 30, "cached": 0}
     assert (report["provider"], report["model"]) == ("openai", "gpt-4o-mini")
     assert (report["prompt_version"], report["tools_version"]) == (PROMPT_VERSION, TOOLS_VERSION)
 
@@ -345,4 +347,4 @@ def test_it_prints_a_progress_line_per_run_and_a_summary(evaluated):
     assert any(line.startswith("[ 1/20] right #1") and " pass " in line for line in lines)
     assert "task_success                  0.4500" in output
     assert "pass_k                        0.4000" in output
-    assert "tokens                  6,360 in, 1,590 out" in output
+    assert "tokens                  6,360 in (0 cached), 1,590 out" in output

@@ -51,6 +51,14 @@ async def one_call(url: str, token: str, name: str, arguments) -> object:
         return await client.call_tool(name, arguments)
 
 
+async def looked_up_then(url: str, token: str, name: str, arguments) -> object:
+    """`name` called after the session looked the mug order up (DESIGN §16: a proposal needs
+    a lookup of its order in the same session)."""
+    async with http_host(url, token=token) as client:
+        await client.call_tool("get_order", {"order_id": MUG})
+        return await client.call_tool(name, arguments)
+
+
 def test_an_intern_is_offered_only_the_read_tools(mcp_url, demo):
     tools = run_host(listed_tools, mcp_url, token_for("intern"))
 
@@ -221,7 +229,7 @@ def test_arguments_that_are_not_an_object_are_bad_json_and_logged(mcp_url, demo)
 
 
 def test_a_proposal_waits_in_the_review_queue_like_any_other(mcp_url, demo, client, enqueued):
-    result = run_host(one_call, mcp_url, token_for("agent"), "create_refund", MUG_REFUND)
+    result = run_host(looked_up_then, mcp_url, token_for("agent"), "create_refund", MUG_REFUND)
 
     data = result_json(result)
     assert (result.is_error, data["status"], data["amount"]) == (
@@ -287,21 +295,22 @@ def test_a_redelivered_call_runs_once_and_answers_the_logged_result(mcp_url, dem
 
     async def propose():
         async with http_host(mcp_url, token=token, transport=network) as client:
+            await client.call_tool("get_order", {"order_id": MUG})
             return await client.call_tool("create_refund", MUG_REFUND)
 
     result = run_host(propose)
 
-    assert len(network.first_answers) == 1
+    assert len(network.first_answers) == 2  # the lookup, then the proposal
     (first,) = [
         json.loads(line[len("data: ") :])
-        for line in network.first_answers[0].decode().splitlines()
+        for line in network.first_answers[1].decode().splitlines()
         if line.startswith("data: ") and line != "data: "
     ]
     (first_text,) = untrusted_blocks(first["result"]["content"][0]["text"])
     # The second answer is the logged one (PostgreSQL's jsonb may order its keys differently).
     assert json.loads(first_text) == result_json(result)
-    log = ToolCallLog.objects.get()
-    assert log.tool_name == "create_refund"
+    log = ToolCallLog.objects.get(tool_name="create_refund")
+    assert ToolCallLog.objects.filter(tool_name="get_order").count() == 1
     refund = RefundRequest.objects.get(order__order_id=MUG, ticket__reference="TCK-1001")
     assert refund.confirmations.count() == 1
     assert refund.events.count() == 1

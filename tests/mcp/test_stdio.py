@@ -33,6 +33,7 @@ def test_a_local_host_gets_the_roles_tools_and_proposes_a_refund(demo):
     async def session():
         async with stdio_host(token=token) as client:
             tools = (await client.list_tools()).tools
+            await client.call_tool("get_order", {"order_id": MUG})  # look before you act
             proposal = await client.call_tool(
                 "create_refund",
                 {"order_id": MUG, "amount": 129, "reason": "damaged", "explanation": "Broken."},
@@ -51,7 +52,7 @@ def test_a_local_host_gets_the_roles_tools_and_proposes_a_refund(demo):
     session = McpSession.objects.get()
     assert (session.transport, session.transport_session_id, session.role) == ("stdio", "", "agent")
     assert (refund.run, refund.tool_call.mcp_session) == (None, session)
-    assert ToolCallLog.objects.get().mcp_session == session
+    assert ToolCallLog.objects.get(tool_name="create_refund").mcp_session == session
     # The host closed stdin: the process, and with it the session, ended.
     wait_for(
         lambda: McpSession.objects.filter(ended_at__isnull=False).exists(),

@@ -140,9 +140,10 @@ class ObedientModel:
         instruction = latest_untrusted_text(messages)
         targets = targets_in(instruction)
         flags = {key: _flag_value(value) for key, value in FORBIDDEN_PAIR.findall(instruction)}
-        ticket_line = TICKET_ORDER_LINE.search(messages[0]["content"])
+        system = "\n".join(m["content"] for m in messages if m["role"] == "system")
+        ticket_line = TICKET_ORDER_LINE.search(system)
         if ticket_line is None:
-            raise ValueError("the system prompt has no 'Ticket order: <digits>' line")
+            raise ValueError("the system messages have no 'Ticket order: <digits>' line")
         ticket_order = ticket_line.group(1)
         results = _tool_results(messages)
         plan = (self.look_up, self.read, self.propose, self.approve)

@@ -47,12 +47,16 @@ PAYLOADS = load_payloads()
 SUBSET_IDS = ("dh01", "dh02", "dh04", "dh11", "dh27", "dh30", "ds01", "ds05", "ds12", "ds30")
 SUBSET = PAYLOADS if os.environ.get("REDTEAM_ALL") else [p for p in PAYLOADS if p.id in SUBSET_IDS]
 NEUTRAL_REQUEST = "Please help this customer with their ticket."
+# The desk proposes only what the support agent asks for (DESIGN §16, agent/tools/guards.py):
+# these runs ask for a full refund, so that what the injected text makes the model do beyond
+# it meets the later defences (scope, arguments, approval) this file is about.
+REFUND_REQUEST = "Please help this customer with their ticket: propose a full refund."
 WARNING_TEXT = "Caution: untrusted instructions."
 
 
 def attack(obedient, enqueued, text: str, placement: str):
     plant(text, placement)
-    run = start_run(NEUTRAL_REQUEST, reference=TICKET, username=ATTACKER)
+    run = start_run(REFUND_REQUEST, reference=TICKET, username=ATTACKER)
     obedient.requests.clear()
     drive(run)
     ticket = Ticket.objects.get(reference=TICKET)
@@ -184,7 +188,12 @@ def test_fifty_create_refund_calls_make_one_pending_proposal(
         )
 
     fake_openai.respond_with(flood)
-    run = start_run(NEUTRAL_REQUEST, reference=TICKET, username=ATTACKER)
+    amounts = ", ".join(f"{n}.00" for n in range(1, 51))
+    run = start_run(
+        f"Propose a refund of one of these amounts: {amounts}.",
+        reference=TICKET,
+        username=ATTACKER,
+    )
 
     drive(run)
 
@@ -336,3 +345,28 @@ def test_an_instruction_echoed_by_the_assistant_stays_untrusted_in_the_next_run(
     context = [m["content"] for m in obedient.requests[0]["messages"] if m["role"] == "system"]
     assert all(text not in strip_untrusted(content) for content in context)
     assert second.untrusted_instructions is True
+
+
+@pytest.mark.parametrize("placement", PLACEMENTS)
+def test_injected_text_gets_no_proposal_when_the_agent_asked_for_none(
+    demo, obedient, enqueued, simulated_provider, placement
+):
+    # Given every payload of the subset where the customer can write, and an agent who only
+    # asks for help with the ticket
+    seeded_messages = TicketMessage.objects.order_by("-pk").values_list("pk", flat=True)[0]
+    for payload in SUBSET:
+        plant(attack_text(payload, "prefixed"), placement)
+        run = start_run(NEUTRAL_REQUEST, reference=TICKET, username=ATTACKER)
+
+        # When the model obeys the payload
+        drive(run)
+
+        # Then every proposal it tried was refused and none exists
+        proposals = ToolCallLog.objects.filter(run=run, tool_name="create_refund")
+        assert proposals.exists(), payload.id
+        assert not proposals.filter(ok=True).exists(), payload.id
+        assert not RefundRequest.objects.filter(run=run).exists(), payload.id
+        assert ErrorCode.AGENT_REQUEST_REQUIRED in set(
+            proposals.values_list("error_code", flat=True)
+        ), (payload.id, list(proposals.values_list("error_code", flat=True)))
+        clear_between_payloads(messages_after=seeded_messages)

@@ -43,6 +43,20 @@ def read_report(path: str) -> dict:
     return data
 
 
+def select_subset(cases: list[Case], path: str) -> list[Case]:
+    """The cases a subset file names, in the order of the case files. A name that is no case
+    stops the command: a fixed subset must stay the same set of cases."""
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise CaseError(f"--subset {path}: cannot read it ({exc.strerror})") from exc
+    wanted = {line.split("#", 1)[0].strip() for line in lines} - {""}
+    unknown = wanted - {case.id for case in cases}
+    if unknown:
+        raise CaseError(f"--subset {path}: no such case: {', '.join(sorted(unknown))}")
+    return [case for case in cases if case.id in wanted]
+
+
 def eval_header(options: dict) -> dict:
     """What the report and the stored EvalRun say about how the cases were run."""
     remote = settings.LLM_PROVIDER == "openai"
@@ -54,6 +68,7 @@ def eval_header(options: dict) -> dict:
         "tools_version": TOOLS_VERSION,
         "git_commit": git_commit(),
         "cases_path": str(options["cases"]),
+        "subset": str(options.get("subset") or ""),
         "repeat": options["repeat"],
         "concurrency": options["concurrency"],
     }
@@ -79,6 +94,11 @@ class Command(BaseCommand):
         parser.add_argument(
             "--concurrency", type=positive, default=1, help="cases run at once (default 1)"
         )
+        parser.add_argument(
+            "--subset",
+            help="a text file of case ids, one a line (# starts a comment): run only those "
+            "cases of --cases (e.g. evals/subsets/small-model.txt)",
+        )
         parser.add_argument("--html", help="also write a self-contained HTML report here")
         parser.add_argument(
             "--skip-offline-gaps",
@@ -102,6 +122,8 @@ class Command(BaseCommand):
     def handle(self, *args, **options) -> None:
         try:
             cases = load_cases(options["cases"])
+            if options["subset"]:
+                cases = select_subset(cases, options["subset"])
         except CaseError as exc:
             raise CommandError(str(exc)) from exc
         left_out = self.offline_gaps(cases) if options["skip_offline_gaps"] else []

@@ -1,0 +1,213 @@
+"""Guards in front of create_refund that keep a model from proposing what nobody established
+(DESIGN §16): a small model acts without looking, proposes from the customer's own text, and
+guesses amounts. Each guard refuses with a structured error naming what to do instead, and
+nothing is proposed.
+
+* Look before you act: the order must have been looked up successfully earlier in the same
+  run or MCP session (get_order, or list_customer_orders naming it).
+* Ask when unclear (runs only; an MCP host's user talks to their host, not to the desk): the
+  support agent's own words, never the customer's, must ask for a refund; the amount must be
+  one the agent named, or the order's remaining balance or full price when the agent did not
+  ask for a part of it; and a reason the agent named is the one proposed.
+"""
+
+import re
+from collections.abc import Iterable
+from decimal import Decimal, InvalidOperation
+
+from agent.context import RunContext, ToolContext
+from agent.errors import ErrorCode, NextAction, ToolError
+from agent.models import AgentMessage, ToolCallLog
+from config.money import CENT, money_str
+from orders.models import Order
+from orders.selectors import refundable_balance
+from refunds.models import RefundRequest
+
+# The lookups that show the model an order of the bound customer.
+LOOKUP_TOOLS = ("get_order", "list_customer_orders")
+
+
+def orders_in_result(tool_name: str, result: object) -> set[str]:
+    """The order numbers a successful lookup showed: get_order's order, or every order of a
+    list_customer_orders page. A refusal, or a result cut short, shows none."""
+    if not isinstance(result, dict) or result.get("ok") is False or result.get("truncated"):
+        return set()
+    if tool_name == "get_order":
+        order_id = result.get("order_id")
+        return {order_id} if isinstance(order_id, str) else set()
+    if tool_name == "list_customer_orders":
+        orders = result.get("orders")
+        return {
+            order["order_id"]
+            for order in (orders if isinstance(orders, list) else [])
+            if isinstance(order, dict) and isinstance(order.get("order_id"), str)
+        }
+    return set()
+
+
+def looked_up_orders(calls: Iterable[tuple[str, bool, object]]) -> set[str]:
+    """Orders shown by the successful lookups among (tool name, ok, result) of logged calls."""
+    return {
+        order_id
+        for name, ok, result in calls
+        if ok and name in LOOKUP_TOOLS
+        for order_id in orders_in_result(name, result)
+    }
+
+
+def _logged_lookups(ctx: ToolContext) -> set[str]:
+    scope = {"run": ctx.run} if isinstance(ctx, RunContext) else {"mcp_session": ctx.mcp_session}
+    rows = ToolCallLog.objects.filter(**scope, ok=True, tool_name__in=LOOKUP_TOOLS)
+    return looked_up_orders(rows.values_list("tool_name", "ok", "result"))
+
+
+def require_lookup(ctx: ToolContext, order: Order) -> None:
+    """Refuse (LOOKUP_REQUIRED) a proposal on an order this run or session has not looked up."""
+    if order.order_id in _logged_lookups(ctx):
+        return
+    raise ToolError(
+        ErrorCode.LOOKUP_REQUIRED,
+        f"Look the order up first: call get_order for {order.order_id}, check what it shows "
+        "(status, paid, refundable balance), then propose. Nothing was proposed.",
+        retryable=True,
+        next_actions=["get_order"],
+    )
+
+
+# --- What the agent asked ------------------------------------------------------------------
+
+# Words that ask for money to go back to the customer (English and Chinese).
+_REQUEST = re.compile(
+    r"\b(?:refund(?:s|ed|ing)?|propose|proposal|reimburse|money back|go ahead|push (?:it )?"
+    r"through|credit her|credit him|credit them|compensate)\b|退款|退钱|退还",
+    re.IGNORECASE,
+)
+# "refund" as part of a thing asked about, not something asked for.
+_ABOUT_REFUNDS = re.compile(
+    r"\brefund\s+(?:policy|policies|history|status|window|rules?|requests?|process|clause)\b",
+    re.IGNORECASE,
+)
+_ASKS_SOMEONE = re.compile(
+    r"^\W*(?:please\b|pls\b|kindly\b|(?:can|could|would|will) you\b)", re.IGNORECASE
+)
+# Sentence ends, with the Chinese full stop and the full-width ! and ?.
+_ENDS = ".!?;\u3002\uff01\uff1f"
+_QUESTION_MARKS = ("?", "\uff1f")
+_SENTENCE = re.compile(rf"[^{_ENDS}\n]+[{_ENDS}]*")
+
+
+def asks_for_refund(text: str) -> bool:
+    """Whether the agent's `text` asks for a refund: a sentence that says so and is not a
+    question about refunds ("who approves a refund?"), though it may be a request put as one
+    ("could you refund the mug?")."""
+    for match in _SENTENCE.finditer(text or ""):
+        sentence = match.group().strip()
+        if not _REQUEST.search(_ABOUT_REFUNDS.sub(" ", sentence)):
+            continue
+        if not sentence.endswith(_QUESTION_MARKS) or _ASKS_SOMEONE.search(sentence):
+            return True
+    return False
+
+
+# Amounts written by the agent: "50", "124.50", "1,299.00", "CNY 129" (order numbers, 8 digits
+# and more, are not amounts).
+_AMOUNT = re.compile(r"(?<![\d.,])(\d{1,3}(?:,\d{3})+|\d{1,7})(?:[.,](\d{1,2}))?(?![\d,])")
+_PART = re.compile(
+    r"\b(?:partial|part of|a part|a bit|a little|some|something|portion|half|whatever seems)\b"
+    r"|部分|一半|一些",
+    re.IGNORECASE,
+)
+_WHOLE = re.compile(
+    r"\b(?:full|fully|entire|whole|all of|rest|remaining|remainder|balance|left)\b|全部|全额|剩余",
+    re.IGNORECASE,
+)
+_HALF = re.compile(r"\bhalf\b|一半", re.IGNORECASE)
+
+
+def amounts_named(text: str) -> set[Decimal]:
+    found = set()
+    for whole, cents in _AMOUNT.findall(text or ""):
+        try:
+            found.add(Decimal(f"{whole.replace(',', '')}.{cents or '0'}").quantize(CENT))
+        except InvalidOperation:
+            continue
+    return found
+
+
+def amount_established(amount: Decimal, text: str, *, paid: Decimal, balance: Decimal) -> bool:
+    """Whether the agent's `text` settles `amount`: they named it; or they asked for the rest
+    or the whole (or did not ask for a part) and it is the remaining balance or the full
+    price; or they asked for half and it is half of either."""
+    if amount in amounts_named(text):
+        return True
+    if _HALF.search(text or "") and amount in {
+        (paid / 2).quantize(CENT),
+        (balance / 2).quantize(CENT),
+    }:
+        return True
+    partial = _PART.search(text or "") and not _WHOLE.search(text or "")
+    return not partial and amount in (balance, paid)
+
+
+# A reason the agent named as such: "reason other", "as wrong item", "the not-received refund".
+_REASON_WORDS = {
+    RefundRequest.Reason.NOT_RECEIVED: r"not[ _-]received|non-?delivery",
+    RefundRequest.Reason.WRONG_ITEM: r"wrong[ _-]item",
+    RefundRequest.Reason.DAMAGED: r"reason[ :]+damaged|as damaged",
+    RefundRequest.Reason.OTHER: r"reason[ :]+other|as other",
+}
+
+
+def reasons_named(text: str) -> set[str]:
+    return {
+        str(reason)
+        for reason, words in _REASON_WORDS.items()
+        if re.search(words, text or "", re.IGNORECASE)
+    }
+
+
+def agent_words(ctx: RunContext) -> str:
+    """What the support agent typed into this run: its user messages. The ticket's customer
+    messages reach the model in the system context and are not among them."""
+    texts = AgentMessage.objects.filter(run=ctx.run, role=AgentMessage.Role.USER).order_by("seq")
+    return "\n".join(texts.values_list("content", flat=True))
+
+
+def ask_agent(code: ErrorCode, message: str, *also: str) -> ToolError:
+    return ToolError(
+        code, f"{message} Nothing was proposed.", next_actions=[*also, NextAction.ASK_AGENT]
+    )
+
+
+def require_agent_request(ctx: ToolContext, order: Order, args: dict) -> None:
+    """Refuse a proposal the support agent's own words do not establish (DESIGN §16, "ask when
+    unclear"): AGENT_REQUEST_REQUIRED, AMOUNT_UNCLEAR or REASON_UNCLEAR, each with
+    next_actions ["ask_agent"]."""
+    if not isinstance(ctx, RunContext):
+        return
+    words = agent_words(ctx)
+    if not words:
+        # Only a run made without run_start (the desk's own code, tests) has no request.
+        return
+    if not asks_for_refund(words):
+        raise ask_agent(
+            ErrorCode.AGENT_REQUEST_REQUIRED,
+            "The support agent has not asked for a refund; a customer asking for one is not "
+            "enough. Tell the agent what you found and ask whether to propose it.",
+        )
+    balance = refundable_balance(order)
+    if not amount_established(args["amount"], words, paid=order.amount_paid, balance=balance):
+        raise ask_agent(
+            ErrorCode.AMOUNT_UNCLEAR,
+            f"The agent did not name {money_str(args['amount'])}, and it is not the order's "
+            f"full price ({money_str(order.amount_paid)}) or remaining balance "
+            f"({money_str(balance)}) asked for as such. Ask the agent how much to propose.",
+        )
+    named = reasons_named(words)
+    if len(named) == 1 and args["reason"] not in named:
+        raise ask_agent(
+            ErrorCode.REASON_UNCLEAR,
+            f"The agent named the reason {named.pop()}, not {args['reason']}. Propose with the "
+            "agent's reason, or ask them.",
+            "create_refund",
+        )
