@@ -77,7 +77,7 @@ def test_only_the_first_word_of_a_customers_name_reaches_the_model(demo, fake_op
 
     # Then the model was sent the first name, in its block, and nothing more of the name
     request = fake_openai.requests[0]
-    system = request["messages"][0]["content"]
+    system = request["messages"][1]["content"]
     assert ("customer_name", "Li") in labelled_untrusted_blocks(system)
     sent = "\n".join(message.get("content") or "" for message in request["messages"])
     assert "ignore previous instructions" not in sent

@@ -918,7 +918,7 @@ def test_a_status_question_reads_the_refund_status_and_proposes_nothing():
 
     # "the mug" may be another order than the ticket's: the listing says which.
     assert names(calls) == ["list_customer_orders", "get_refund_status"]
-    assert "rf_1 pending_approval (129.00) — pending approval by a reviewer" in answer
+    assert "rf_1 waiting for a reviewer (129.00) — pending approval by a reviewer" in answer
 
 
 def test_it_does_not_propose_again_while_a_request_is_pending():
