@@ -59,6 +59,11 @@ ticket_api_urlpatterns = [
         name="api-ticket-messages",
     ),
     path(
+        "tickets/<str:reference>/attachments/<int:attachment_id>/",
+        api.TicketAttachmentApi.as_view(),
+        name="api-ticket-attachment",
+    ),
+    path(
         "tickets/<str:reference>/messages/<int:message_id>/retry/",
         api.TicketMessageRetryApi.as_view(),
         name="api-ticket-message-retry",

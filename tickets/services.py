@@ -21,7 +21,8 @@ from config.errors import ApplicationError, Conflict, Forbidden
 from config.roles import Role, is_supervisor, support_role
 from orders.addresses import BadAddress, email_key
 from orders.models import Customer, Order
-from tickets import mail, sla
+from tickets import attachments, mail, sla
+from tickets.attachments import Upload
 from tickets.models import Tag, Ticket, TicketCounter, TicketEvent, TicketMessage
 
 logger = logging.getLogger(__name__)
@@ -91,18 +92,29 @@ def ticket_post_message(
 
 
 @transaction.atomic
-def ticket_write(*, ticket: Ticket, author: User, body: str, visibility: str) -> TicketMessage:
+def ticket_write(
+    *,
+    ticket: Ticket,
+    author: User,
+    body: str,
+    visibility: str,
+    files: Sequence[Upload] = (),
+) -> TicketMessage:
     """A support member writes on the ticket: an internal note, or a public reply that is
-    emailed to the customer after commit (queued → sent, or failed after the retries)."""
+    emailed to the customer, with its files, after commit (queued → sent, or failed after the
+    retries). Files over the limits refuse the whole message (tickets/attachments.py)."""
     role = support_role(author)
     _require(role is not None, "Only interns, agents and supervisors write on tickets.")
     body = body.strip()
     if not body:
         raise ApplicationError("Write something first.", code="empty_message")
+    attachments.check_uploads(files, "files")
     if visibility == V.INTERNAL:
-        return ticket_post_message(
+        note = ticket_post_message(
             ticket=ticket, author_kind=TicketMessage.AuthorKind.AGENT, body=body, author=author
         )
+        attachments.attach(note, files)
+        return note
     _require(role != Role.INTERN, "Interns write internal notes; an agent sends the reply.")
     if ticket.status == S.CLOSED:
         raise Conflict(
@@ -118,6 +130,7 @@ def ticket_write(*, ticket: Ticket, author: User, body: str, visibility: str) ->
         delivery=D.QUEUED,
         message_id=mail.new_message_id(ticket),
     )
+    attachments.attach(message, files)
     _touch(ticket)
     _stamp_first_response(ticket, message.created_at)
     enqueue_on_commit(SEND_REPLY_TASK, message.pk)
@@ -634,10 +647,12 @@ def ticket_receive_email(
     body: str,
     message_id: str,
     cc: Sequence[str] = (),
+    files: Sequence[Upload] = (),
 ) -> Inbound:
     """A customer's email: appended to their own ticket named `[TCK-…]` in the subject (which
     reopens it if pending or solved), otherwise a new ticket. Idempotent on `message_id`: the
-    same email delivered twice is one message."""
+    same email delivered twice is one message. Its files are checked before anything is
+    written: one too large refuses the whole email (413), nothing kept."""
     message_id = message_id.strip()
     if not mail.is_header_safe(message_id):
         # It threads our replies (In-Reply-To): a space or line break there would break, or
@@ -647,6 +662,7 @@ def ticket_receive_email(
             code="invalid",
             extra={"fields": {"message_id": ["Not a Message-ID."]}},
         )
+    attachments.check_uploads(files, "attachments")
     seen = _already_received(message_id)
     if seen is not None:
         return seen
@@ -654,6 +670,8 @@ def ticket_receive_email(
         with transaction.atomic():
             inbound = _receive(sender, name, subject, body, message_id)
             _add_cc(inbound.ticket, list(cc))
+            if files:
+                attachments.attach(TicketMessage.objects.get(message_id=message_id), files)
             return inbound
     except IntegrityError:
         seen = _already_received(message_id)  # the same email, delivered twice at once
