@@ -53,7 +53,7 @@ from ops.authentication import api_token_issue
 from ops.parsers import JSONParser
 from ops.throttling import CACHE_UNREACHABLE, PERIODS, client_address, rate_from_settings
 from orders.models import Customer
-from tickets import selectors, services, sla
+from tickets import attachments, selectors, services, sla
 from tickets.models import Attachment, Ticket, TicketMessage
 
 logger = logging.getLogger(__name__)
@@ -124,7 +124,9 @@ def _choice(params, name: str, allowed) -> str:
 
 
 def _tickets_with_conversation(tickets):
-    return tickets.prefetch_related("messages__author", "events__actor", "tags")
+    return tickets.prefetch_related(
+        "messages__author", "messages__attachments", "events__actor", "tags"
+    )
 
 
 @extend_schema(
@@ -577,19 +579,9 @@ def _counted(count):
         return None
 
 
-def message_body_limit() -> int:
-    """The largest request body a message with files may need: its files at the per-message
-    limit, in base64 (4/3 of their size) for the inbound webhook, and a megabyte for the text."""
-    return settings.ATTACHMENT_MESSAGE_MAX_BYTES * 4 // 3 + 1024 * 1024
-
-
 def refuse_larger_bodies(request) -> None:
     """413 before a byte of the body is read when its declared length is over the limit."""
-    try:
-        length = int(request.META.get("CONTENT_LENGTH") or 0)
-    except ValueError:
-        length = 0
-    if length > message_body_limit():
+    if attachments.body_too_large(request.META.get("CONTENT_LENGTH")):
         raise RequestDataTooBig("The request body is too large.")
 
 
@@ -601,7 +593,7 @@ class InboundJSONParser(BaseParser):
     media_type = "application/json"
 
     def parse(self, stream, media_type=None, parser_context=None):
-        limit = message_body_limit()
+        limit = attachments.message_body_limit()
         body = stream.read(limit + 1) if stream is not None else b""
         if len(body) > limit:
             raise RequestDataTooBig("The request body is too large.")

@@ -9,7 +9,7 @@ from rest_framework import serializers
 from config.serializers import StrictCharField
 from orders.addresses import BadAddress, email_key
 from tickets import sla
-from tickets.attachments import TooLarge, Upload
+from tickets.attachments import TooLarge, Upload, uploads_from
 from tickets.models import Attachment, Macro, Ticket, TicketEvent, TicketMessage
 from tickets.services import CC_MAX, TAG_MAX_LENGTH, TAG_NAME
 
@@ -154,11 +154,7 @@ class MessageWithFilesSerializer(MessageWriteSerializer):
     )
 
     def validate_files(self, files: list) -> list[Upload]:
-        # Sizes are checked before the bytes are read into memory.
-        for upload in files:
-            if upload.size > settings.ATTACHMENT_MAX_BYTES:
-                raise TooLarge(f"Attachment {upload.name} is too large.")
-        return [Upload(filename=upload.name or "", content=upload.read()) for upload in files]
+        return uploads_from(files)
 
 
 class StatusWriteSerializer(serializers.Serializer):

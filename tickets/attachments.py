@@ -13,6 +13,7 @@ from http import HTTPStatus
 import puremagic
 from django.conf import settings
 from django.core.files.base import ContentFile
+from django.core.files.uploadedfile import UploadedFile
 
 from config.errors import ApplicationError
 from tickets.models import Attachment, TicketMessage
@@ -38,6 +39,33 @@ class Upload:
 
     filename: str
     content: bytes
+
+
+def message_body_limit() -> int:
+    """The largest request body a message with files may need: its files at the per-message
+    limit, in base64 (4/3 of their size) for the inbound webhook, and a megabyte for the text."""
+    return settings.ATTACHMENT_MESSAGE_MAX_BYTES * 4 // 3 + 1024 * 1024
+
+
+def body_too_large(content_length: str | None) -> bool:
+    """Whether a request's declared Content-Length is over message_body_limit(): refused
+    before a byte is read (multipart files would otherwise be spooled to disk first)."""
+    try:
+        return int(content_length or 0) > message_body_limit()
+    except ValueError:
+        return False
+
+
+def uploads_from(files: Sequence[UploadedFile]) -> list[Upload]:
+    """Uploaded files (multipart) as Uploads, each size checked before its bytes are read."""
+    for file in files:
+        if file.size is not None and file.size > settings.ATTACHMENT_MAX_BYTES:
+            raise TooLarge(
+                f"Attachment {safe_filename(file.name or '')} is larger than "
+                f"{_megabytes(settings.ATTACHMENT_MAX_BYTES)}.",
+                extra={"limit_bytes": settings.ATTACHMENT_MAX_BYTES},
+            )
+    return [Upload(filename=file.name or "", content=file.read()) for file in files]
 
 
 def safe_filename(name: str) -> str:

@@ -102,7 +102,9 @@ def _messages_matching(query: str) -> QuerySet[TicketMessage]:
 def ticket_detail(*, reference: str) -> Ticket:
     return (
         Ticket.objects.select_related("customer", "assignee", "order")
-        .prefetch_related("messages__author", "order__lines", "events__actor", "tags")
+        .prefetch_related(
+            "messages__author", "messages__attachments", "order__lines", "events__actor", "tags"
+        )
         .get(reference=reference)
     )
 

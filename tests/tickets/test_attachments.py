@@ -433,3 +433,82 @@ def test_the_assistants_thread_shows_only_name_type_and_size(db, inbound):
         "[attachment: note.txt, text/plain, 50 B]"
     )
     assert secret_words.decode() not in body
+
+
+# --- the ticket page ------------------------------------------------------------------------
+
+
+def test_the_page_lists_a_messages_files_as_download_links(html_attachment, client, agent_user):
+    client.force_login(agent_user)
+    reference = html_attachment.message.ticket.reference
+
+    page = client.get(f"/tickets/{reference}/").content.decode()
+
+    assert f'href="/api/tickets/{reference}/attachments/{html_attachment.pk}/" download' in page
+    assert "page_.html" in page and "invoice.jpg" in page and "application/pdf" in page
+    assert 'enctype="multipart/form-data"' in page
+    assert 'type="file" name="files"' in page
+
+
+def test_the_pages_reply_form_attaches_files(db, client, agent_user):
+    ticket = TicketFactory()
+    client.force_login(agent_user)
+
+    response = client.post(
+        f"/tickets/{ticket.reference}/messages/",
+        {
+            "body": "The label.",
+            "visibility": "public",
+            "files": [SimpleUploadedFile("label.pdf", PDF), SimpleUploadedFile("box.jpg", JPEG)],
+        },
+    )
+
+    assert response.status_code == 302
+    message = TicketMessage.objects.get(ticket=ticket)
+    assert [(a.filename, a.content_type) for a in message.attachments.all()] == [
+        ("label.pdf", "application/pdf"),
+        ("box.jpg", "image/jpeg"),
+    ]
+
+
+def test_the_pages_reply_form_refuses_too_large_files_with_the_text_kept(
+    db, client, agent_user, settings, media
+):
+    settings.ATTACHMENT_MAX_BYTES = 1000
+    ticket = TicketFactory()
+    client.force_login(agent_user)
+
+    response = client.post(
+        f"/tickets/{ticket.reference}/messages/",
+        {
+            "body": "The label.",
+            "visibility": "public",
+            "files": [SimpleUploadedFile("x.bin", b"x" * 1001)],
+        },
+    )
+
+    assert response.status_code == 413  # the page again, with the refusal next to the form
+    page = response.content.decode()
+    assert 'id="reply-error"' in page and "larger than" in page
+    assert "The label.</textarea>" in page
+    assert not TicketMessage.objects.filter(ticket=ticket).exists()
+    assert stored_files(media) == []
+
+
+def test_a_body_over_the_message_limit_is_refused_unread(db, inbound, settings, agent_user):
+    settings.ATTACHMENT_MESSAGE_MAX_BYTES = 1000  # a body limit of 1 MB and a third of that
+    big = {"filename": "a.bin", "content_base64": b64(b"x" * 1_200_000)}
+
+    assert inbound(message_id="<big-4@example.com>", attachments=[big]).status_code == 413
+    ticket = TicketFactory()
+    reply = api_as(agent_user).post(
+        f"/api/tickets/{ticket.reference}/messages/",
+        {
+            "body": "Hi",
+            "visibility": "public",
+            "files": [SimpleUploadedFile("a.bin", b"x" * 1_200_000)],
+        },
+        format="multipart",
+    )
+    assert reply.status_code == 413
+    assert not TicketMessage.objects.exists()
