@@ -12,6 +12,7 @@ from django.core.cache import cache
 from django.core.exceptions import RequestDataTooBig
 from django.http import FileResponse, Http404
 from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiParameter,
     OpenApiResponse,
@@ -289,8 +290,9 @@ class TicketAttachmentApi(APIView):
     @extend_schema(
         responses={
             (200, "application/octet-stream"): OpenApiResponse(
+                response=OpenApiTypes.BINARY,
                 description="The file, as `Content-Disposition: attachment` with "
-                "`X-Content-Type-Options: nosniff`."
+                "`X-Content-Type-Options: nosniff`.",
             ),
             **error_responses(401, 403, 404),
         },
