@@ -531,3 +531,24 @@ def test_the_assistants_prompt_and_the_mcp_conversation_name_files_inside_untrus
     for text in (thread, mcp):
         assert any(line in body for _, body in labelled_untrusted_blocks(text))
         assert secret.decode() not in text
+
+
+def test_files_go_to_whichever_storage_the_settings_name(db, agent_user, settings, media):
+    # As ATTACHMENT_STORAGE_BACKEND would name a django-storages class: here Django's own
+    # in-memory storage, so nothing reaches MEDIA_ROOT.
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "default": {"BACKEND": "django.core.files.storage.InMemoryStorage"},
+    }
+    message = services.ticket_write(
+        ticket=TicketFactory(),
+        author=agent_user,
+        body="Kept elsewhere.",
+        visibility="internal",
+        files=[Upload("label.pdf", PDF)],
+    )
+
+    [label] = message.attachments.all()
+    assert type(default_storage._wrapped).__name__ == "InMemoryStorage"
+    assert default_storage.open(label.file.name).read() == PDF
+    assert stored_files(media) == []
