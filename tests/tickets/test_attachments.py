@@ -552,3 +552,22 @@ def test_files_go_to_whichever_storage_the_settings_name(db, agent_user, setting
     assert type(default_storage._wrapped).__name__ == "InMemoryStorage"
     assert default_storage.open(label.file.name).read() == PDF
     assert stored_files(media) == []
+
+
+def test_the_page_refuses_a_body_over_the_message_limit_unread(db, client, agent_user, settings):
+    settings.ATTACHMENT_MESSAGE_MAX_BYTES = 1000  # a body limit of a little over 1 MB
+    ticket = TicketFactory()
+    client.force_login(agent_user)
+
+    response = client.post(
+        f"/tickets/{ticket.reference}/messages/",
+        {
+            "body": "Hi",
+            "visibility": "public",
+            "files": [SimpleUploadedFile("a.bin", b"x" * 1_200_000)],
+        },
+    )
+
+    assert response.status_code == 413
+    assert "too large to attach" in response.content.decode()
+    assert not TicketMessage.objects.filter(ticket=ticket).exists()
