@@ -38,6 +38,7 @@ ERROR_DESCRIPTIONS = {
     403: "Your role may not do this.",
     404: "Not found.",
     409: "Conflicts with the current state.",
+    413: "Too large.",
     422: "Refused by a business rule.",
     429: "Over a limit: try again after Retry-After seconds (also in extra.retry_after).",
     503: "Not available on this desk right now.",

@@ -161,6 +161,25 @@ STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = BASE_DIR / "staticfiles"
 
+# Attachments (DESIGN §15) are kept through Django's storage API: files under MEDIA_ROOT by
+# default; ATTACHMENT_STORAGE_BACKEND names any other storage class (a django-storages backend,
+# e.g. storages.backends.s3.S3Storage, configured by its own settings). MEDIA_ROOT is never
+# served as a URL: staff download through the desk's view only.
+MEDIA_ROOT = env.path("MEDIA_ROOT", default=BASE_DIR / "var" / "media")
+STORAGES = {
+    "default": {
+        "BACKEND": env(
+            "ATTACHMENT_STORAGE_BACKEND",
+            default="django.core.files.storage.FileSystemStorage",
+        )
+    },
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}
+# One file at most, and all of one message's files together; more is refused with 413.
+ATTACHMENT_MAX_BYTES = env.int("ATTACHMENT_MAX_BYTES", default=10 * 1024 * 1024)
+ATTACHMENT_MESSAGE_MAX_BYTES = env.int("ATTACHMENT_MESSAGE_MAX_BYTES", default=25 * 1024 * 1024)
+ATTACHMENT_MAX_FILES = env.int("ATTACHMENT_MAX_FILES", default=20)
+
 LOGIN_URL = "login"
 # "/" sends each role to its work: reviewers to the review queue, support to the tickets.
 LOGIN_REDIRECT_URL = "home"

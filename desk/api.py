@@ -1,5 +1,6 @@
 import contextlib
 import hmac
+import io
 import logging
 import math
 import time
@@ -8,12 +9,20 @@ from typing import cast
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.cache import cache
-from django.http import Http404
+from django.core.exceptions import RequestDataTooBig
+from django.http import FileResponse, Http404
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    inline_serializer,
+)
 from rest_framework import generics, serializers, status
 from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.exceptions import APIException, AuthenticationFailed, ValidationError
+from rest_framework.parsers import BaseParser
 from rest_framework.permissions import AllowAny, BasePermission
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -35,6 +44,7 @@ from desk.serializers import (
     InboundEmailSerializer,
     InboundResultSerializer,
     MacroSerializer,
+    MessageWithFilesSerializer,
     MessageWriteSerializer,
     NoteWriteSerializer,
     OptionalNoteSerializer,
@@ -48,8 +58,8 @@ from ops.authentication import api_token_issue
 from ops.parsers import JSONParser
 from ops.throttling import CACHE_UNREACHABLE, PERIODS, client_address, rate_from_settings
 from orders.models import Customer
-from tickets import selectors, services, sla
-from tickets.models import Ticket, TicketMessage
+from tickets import attachments, selectors, services, sla
+from tickets.models import Attachment, Ticket, TicketMessage
 
 logger = logging.getLogger(__name__)
 
@@ -119,7 +129,9 @@ def _choice(params, name: str, allowed) -> str:
 
 
 def _tickets_with_conversation(tickets):
-    return tickets.prefetch_related("messages__author", "events__actor", "tags")
+    return tickets.prefetch_related(
+        "messages__author", "messages__attachments", "events__actor", "tags"
+    )
 
 
 @extend_schema(
@@ -223,7 +235,10 @@ class TicketMessageApi(APIView):
     permission_classes = [IsStaffMember, WritesOnTickets]
 
     @extend_schema(
-        request=MessageWriteSerializer,
+        request={
+            "application/json": MessageWriteSerializer,
+            "multipart/form-data": MessageWithFilesSerializer,
+        },
         responses={
             201: TicketMessageSerializer,
             **error_responses(
@@ -232,16 +247,20 @@ class TicketMessageApi(APIView):
                 403,
                 404,
                 409,
+                413,
                 e403="Not a support member, or an intern sending a public reply.",
                 e409="The ticket is closed; or (code claim_contradicts_state, the claims in "
                 "`extra.claims`) a public reply says something about a refund that the records "
                 "contradict: send it again with `confirm_claims: true` to send it anyway.",
+                e413="A file over ATTACHMENT_MAX_BYTES, or the files together over 25 MB: "
+                "nothing is written.",
             ),
         },
     )
     def post(self, request, reference: str):
+        refuse_larger_bodies(request)
         ticket = _ticket(reference)
-        body = MessageWriteSerializer(data=request.data)
+        body = MessageWithFilesSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         message = services.ticket_write(
             ticket=ticket,
@@ -264,6 +283,50 @@ class TicketDraftApi(APIView):
         ticket = _ticket(reference)
         draft = ticket_draft(ticket=ticket, provider=get_provider())
         return Response(DraftSerializer(draft.as_dict(ticket)).data)
+
+
+# Types a browser would render or run even from a download it was told not to sniff: served
+# as plain bytes instead.
+ACTIVE_CONTENT = ("html", "xml", "javascript", "ecmascript", "svg", "xhtml")
+
+
+def attachment_download(attachment: Attachment) -> FileResponse:
+    content_type = attachment.content_type
+    if any(word in content_type for word in ACTIVE_CONTENT):
+        content_type = "application/octet-stream"
+    response = FileResponse(
+        attachment.file.open("rb"),
+        as_attachment=True,
+        filename=attachment.filename,
+        content_type=content_type,
+    )
+    response["X-Content-Type-Options"] = "nosniff"
+    response["Content-Security-Policy"] = "default-src 'none'; sandbox"
+    response["Cache-Control"] = "private, no-store"
+    return response
+
+
+class TicketAttachmentApi(APIView):
+    """A message's file, for desk staff only, always as a download (DESIGN §15): never shown
+    inline, never sniffed into something the browser would run."""
+
+    permission_classes = [IsStaffMember]
+
+    @extend_schema(
+        responses={
+            (200, "application/octet-stream"): OpenApiResponse(
+                response=OpenApiTypes.BINARY,
+                description="The file, as `Content-Disposition: attachment` with "
+                "`X-Content-Type-Options: nosniff`.",
+            ),
+            **error_responses(401, 403, 404),
+        },
+    )
+    def get(self, request, reference: str, attachment_id: int):
+        attachment = get_object_or_404(
+            Attachment, pk=attachment_id, message__ticket__reference=reference
+        )
+        return attachment_download(attachment)
 
 
 class TicketMessageRetryApi(APIView):
@@ -543,6 +606,27 @@ def _counted(count):
         return None
 
 
+def refuse_larger_bodies(request) -> None:
+    """413 before a byte of the body is read when its declared length is over the limit."""
+    if attachments.body_too_large(request.META.get("CONTENT_LENGTH")):
+        raise RequestDataTooBig("The request body is too large.")
+
+
+class InboundJSONParser(BaseParser):
+    """JSON as ops.parsers.JSONParser reads it, up to message_body_limit() rather than
+    DATA_UPLOAD_MAX_MEMORY_SIZE (2.5 MB): an email's attachments travel in its body. Over the
+    limit: 413 (RequestDataTooBig), also when no Content-Length says so."""
+
+    media_type = "application/json"
+
+    def parse(self, stream, media_type=None, parser_context=None):
+        limit = attachments.message_body_limit()
+        body = stream.read(limit + 1) if stream is not None else b""
+        if len(body) > limit:
+            raise RequestDataTooBig("The request body is too large.")
+        return JSONParser().parse(io.BytesIO(body), media_type, parser_context)
+
+
 class InboundEmailApi(APIView):
     """Customer email from the mail gateway, authenticated by the `X-Inbound-Secret` header.
     Idempotent on `message_id`. A subject naming `[TCK-…]` of the sender's own ticket appends
@@ -551,6 +635,7 @@ class InboundEmailApi(APIView):
 
     authentication_classes: list = []
     permission_classes = [AllowAny]
+    parser_classes = [InboundJSONParser]
     # The mail gateway is one address sending every customer's mail: no per-address rate.
     # Wrong secrets are limited per address instead (SecretFailures).
     throttle_classes: list = []
@@ -597,9 +682,14 @@ class InboundEmailApi(APIView):
             **error_responses(
                 400,
                 401,
+                413,
                 429,
                 503,
+                e400="Not valid: extra.fields names the fields (an attachment that is not "
+                "base64, or empty, is refused with the whole email).",
                 e401="Wrong or missing X-Inbound-Secret.",
+                e413="An attachment over ATTACHMENT_MAX_BYTES, or all of them over 25 MB: the "
+                "email is refused, nothing kept.",
                 e429="Too many wrong secrets from this address: try again after Retry-After "
                 "seconds; the secret is not compared until then.",
                 e503="INBOUND_SECRET is not set on this desk.",
@@ -609,6 +699,7 @@ class InboundEmailApi(APIView):
         "was received before (nothing changes).",
     )
     def post(self, request):
+        refuse_larger_bodies(request)
         body = InboundEmailSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         email = body.validated_data
@@ -619,6 +710,7 @@ class InboundEmailApi(APIView):
             body=email["body"],
             message_id=email["message_id"].strip(),
             cc=email["cc"],
+            files=email["attachments"],
         )
         return Response(
             {

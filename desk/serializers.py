@@ -1,17 +1,46 @@
+import base64
+import binascii
+
+from django.conf import settings
 from django.core.validators import RegexValidator
+from django.urls import reverse
 from rest_framework import serializers
 
 from config.serializers import StrictCharField
 from orders.addresses import BadAddress, email_key
 from tickets import sla
-from tickets.models import Macro, Notification, Ticket, TicketChange, TicketEvent, TicketMessage
+from tickets.attachments import TooLarge, Upload, uploads_from
+from tickets.models import (
+    Attachment,
+    Macro,
+    Notification,
+    Ticket,
+    TicketChange,
+    TicketEvent,
+    TicketMessage,
+)
 from tickets.services import CC_MAX, TAG_MAX_LENGTH, TAG_NAME
+
+
+class AttachmentSerializer(serializers.ModelSerializer):
+    url = serializers.SerializerMethodField(help_text="the staff-only download (GET)")
+
+    class Meta:
+        model = Attachment
+        fields = ["id", "filename", "content_type", "size", "url"]
+
+    def get_url(self, attachment: Attachment) -> str:
+        return reverse(
+            "api-ticket-attachment",
+            args=[attachment.message.ticket.reference, attachment.pk],
+        )
 
 
 class TicketMessageSerializer(serializers.ModelSerializer):
     author: serializers.SlugRelatedField = serializers.SlugRelatedField(
         slug_field="username", read_only=True, allow_null=True
     )
+    attachments = AttachmentSerializer(many=True, read_only=True)
 
     class Meta:
         model = TicketMessage
@@ -25,6 +54,7 @@ class TicketMessageSerializer(serializers.ModelSerializer):
             "delivery_error",
             "sent_at",
             "created_at",
+            "attachments",
         ]
 
 
@@ -177,6 +207,21 @@ class DraftSerializer(serializers.Serializer):
     run = serializers.UUIDField(allow_null=True)
 
 
+class MessageWithFilesSerializer(MessageWriteSerializer):
+    """A message as multipart/form-data: its text and the files attached to it."""
+
+    files = serializers.ListField(
+        child=serializers.FileField(allow_empty_file=False),
+        required=False,
+        default=list,
+        help_text="files to attach (multipart/form-data only): ATTACHMENT_MAX_BYTES each "
+        "(10 MB), 25 MB together, else 413",
+    )
+
+    def validate_files(self, files: list) -> list[Upload]:
+        return uploads_from(files)
+
+
 class StatusWriteSerializer(serializers.Serializer):
     status = serializers.ChoiceField(choices=Ticket.Status.choices)
 
@@ -250,11 +295,64 @@ def _check_domain(address: str) -> str:
     return address
 
 
+# Base64 of at least one byte, as mail gateways send it: wrapped in lines (CR and LF anywhere
+# between the characters), padded to whole quads.
+_B, _N = "[A-Za-z0-9+/]", "[\\r\\n]*"
+_TAIL = f"(?:{_B}{_N}{_B}{_N}={_N}={_N}|{_B}{_N}{_B}{_N}{_B}{_N}={_N})"
+BASE64_TEXT = f"^{_N}(?:(?:{_B}{_N}{_B}{_N}{_B}{_N}{_B}{_N})+{_TAIL}?|{_TAIL})$"
+# Text as PostgreSQL can keep it: no NUL (refused by DRF's CharField; said in the schema).
+NO_NUL = RegexValidator(r"^[^\x00]*$", "Null characters are not allowed.")
+
+
+class InboundAttachmentSerializer(serializers.Serializer):
+    filename = StrictCharField(
+        max_length=1000,
+        required=False,
+        allow_blank=True,
+        default="",
+        trim_whitespace=False,
+        validators=[NO_NUL],
+    )
+    content_type = StrictCharField(
+        max_length=255,
+        validators=[NO_NUL],
+        required=False,
+        allow_blank=True,
+        default="",
+        help_text="the sender's word, not used: the type is read from the content",
+    )
+    content_base64 = StrictCharField(
+        trim_whitespace=False,
+        validators=[RegexValidator(BASE64_TEXT, "Not valid base64.")],
+        help_text="the file's bytes in base64, at least one (line breaks allowed)",
+    )
+
+    def validate_content_base64(self, text: str) -> bytes:
+        text = text.replace("\r", "").replace("\n", "")
+        if len(text) > (settings.ATTACHMENT_MAX_BYTES + 2) // 3 * 4:
+            raise TooLarge("An attachment is too large.")
+        try:
+            content = base64.b64decode(text, validate=True)
+        except (binascii.Error, ValueError):
+            raise serializers.ValidationError("Not valid base64.") from None
+        if not content:
+            raise serializers.ValidationError("The file is empty.")
+        return content
+
+    def to_internal_value(self, data) -> Upload:
+        values = super().to_internal_value(data)
+        return Upload(filename=values["filename"], content=values["content_base64"])
+
+
 class InboundEmailSerializer(serializers.Serializer):
     # `from` is a Python keyword: the field is declared under its JSON name below.
-    name = StrictCharField(max_length=200, required=False, allow_blank=True, default="")
-    subject = StrictCharField(max_length=998, required=False, allow_blank=True, default="")
-    body = StrictCharField(max_length=100000, trim_whitespace=False)
+    name = StrictCharField(
+        max_length=200, required=False, allow_blank=True, default="", validators=[NO_NUL]
+    )
+    subject = StrictCharField(
+        max_length=998, required=False, allow_blank=True, default="", validators=[NO_NUL]
+    )
+    body = StrictCharField(max_length=100000, trim_whitespace=False, validators=[NO_NUL])
     # It threads our replies (In-Reply-To, References): nothing that could break a header.
     message_id = StrictCharField(
         max_length=255,
@@ -269,6 +367,14 @@ class InboundEmailSerializer(serializers.Serializer):
         max_length=50,
         help_text="addresses the email was copied to: kept on the ticket (the first 10), "
         "copied on replies",
+    )
+
+    attachments = InboundAttachmentSerializer(
+        many=True,
+        required=False,
+        default=list,
+        help_text="the email's files: ATTACHMENT_MAX_BYTES each (10 MB), 25 MB together, "
+        "else 413 and nothing is kept",
     )
 
     def get_fields(self):

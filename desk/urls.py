@@ -61,6 +61,11 @@ ticket_api_urlpatterns = [
     ),
     path("tickets/<str:reference>/draft/", api.TicketDraftApi.as_view(), name="api-ticket-draft"),
     path(
+        "tickets/<str:reference>/attachments/<int:attachment_id>/",
+        api.TicketAttachmentApi.as_view(),
+        name="api-ticket-attachment",
+    ),
+    path(
         "tickets/<str:reference>/messages/<int:message_id>/retry/",
         api.TicketMessageRetryApi.as_view(),
         name="api-ticket-message-retry",

@@ -29,7 +29,7 @@ from orders.selectors import order_summary
 from refunds import services as refund_services
 from refunds.models import RefundRequest
 from refunds.selectors import with_latest_refund_status
-from tickets import changes, selectors, services, sla
+from tickets import attachments, changes, selectors, services, sla
 from tickets.models import Macro, Ticket, TicketEvent, TicketMessage
 from tickets.services import TICKET_ALLOWED, ClaimsContradictState
 
@@ -307,6 +307,8 @@ def _render_ticket(
             "can_tag": role is not None,
             "macros": macros.macros_for(request.user) if role is not None else [],
             "applied_macro": applied_macro,
+            # attachments
+            "attachment_max_mb": f"{settings.ATTACHMENT_MAX_BYTES / (1024 * 1024):g}",
             "support_users": support_users(),
             "draft": draft,
             "error_for": error_for,
@@ -400,11 +402,15 @@ def _typed(request, name: str) -> str:
 @login_required
 @require_POST
 def ticket_write(request, reference: str):
+    if attachments.body_too_large(request.META.get("CONTENT_LENGTH")):
+        # Not read at all (reading the text would read the files too): the page again.
+        return _act(request, reference, _refuse_too_large, "", form="reply")
     body = _typed(request, "body")
     visibility = request.POST.get("visibility", TicketMessage.Visibility.INTERNAL)
     if visibility not in TicketMessage.Visibility.values:
         visibility = TicketMessage.Visibility.INTERNAL
     public = visibility == TicketMessage.Visibility.PUBLIC
+    files = request.FILES.getlist("files")
     return _act(
         request,
         reference,
@@ -415,11 +421,16 @@ def ticket_write(request, reference: str):
             visibility=visibility,
             claims_check=lambda text: contradicted_claims(text=text, ticket=t),
             confirm_claims=request.POST.get("confirm_claims") == "1",
+            files=attachments.uploads_from(files),
         ),
         "Reply queued for sending to the customer." if public else "Internal note added.",
         form="reply",
         draft={"body": body, "visibility": visibility},
     )
+
+
+def _refuse_too_large(ticket: Ticket) -> None:
+    raise attachments.TooLarge("The files are too large to attach: send fewer or smaller ones.")
 
 
 @login_required

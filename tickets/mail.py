@@ -1,5 +1,5 @@
 """The email a public reply becomes: subject with the ticket reference, threading headers, the
-agent's words. Sent through Django's mail framework (EMAIL_URL picks the backend)."""
+agent's words and files. Sent through Django's mail framework (EMAIL_URL picks the backend)."""
 
 import smtplib
 import uuid
@@ -36,7 +36,7 @@ def reply_email(message) -> EmailMessage:
         # Answer the customer's latest email if there is one, else our own latest reply.
         headers["In-Reply-To"] = (customers or [mid for mid, _ in earlier])[-1]
         headers["References"] = " ".join(mid for mid, _ in earlier)
-    return EmailMessage(
+    email = EmailMessage(
         subject=reply_subject(ticket),
         body=_body(message),
         from_email=settings.DEFAULT_FROM_EMAIL,
@@ -45,6 +45,16 @@ def reply_email(message) -> EmailMessage:
         cc=list(ticket.cc or []),
         headers=headers,
     )
+    _attach_files(email, message)
+    return email
+
+
+def _attach_files(email: EmailMessage, message) -> None:
+    """The reply's files (DESIGN §15), read back from storage with the type read from their
+    bytes when they were received."""
+    for attachment in message.attachments.all():
+        with attachment.file.open("rb") as stored:
+            email.attach(attachment.filename, stored.read(), attachment.content_type)
 
 
 def _thread_before(message) -> list[tuple[str, str]]:

@@ -1,4 +1,5 @@
 import re
+import uuid
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -225,6 +226,34 @@ class TicketMessage(models.Model):
     @property
     def is_public(self) -> bool:
         return self.visibility == self.Visibility.PUBLIC
+
+
+# --- attachments (DESIGN §15) ------------------------------------------------------------------
+
+
+def attachment_path(attachment: "Attachment", filename: str) -> str:
+    """Where the bytes live in storage: a random name under the ticket's folder. The customer's
+    file name is never a path (it is kept, sanitised, in `filename`)."""
+    return f"attachments/{attachment.message.ticket.reference}/{uuid.uuid4().hex}"
+
+
+class Attachment(models.Model):
+    """A file carried by a message: inbound mail's, or an agent's reply's. `content_type` is
+    read from the bytes (tickets/attachments.py), never taken from the sender."""
+
+    message = models.ForeignKey(TicketMessage, on_delete=models.CASCADE, related_name="attachments")
+    file = models.FileField(upload_to=attachment_path, max_length=255)
+    filename = models.CharField(max_length=255)
+    content_type = models.CharField(max_length=100)
+    size = models.PositiveBigIntegerField()
+    sha256 = models.CharField(max_length=64)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return f"{self.filename} ({self.content_type}, {self.size} bytes)"
 
 
 class TicketEvent(models.Model):

@@ -23,7 +23,15 @@ from config.db import column, table
 from orders.models import Customer, Order
 from orders.selectors import refundable_after
 from tickets import sla
-from tickets.models import Notification, Ticket, TicketChange, TicketEvent, TicketMessage
+from tickets.attachments import describe_file
+from tickets.models import (
+    Attachment,
+    Notification,
+    Ticket,
+    TicketChange,
+    TicketEvent,
+    TicketMessage,
+)
 
 # The desk list's views (tabs). "mine" needs the user asking.
 VIEWS = ("all", "mine", "unassigned", "escalated")
@@ -111,7 +119,9 @@ def _messages_matching(query: str) -> QuerySet[TicketMessage]:
 def ticket_detail(*, reference: str) -> Ticket:
     return (
         Ticket.objects.select_related("customer", "assignee", "order")
-        .prefetch_related("messages__author", "order__lines", "events__actor", "tags")
+        .prefetch_related(
+            "messages__author", "messages__attachments", "order__lines", "events__actor", "tags"
+        )
         .get(reference=reference)
     )
 
@@ -164,13 +174,15 @@ def customer_overview(*, customer_id: int) -> CustomerOverview:
 
 # A message of a ticket's thread as the assistant reads it: (author_kind, created_at, body).
 ThreadMessage = tuple[str, datetime, str]
-THREAD_FIELDS = ("author_kind", "created_at", "body")
 
 
 def ticket_thread(*, ticket_id: int) -> list[ThreadMessage]:
-    """The ticket's messages, oldest first."""
-    messages = TicketMessage.objects.filter(ticket_id=ticket_id).order_by("created_at", "id")
-    return list(messages.values_list(*THREAD_FIELDS))
+    """The ticket's messages, oldest first; each body followed by a line per file it carries
+    (name, type and size: never the bytes, DESIGN §15). One query: ticket_thread_sql's."""
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT {ticket_thread_sql('%s')}", [ticket_id])
+        (value,) = cursor.fetchone()
+    return ticket_thread_from_json(value)
 
 
 @cache
@@ -185,19 +197,36 @@ def ticket_thread_sql(ticket_id: str) -> str:
         if connection.vendor == "postgresql"
         else ("json_array", "json_group_array")
     )
+    file_columns = ", ".join(
+        column(Attachment, name, "a") for name in ("id", "filename", "content_type", "size")
+    )
+    files = (
+        f"(SELECT {aggregate}({array}({file_columns})) FROM {table(Attachment)} a"  # noqa: S608
+        f" WHERE {column(Attachment, 'message', 'a')} = {column(TicketMessage, 'id', 'm')})"
+    )
     # Names from the models' metadata, quoted; no values.
     return (
-        f"(SELECT {aggregate}({array}({columns})) FROM {table(TicketMessage)} m"  # noqa: S608
+        f"(SELECT {aggregate}({array}({columns}, {files})) FROM {table(TicketMessage)} m"  # noqa: S608
         f" WHERE {column(TicketMessage, 'ticket', 'm')} = {ticket_id})"
     )
 
 
 def ticket_thread_from_json(value: str | list | None) -> list[ThreadMessage]:
     """`ticket_thread`'s list from what `ticket_thread_sql` selected (PostgreSQL's driver
-    decodes the JSON; SQLite's gives its text, with times in UTC without an offset)."""
+    decodes the JSON; SQLite's gives its text, with times in UTC without an offset, and each
+    message's files as text of their own)."""
     rows = json.loads(value) if isinstance(value, str) else value or []
-    ordered = sorted((_utc(created_at), pk, kind, body) for created_at, pk, kind, body in rows)
+    ordered = sorted(
+        (_utc(created_at), pk, kind, _with_files(body, files))
+        for created_at, pk, kind, body, files in rows
+    )
     return [(kind, created_at, body) for created_at, _, kind, body in ordered]
+
+
+def _with_files(body: str, files: str | list | None) -> str:
+    rows = json.loads(files) if isinstance(files, str) else files or []
+    lines = [describe_file(name, kind, size) for _, name, kind, size in sorted(rows)]
+    return "\n".join([body, *lines]) if lines else body
 
 
 def _utc(text: str) -> datetime:

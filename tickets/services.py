@@ -20,7 +20,8 @@ from config.errors import ApplicationError, Conflict, Forbidden
 from config.roles import Role, is_supervisor, support_role
 from orders.addresses import BadAddress, email_key
 from orders.models import Customer, Order
-from tickets import changes, mail, sla
+from tickets import attachments, changes, mail, sla
+from tickets.attachments import Upload
 from tickets.models import Tag, Ticket, TicketChange, TicketCounter, TicketEvent, TicketMessage
 
 logger = logging.getLogger(__name__)
@@ -108,9 +109,11 @@ def ticket_write(
     visibility: str,
     claims_check: ClaimsCheck | None = None,
     confirm_claims: bool = False,
+    files: Sequence[Upload] = (),
 ) -> TicketMessage:
     """A support member writes on the ticket: an internal note, or a public reply that is
-    emailed to the customer after commit (queued → sent, or failed after the retries).
+    emailed to the customer, with its files, after commit (queued → sent, or failed after the
+    retries). Files over the limits refuse the whole message (tickets/attachments.py).
 
     A public reply is first read by `claims_check`: when the records contradict what it says
     about a refund it is refused (ClaimsContradictState, the claims in `extra`) unless
@@ -121,10 +124,13 @@ def ticket_write(
     body = body.strip()
     if not body:
         raise ApplicationError("Write something first.", code="empty_message")
+    attachments.check_uploads(files, "files")
     if visibility == V.INTERNAL:
-        return ticket_post_message(
+        note = ticket_post_message(
             ticket=ticket, author_kind=TicketMessage.AuthorKind.AGENT, body=body, author=author
         )
+        attachments.attach(note, files)
+        return note
     _require(role != Role.INTERN, "Interns write internal notes; an agent sends the reply.")
     if ticket.status == S.CLOSED:
         raise Conflict(
@@ -156,6 +162,7 @@ def ticket_write(
             message=message.pk,
             claims=contradicted,
         )
+    attachments.attach(message, files)
     _touch(ticket)
     _stamp_first_response(ticket, message.created_at)
     changes.message_created(message)
@@ -729,10 +736,12 @@ def ticket_receive_email(
     body: str,
     message_id: str,
     cc: Sequence[str] = (),
+    files: Sequence[Upload] = (),
 ) -> Inbound:
     """A customer's email: appended to their own ticket named `[TCK-…]` in the subject (which
     reopens it if pending or solved), otherwise a new ticket. Idempotent on `message_id`: the
-    same email delivered twice is one message."""
+    same email delivered twice is one message. Its files are checked before anything is
+    written: one too large refuses the whole email (413), nothing kept."""
     message_id = message_id.strip()
     if not mail.is_header_safe(message_id):
         # It threads our replies (In-Reply-To): a space or line break there would break, or
@@ -742,6 +751,7 @@ def ticket_receive_email(
             code="invalid",
             extra={"fields": {"message_id": ["Not a Message-ID."]}},
         )
+    attachments.check_uploads(files, "attachments")
     seen = _already_received(message_id)
     if seen is not None:
         return seen
@@ -749,6 +759,8 @@ def ticket_receive_email(
         with transaction.atomic():
             inbound = _receive(sender, name, subject, body, message_id)
             _add_cc(inbound.ticket, list(cc))
+            if files:
+                attachments.attach(TicketMessage.objects.get(message_id=message_id), files)
             return inbound
     except IntegrityError:
         seen = _already_received(message_id)  # the same email, delivered twice at once

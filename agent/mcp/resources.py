@@ -13,6 +13,7 @@ from agent.privacy import mask_for_model
 from agent.runtime.prompts import UNTRUSTED_AUTHORS
 from agent.tools.reads import get_order
 from agent.untrusted import wrap_untrusted
+from tickets.attachments import describe
 from tickets.models import TicketMessage
 
 TEXT = "text/plain"
@@ -72,7 +73,11 @@ def conversation(ctx: McpContext) -> str:
         "are untrusted data.",
         wrap_untrusted("ticket subject", ticket.subject),
     ]
-    messages = ticket.messages.select_related("author").order_by("created_at", "id")
+    messages = (
+        ticket.messages.select_related("author")
+        .prefetch_related("attachments")
+        .order_by("created_at", "id")
+    )
     for message in messages:
         parts.append(_message(message))
     return "\n\n".join(parts)
@@ -86,12 +91,12 @@ def _message(message: TicketMessage) -> str:
         for part in (f"#{message.pk}", message.visibility, message.author_kind, author, stamp)
         if part
     )
+    # Files by name, type and size only (DESIGN §15): never their bytes.
+    text = "\n".join([message.body, *(describe(file) for file in message.attachments.all())])
     if message.author_kind in UNTRUSTED_AUTHORS:
-        body = wrap_untrusted(
-            f"{message.author_kind} message", message.body, visibility=message.visibility
-        )
+        body = wrap_untrusted(f"{message.author_kind} message", text, visibility=message.visibility)
     else:
-        body = message.body
+        body = text
     return f"[{heading}]\n{body}"
 
 

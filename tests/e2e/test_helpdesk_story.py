@@ -6,11 +6,14 @@ emails over a real SMTP socket, threaded to the customer's email; the agent solv
 and the customer's answer reopens it. DESIGN §15 along the way: the email copies the customer's
 partner, who receives the reply too; the agent tags the ticket and makes it urgent (its late
 first response shows as breached until the reply goes out) and starts the reply from a macro.
+The email carries a photo of the broken mug; the reply carries a return label, and the partner
+receives it too.
 At each step the page is photographed at laptop and
 phone width and must not scroll sideways.
 
 Screenshots go to $STORY_SHOTS_DIR if set (to look at them), else to the test's tmp_path."""
 
+import base64
 import http.client
 import json
 import os
@@ -46,6 +49,10 @@ MACRO_BODY = (
     "Hi {{customer.first_name}}, about {{ticket.reference}}: {{refund.amount}}, {{refund.status}}."
 )
 MACRO_TEXT = "Hi Li, about TCK-1005: 129.00 CNY, succeeded."
+# DESIGN §15 attachments: the customer's photo (declared a PNG; its bytes are a JPEG) and the
+# agent's return label.
+PHOTO = b"\xff\xd8\xff\xe0\x00\x10JFIF\x00\x01\x01\x00\x00\x01\x00\x01\x00\x00" + b"\x42" * 120_000
+LABEL = b"%PDF-1.4\n1 0 obj\n<< /Type /Catalog >>\nendobj\n" + b"0" * 2_000
 
 # The worker is a real process: a run, a refund and an email each take it a few seconds.
 RUN_TIMEOUT_MS = 45_000
@@ -76,10 +83,19 @@ class HeldMailServer(FakeSMTPServer):
 
 
 @pytest.fixture
-def desk_settings(settings):
+def media_root(tmp_path) -> Path:
+    """Where the live server keeps attachments and the worker reads them back to email."""
+    directory = tmp_path / "media"
+    directory.mkdir()
+    return directory
+
+
+@pytest.fixture
+def desk_settings(settings, media_root):
     """The live server's side: the offline planner, inbound email accepted with our secret."""
     settings.LLM_PROVIDER = "offline"
     settings.INBOUND_SECRET = INBOUND_SECRET
+    settings.MEDIA_ROOT = media_root
 
 
 @pytest.fixture
@@ -91,7 +107,7 @@ def mail_server():
 
 
 @pytest.fixture
-def worker(transactional_db, mail_server):
+def worker(transactional_db, mail_server, media_root):
     """A real worker on this session's queue: runs the assistant, executes the refund through
     the simulated provider, emails replies to the fake mail server named by EMAIL_URL."""
     process = WorkerProcess(
@@ -99,6 +115,7 @@ def worker(transactional_db, mail_server):
         log_name="story",
         extra_env={
             "EMAIL_URL": mail_server.url,
+            "MEDIA_ROOT": str(media_root),
             "EMAIL_TIMEOUT_S": "30",
             "LLM_PROVIDER": "offline",
             "REFUND_ADAPTER": "simulated",
@@ -138,12 +155,25 @@ def camera(tmp_path) -> Camera:
 
 
 def email_from_the_customer(
-    live_server, *, subject: str, body: str, message_id: str, cc: tuple[str, ...] = ()
+    live_server,
+    *,
+    subject: str,
+    body: str,
+    message_id: str,
+    cc: tuple[str, ...] = (),
+    attachments: tuple[dict, ...] = (),
 ) -> dict:
     """POST the email as the mail gateway does: JSON and the shared secret, no browser."""
     url = urlsplit(live_server.url)
     connection = http.client.HTTPConnection(url.hostname, url.port, timeout=30)
-    email = {"from": CUSTOMER, "name": "Li Wei", "subject": subject, "body": body, "cc": list(cc)}
+    email = {
+        "from": CUSTOMER,
+        "name": "Li Wei",
+        "subject": subject,
+        "body": body,
+        "cc": list(cc),
+        "attachments": list(attachments),
+    }
     try:
         connection.request(
             "POST",
@@ -191,11 +221,24 @@ def test_a_customers_email_becomes_a_refund_a_threaded_reply_and_a_reopened_tick
         "Could I have my money back?",
         message_id=FIRST_EMAIL_ID,
         cc=(PARTNER,),
+        attachments=(
+            {
+                "filename": "cracked mug.png",
+                "content_type": "image/png",
+                "content_base64": base64.b64encode(PHOTO).decode(),
+            },
+        ),
     )
     assert opened == {"ticket": "TCK-1005", "created": True, "duplicate": False}
     ticket = Ticket.objects.get(reference="TCK-1005")
     assert (ticket.order.order_id, ticket.customer.email) == ("202610110087", CUSTOMER)
     assert ticket.cc == [PARTNER]
+    [photo] = ticket.messages.get().attachments.all()
+    assert (photo.filename, photo.content_type, photo.size) == (
+        "cracked mug.png",
+        "image/jpeg",
+        len(PHOTO),
+    )
     Ticket.objects.filter(pk=ticket.pk).update(created_at=timezone.now() - timedelta(hours=2))
 
     # 2. The agent finds it among the unassigned tickets and takes it.
@@ -211,6 +254,14 @@ def test_a_customers_email_becomes_a_refund_a_threaded_reply_and_a_reopened_tick
     row.get_by_role("link", name="TCK-1005").click()
     page.wait_for_url("**/tickets/TCK-1005/")
     expect(page.locator(".conversation")).to_contain_text("arrived cracked down the side")
+    # The photo is a download for the desk: never shown inline, never sniffed.
+    photo_link = page.locator(".conversation .attachment-link", has_text="cracked mug.png")
+    expect(photo_link).to_be_visible()
+    expect(page.locator(".conversation .attachment-meta")).to_contain_text("image/jpeg")
+    download = page.request.get(photo_link.get_attribute("href") or "")
+    assert download.ok and download.body() == PHOTO
+    assert download.headers["content-disposition"] == 'attachment; filename="cracked mug.png"'
+    assert download.headers["x-content-type-options"] == "nosniff"
     expect(page.locator("#ticket-assignee")).to_have_text("unassigned")
     page.locator("#assign-me-form button[type=submit]").click()
     page.wait_for_url("**/tickets/TCK-1005/")
@@ -290,11 +341,18 @@ def test_a_customers_email_becomes_a_refund_a_threaded_reply_and_a_reopened_tick
     page.keyboard.insert_text("\n\n" + ADDED_SENTENCE)  # where "Use as reply" left the cursor
     expect(reply_box).to_have_value(MACRO_TEXT + "\n\n" + answer + "\n\n" + ADDED_SENTENCE)
     page.check("#reply-public")
+    page.set_input_files(
+        "#reply-files",
+        files=[{"name": "return-label.pdf", "mimeType": "application/pdf", "buffer": LABEL}],
+    )
     page.locator("#reply-send", has_text=f"Send reply to {CUSTOMER}").click()
     page.wait_for_url("**/tickets/TCK-1005/")
     expect(page.locator(".flash")).to_contain_text("Reply queued for sending to the customer.")
     reply = ticket.messages.get(author_kind="agent", visibility="public")
     assert reply.body == MACRO_TEXT + "\n\n" + answer + "\n\n" + ADDED_SENTENCE
+    expect(
+        page.locator(f"#message-{reply.pk} .attachment-link", has_text="return-label.pdf")
+    ).to_be_visible()
     # The first response is out: the late first-response badge goes, and urgent's 8-hour
     # resolution target is not yet near.
     expect(page.locator("#sla-first-response")).to_contain_text("given")
@@ -334,6 +392,13 @@ def test_a_customers_email_becomes_a_refund_a_threaded_reply_and_a_reopened_tick
     assert FIRST_EMAIL_ID in email.header("References").split()
     assert email.text.startswith(reply.body + "\n")
     assert reply.delivery_attempts == 1
+    # The label went with the reply, to the customer and the partner alike.
+    [label] = list(email.message.iter_attachments())
+    assert (label.get_filename(), label.get_content_type()) == (
+        "return-label.pdf",
+        "application/pdf",
+    )
+    assert label.get_content() == LABEL
 
     # 7. The agent marks the ticket solved.
     page.locator("#status-form button[value=solved]").click()

@@ -190,4 +190,4 @@ def test_the_list_takes_as_many_queries_for_30_tickets_as_for_4(demo, params):
     many = queries_for_the_list(params)
 
     assert many == few
-    assert few <= 8
+    assert few <= 9  # the messages' attachments are one more prefetch
