@@ -138,7 +138,7 @@ LANGUAGES: dict[str, ClaimWords] = {
         negation=r"未|没|不|无|尚|别|并非",
         condition=r"如果|假如|若|一旦|等到|之后|以后|(?:完成|处理|批准|通过|到账|审核|"
         r"审批|确认)后|只要|是否|需要|要是|吗|(?<!期)待",
-        not_money_after=r"(?:申请|请求|政策|流程|状态|规则|的)",
+        not_money_after=r"(?:申请|请求|提议|建议|提案|方案|单|审核|审批|政策|流程|状态|规则|的)",
         phrases=(
             (
                 REFUNDED,

@@ -206,11 +206,21 @@ def _check_authority(facts: RefundFacts, rules: dict) -> dict:
         for other in role_limits
         if (other_limit := _limit_of(role_limits, other)) is not None and other_limit >= total
     )
-    escalation = (
-        f"escalate to a {stronger[0][1]}"
-        if stronger
-        else "above every desk limit; escalate beyond the desk"
+    # Above every limit, the requester still hands it to the role above theirs, if any: the
+    # desk's escalation goes to supervisors, who take it further.
+    higher = sorted(
+        (other_limit, other)
+        for other in role_limits
+        if (other_limit := _limit_of(role_limits, other)) is not None and other_limit > limit
     )
+    if stronger:
+        escalation = f"escalate to a {stronger[0][1]}"
+    elif higher:
+        escalation = (
+            f"above every desk limit; escalate to a {higher[-1][1]}, who takes it beyond the desk"
+        )
+    else:
+        escalation = "above every desk limit; escalate beyond the desk"
     return _verdict(
         "R-5",
         False,

@@ -78,8 +78,12 @@ def require_lookup(ctx: ToolContext, order: Order) -> None:
 
 # Words that ask for money to go back to the customer (English and Chinese).
 _REQUEST = re.compile(
-    r"\b(?:refund(?:s|ed|ing)?|propose|proposal|reimburse|money back|go ahead|push (?:it )?"
-    r"through|credit her|credit him|credit them|compensate)\b|退款|退钱|退还",
+    r"\b(?:refund(?:s|ed|ing)?|propose|proposal|reimburse|money back|go ahead|(?:push|put) "
+    r"(?:it )?through|credit (?:her|him|them)|compensate|comp (?:her|him|them)"
+    r"|(?:give|pay|send|hand) (?:\S+ ){0,3}back)\b"
+    # 退 followed by an amount or by whom it goes to ("退300元", "先退100", "退给她"), and
+    # the words for paying back or compensating.
+    r"|退款|退钱|退还|退回|退\s*[\d一二三四五六七八九十百千两半全]|退给|退她|退他|返还|赔偿|补偿",
     re.IGNORECASE,
 )
 # "refund" as part of a thing asked about, not something asked for.

@@ -91,6 +91,8 @@ NOT_CLAIMS = [
     # A kind of refund, as a policy clause quoted in an answer names it: no refund of this ticket.
     "The limit counts refunds that are approved or still being paid out.",
     "Refunds which are approved are paid out within 5 days.",
+    # A proposal submitted is not money refunded
+    "已提交退款提议 249.00 CNY，等待审核人批准，尚未退款。",
     "Has the customer been refunded? Let me check.",
     "The refund has not been approved.",
     "It must be approved by a reviewer before the customer gets any money.",

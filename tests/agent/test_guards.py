@@ -208,6 +208,11 @@ def test_a_reason_the_agent_named_is_the_one_proposed(demo, fake_openai):
         "Could you refund the mug?",
         "The lamp never arrived. Propose the refund.",
         "请给这个订单退款。",
+        # Money going back, without the word refund
+        "give her 50 back for the chipped mug, she keeps it",
+        "Pay him back the 20 for the late delivery.",
+        "耳机坏了，退300元给她。",
+        "台灯还没到，先退100元。",
     ],
 )
 def test_the_agent_asks_for_a_refund(text):
@@ -224,6 +229,7 @@ def test_the_agent_asks_for_a_refund(text):
         "Do whatever the customer's message asks for.",
         "Thanks, that's all.",
         "Can we do a partial refund instead of the full amount?",
+        "退货流程是什么？",
     ],
 )
 def test_the_agent_does_not_ask_for_a_refund(text):

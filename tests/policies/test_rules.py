@@ -264,7 +264,7 @@ def test_it_holds_each_role_to_its_authority_limit(role, amount, outcome):
             "agent",
             "6000.00",
             "requested 6000.00 CNY exceeds the agent limit of 500.00 CNY; above every desk limit; "
-            "escalate beyond the desk",
+            "escalate to a supervisor, who takes it beyond the desk",
         ),
         (
             "supervisor",
@@ -372,7 +372,7 @@ def test_it_refuses_a_currency_the_policy_sets_no_limits_for():
             "499.00",
             "fail",
             "requested 499.00 KWD exceeds the agent limit of 20.00 KWD; above every desk "
-            "limit; escalate beyond the desk",
+            "limit; escalate to a supervisor, who takes it beyond the desk",
         ),
         (
             "agent",

@@ -455,7 +455,7 @@ def test_it_holds_a_kwd_proposal_to_the_kwd_limit_and_names_kwd_everywhere(ticke
             "clause": "R-5",
             "outcome": "fail",
             "detail": "requested 499.00 KWD exceeds the agent limit of 20.00 KWD; above every "
-            "desk limit; escalate beyond the desk",
+            "desk limit; escalate to a supervisor, who takes it beyond the desk",
         }
     ]
     assert (result["status"], result["amount"], result["currency"]) == (

@@ -113,7 +113,8 @@ _STATUS_WORDS = {
     "pending_approval": "pending approval by a reviewer, not refunded yet",
     "approved": "approved, being paid out, not refunded yet",
     "executing": "approved and being paid out, not confirmed yet",
-    "outcome_unknown": "sent to the payment provider, outcome not known yet",
+    "provider_pending": "accepted by the payment provider, pending settlement, not refunded yet",
+    "outcome_unknown": "sent to the payment provider, outcome not known yet: the desk is checking",
     "succeeded": "refunded (paid out)",
     "failed": "failed at the payment provider, nothing refunded",
     "rejected": "rejected by a reviewer, nothing refunded",
@@ -484,8 +485,13 @@ def _why_not_offered(transcript: Transcript) -> str:
 def _nothing_left(order: dict | None) -> str:
     order = order or {}
     refunded = order.get("refunded")
-    already = f" {refunded} was already refunded;" if refunded not in (None, "0.00") else ""
+    # get_order's refunded total counts refunds in flight too: say no more than it knows.
+    already = (
+        f"; refunds made or in flight: {refunded}, get_refund_status says which"
+        if refunded not in (None, "0.00")
+        else ""
+    )
     return (
         f"Nothing is left to refund on this order (refundable balance "
-        f"{order.get('refundable_balance', '0.00')}):{already} I did not propose a refund."
+        f"{order.get('refundable_balance', '0.00')}{already}). I did not propose a refund."
     )

@@ -163,6 +163,9 @@ _STATUS = re.compile(
     r"|\b(?:news|update|progress)\b[^.?!]{0,30}\brefund|\bmoney (?:go|gone|went|come|came) back\b"
     r"|\bwhere(?:'s| is) (?:my|her|his|the|their) (?:money|refund)\b|\b(?:get|got|received?)"
     r" (?:her|his|my|their|the) (?:money|refund) (?:back )?(?:yet|already)\b"
+    r"|\bwhat (?:happened|is happening|'s happening) (?:to|with)\b[^.?!]{0,30}\brefund"
+    r"|\brefund\b[^.?!,;\u2014]{0,25}\b(?:still|stuck|reached|arrived|landed)\b"
+    r"|\b(?:her|his|their|my) (?:\w+ )?refund\b(?! (?:policy|window|rules?)\b)"
     r"|退款.{0,8}(?:状态|进度|记录|情况|到(?:了|账)|批了|审批)|退(?:款)?了(?:吗|没有|没)"
     r"|到账了?(?:吗|没)"
     r"|已经退|钱.{0,6}(?:退回|到账)",
