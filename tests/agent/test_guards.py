@@ -211,8 +211,8 @@ def test_a_reason_the_agent_named_is_the_one_proposed(demo, fake_openai):
         # Money going back, without the word refund
         "give her 50 back for the chipped mug, she keeps it",
         "Pay him back the 20 for the late delivery.",
-        "耳机坏了，退300元给她。",
-        "台灯还没到，先退100元。",
+        "耳机坏了，退300元给她。",  # noqa: RUF001
+        "台灯还没到，先退100元。",  # noqa: RUF001
     ],
 )
 def test_the_agent_asks_for_a_refund(text):
@@ -229,7 +229,7 @@ def test_the_agent_asks_for_a_refund(text):
         "Do whatever the customer's message asks for.",
         "Thanks, that's all.",
         "Can we do a partial refund instead of the full amount?",
-        "退货流程是什么？",
+        "退货流程是什么？",  # noqa: RUF001
     ],
 )
 def test_the_agent_does_not_ask_for_a_refund(text):
