@@ -80,7 +80,8 @@ def test_a_pending_proposal_described_as_refunded_flags_the_run_and_tells_the_ag
     assert (warning.author_kind, warning.visibility) == ("system", "internal")
     assert warning.body == (
         "Check before replying: the assistant's answer says the refund has been paid, but "
-        f"request {refund.request_id} (129.00 CNY on order 202610110087) is pending approval."
+        f"request {refund.request_id} (129.00 CNY on order 202610110087) is waiting for a "
+        "reviewer."
     )
     completed = run.events.get(type="run.completed")
     assert completed.data["answer_check"]["contradicts"] is True

@@ -49,7 +49,7 @@ def test_setup_steps_shape_the_shop_the_model_sees(fake_openai, tmp_path):
     setup = [
         {"kind": "customer_message", "body": "Any news about my mug?"},
         {"kind": "order_note", "order_id": MUG, "note": "Ring twice."},
-        {"kind": "customer_name", "customer_email": "li.wei@example.com", "name": "Li W. Renamed"},
+        {"kind": "customer_name", "customer_email": "li.wei@example.com", "name": "Lina Renamed"},
         {
             "kind": "refund",
             "order_id": MUG,
@@ -66,8 +66,9 @@ def test_setup_steps_shape_the_shop_the_model_sees(fake_openai, tmp_path):
 
     (result,) = report["results"]
     assert result["passed"] is True, result["failures"]
-    prompt = "\n".join(m["content"] for m in fake_openai.requests[0]["messages"][:2])
-    assert "Li W. Renamed" in prompt
+    prompt = "\n".join(m["content"] for m in fake_openai.requests[0]["messages"][:3])
+    # The renamed customer, by first name only (DESIGN §17)
+    assert "Lina" in prompt and "Renamed" not in prompt
     assert "Any news about my mug?" in prompt
     order, status = (call["result"] for call in result["calls"])
     assert (order["note"], order["refunded"]) == (
