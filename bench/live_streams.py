@@ -70,7 +70,8 @@ class UvicornServer(WebServer):
 
 @dataclass
 class Stream:
-    run_id: str
+    key: str  # what it follows: a run's id, a ticket's reference
+    path: str  # its event stream's URL path
     after: int
     status: int = 0
     arrived: dict[int, float] = field(default_factory=dict)
@@ -78,12 +79,13 @@ class Stream:
 
 
 async def follow(stream: Stream, port: int, token: str, opened: asyncio.Event) -> None:
-    """Open one stream and record when each event's frame arrives, until cancelled."""
+    """Open one stream and record when each event's frame arrives, until cancelled (the
+    ticket streams' bench follows its streams the same way)."""
     try:
         reader, writer = await asyncio.open_connection("127.0.0.1", port)
         writer.write(
             (
-                f"GET /api/runs/{stream.run_id}/events/stream/?after={stream.after} HTTP/1.1\r\n"
+                f"GET {stream.path}?after={stream.after} HTTP/1.1\r\n"
                 f"Host: 127.0.0.1\r\nAuthorization: Token {token}\r\n"
                 "Accept: text/event-stream\r\n\r\n"
             ).encode()
@@ -201,7 +203,7 @@ async def measure(desk: Desk, args: argparse.Namespace) -> dict:
     token = await on_a_thread(api_token)
 
     log(f"Opening {args.streams} streams...")
-    streams = [Stream(run_id, after=1) for run_id in run_ids]
+    streams = [Stream(run_id, f"/api/runs/{run_id}/events/stream/", after=1) for run_id in run_ids]
     opened_at = time.monotonic()
     followers = []
     for stream in streams:
@@ -227,7 +229,7 @@ async def measure(desk: Desk, args: argparse.Namespace) -> dict:
         follower.cancel()
     await asyncio.gather(*followers, return_exceptions=True)
 
-    by_run = {stream.run_id: stream for stream in streams}
+    by_run = {stream.key: stream for stream in streams}
     latencies = [
         (by_run[run_id].arrived[seq] - at) * 1000
         for (run_id, seq), at in committed.items()
@@ -236,7 +238,7 @@ async def measure(desk: Desk, args: argparse.Namespace) -> dict:
     complete = sum(
         1
         for stream in streams
-        if all(seq in stream.arrived for (run_id, seq) in committed if run_id == stream.run_id)
+        if all(seq in stream.arrived for (run_id, seq) in committed if run_id == stream.key)
     )
     return {
         "streams": args.streams,
@@ -258,7 +260,7 @@ async def measure(desk: Desk, args: argparse.Namespace) -> dict:
 
 
 def all_arrived(streams: list[Stream], committed: dict[tuple[str, int], float]) -> bool:
-    by_run = {stream.run_id: stream for stream in streams}
+    by_run = {stream.key: stream for stream in streams}
     return all(seq in by_run[run_id].arrived for run_id, seq in committed)
 
 

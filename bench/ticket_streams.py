@@ -24,62 +24,21 @@ import asyncio
 import json
 import os
 import time
-from dataclasses import dataclass, field
 from functools import partial
 
 from e2e_latency import Desk, log, running_desk, summary_ms
 from live_streams import (
+    Stream,
     UvicornServer,
     api_token,
     database_connections,
+    follow,
     on_a_thread,
     raise_file_limit,
     stamp_now,
 )
 
 SUBJECT = "Bench ticket"
-
-
-@dataclass
-class Stream:
-    reference: str
-    after: int
-    status: int = 0
-    arrived: dict[int, float] = field(default_factory=dict)
-    error: str = ""
-
-
-async def follow(stream: Stream, port: int, token: str, opened: asyncio.Event) -> None:
-    """Open one ticket's stream and record when each change's frame arrives, until cancelled."""
-    try:
-        reader, writer = await asyncio.open_connection("127.0.0.1", port)
-        writer.write(
-            (
-                f"GET /api/tickets/{stream.reference}/events/stream/?after={stream.after} "
-                f"HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Token {token}\r\n"
-                "Accept: text/event-stream\r\n\r\n"
-            ).encode()
-        )
-        await writer.drain()
-        head = await reader.readuntil(b"\r\n\r\n")
-        stream.status = int(head.split(b" ", 2)[1])
-    except (OSError, asyncio.IncompleteReadError, ValueError) as error:
-        stream.error = error.__class__.__name__
-        return
-    finally:
-        opened.set()
-    buffer = b""
-    try:
-        while chunk := await reader.read(65536):
-            now = time.monotonic()
-            buffer += chunk
-            *frames, buffer = buffer.split(b"\n\n")
-            for frame in frames:
-                for line in frame.split(b"\n"):
-                    if line.startswith(b"id: "):
-                        stream.arrived[int(line[4:])] = now
-    finally:
-        writer.close()
 
 
 def open_tickets(count: int) -> list[tuple[str, int]]:
@@ -140,7 +99,10 @@ async def measure(desk: Desk, args: argparse.Namespace) -> dict:
     token = await on_a_thread(api_token)
 
     log(f"Opening {args.streams} ticket streams...")
-    streams = [Stream(reference, after=seq) for reference, seq in tickets]
+    streams = [
+        Stream(reference, f"/api/tickets/{reference}/events/stream/", after=seq)
+        for reference, seq in tickets
+    ]
     opened_at = time.monotonic()
     followers = []
     for stream in streams:
@@ -157,10 +119,10 @@ async def measure(desk: Desk, args: argparse.Namespace) -> dict:
     log(f"  web process: {holding} with the streams open; {connections} database connections")
 
     log(f"Writing {args.rounds} changes to each ticket at {args.rate:g}/s...")
-    references = [stream.reference for stream in streams]
+    references = [stream.key for stream in streams]
     committed = await on_a_thread(write_changes, references, args.rounds, args.rate)
     deadline = time.monotonic() + args.grace
-    by_ticket = {stream.reference: stream for stream in streams}
+    by_ticket = {stream.key: stream for stream in streams}
     while time.monotonic() < deadline and not all(
         seq in by_ticket[reference].arrived for reference, seq in committed
     ):
@@ -178,7 +140,7 @@ async def measure(desk: Desk, args: argparse.Namespace) -> dict:
     complete = sum(
         1
         for stream in streams
-        if all(seq in stream.arrived for (ref, seq) in committed if ref == stream.reference)
+        if all(seq in stream.arrived for (ref, seq) in committed if ref == stream.key)
     )
     return {
         "streams": args.streams,
