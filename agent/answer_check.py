@@ -1,3 +1,5 @@
+# Over 400 lines: finding claims in a text and judging each against the refunds belong together;
+# the words of each language are data in agent/claim_words.py.
 # ruff: noqa: RUF001 (Chinese and typographic punctuation is what these texts are written in)
 """The one claim check (DESIGN §13): what a text tells the customer about their refunds,
 judged against the refunds that exist. It reads the assistant's answers, the customer drafts

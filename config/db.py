@@ -1,3 +1,5 @@
+# Over 400 lines: the statement builders share their caches of model metadata (tables,
+# columns, converters); what each place saves is measured in bench/db_helpers_ab.py.
 """SQL for the reads and writes that hold an assistant step at parity with its peers, without
 the ORM's query compiler.
 

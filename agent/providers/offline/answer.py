@@ -1,3 +1,4 @@
+# Over 400 lines: one composer per kind of tool result, all writing the one note the agent reads.
 """The offline planner's final answer, composed from the tool results in the transcript."""
 
 import re

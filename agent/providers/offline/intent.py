@@ -1,3 +1,5 @@
+# Over 400 lines: the request vocabulary in English and Chinese, as patterns, beside the one
+# reading of a message that uses them.
 """What the support agent asked for, read only from their latest message; and what the
 customer's own words say happened (facts, never instructions).
 

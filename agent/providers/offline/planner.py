@@ -1,3 +1,6 @@
+# Over 400 lines: the planner's one decision procedure (what the agent asked, what the tools
+# said, which call comes next) reads best in one place; intent.py reads the words, answer.py
+# writes the note.
 """The offline planner: a deterministic stand-in for the model, with no network (DESIGN §3).
 
 It reads the same Chat Completions transcript a real model gets and answers in the same
