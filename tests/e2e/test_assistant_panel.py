@@ -41,9 +41,9 @@ def test_it_shows_live_progress_and_the_proposal(page, login, demo, offline_plan
     )
     page.locator("#assistant-answer").wait_for(state="visible")
     # the trail is fetched once the replay reaches the end of the run
-    page.locator("#assistant-trail tbody tr").nth(2).wait_for(state="attached")
+    page.locator("#assistant-trail tbody tr").nth(3).wait_for(state="attached")
     tools = page.locator("#assistant-trail tbody tr td:first-child").all_text_contents()
-    assert tools == ["get_order", "search_policies", "create_refund"]
+    assert tools == ["get_order", "search_policies", "get_refund_status", "create_refund"]
 
 
 def test_a_reviewer_sees_no_assistant_form(page, login, demo):

@@ -57,7 +57,7 @@ def test_tags_priority_cc_and_the_sla_badge(page, login, demo, tmp_path):
 
     page.goto("/tickets/TCK-1001/")
     page.check("#reply-public")
-    page.fill("#reply-body", "Sorry about the mug: a refund is on its way.")
+    page.fill("#reply-body", "Sorry about the mug: we are looking into it and write again today.")
     page.click("#reply-send")
     expect(page.locator("#sla-first-response")).to_contain_text("given")
     # The first response is given; the resolution (8 h for urgent) is not yet due.
