@@ -408,10 +408,11 @@ AGENT_TOKEN_BUDGET = env.int("AGENT_TOKEN_BUDGET", default=60_000)
 # ("loop_detected") after this many steps with tool calls that brought no new result; 0 = off.
 AGENT_RUN_TIMEOUT_S = env.float("AGENT_RUN_TIMEOUT_S", default=300.0)
 AGENT_LOOP_STALL_STEPS = env.int("AGENT_LOOP_STALL_STEPS", default=3)
-# A run that completes with a model also asks it, in one more call without tools, for the reply
-# the customer could be sent (DESIGN §13); false, or a draft that fails its checks, writes it
-# from templates. The offline planner always drafts from templates.
-AGENT_DRAFT_WITH_MODEL = env.bool("AGENT_DRAFT_WITH_MODEL", default=True)
+# True: a run that completes with a model also asks it, in one more call without tools, for the
+# reply the customer could be sent (DESIGN §13), and the draft endpoint asks it when it writes a
+# draft again; a draft that fails its checks falls back to templates. False (the default): the
+# templates write every draft, and a run makes no model call beyond its steps.
+AGENT_DRAFT_WITH_MODEL = env.bool("AGENT_DRAFT_WITH_MODEL", default=False)
 # Fair use, per user over the last hour: runs started, and model tokens their runs used.
 # 0 turns a limit off. Counted from the database (agent.services.run_check_fair_use).
 AGENT_RUNS_PER_HOUR = env.int("AGENT_RUNS_PER_HOUR", default=60)

@@ -80,9 +80,11 @@ def test_it_answers_a_price_question_by_calling_get_order_first(worker, fake_ope
     run_id = post_run(PRICE_QUESTION)
     run = wait_for_run(run_id, worker)
 
-    # Then the first model request offered the agent's tools and asked the question
+    # Then the first model request offered the agent's tools but create_refund, which comes
+    # once an order was looked up in the run (DESIGN §16), and asked the question
     first = fake_openai.requests[0]
-    assert offered_tools(first) == AGENT_TOOLS
+    assert offered_tools(first) == [tool for tool in AGENT_TOOLS if tool != "create_refund"]
+    assert offered_tools(fake_openai.requests[1]) == AGENT_TOOLS
     assert first["tool_choice"] == "auto"
     assert first["messages"][-1] == {"role": "user", "content": PRICE_QUESTION}
     # and the first thing the run did was the get_order call the model asked for
@@ -212,7 +214,7 @@ def test_it_leaves_an_unapproved_refund_pending_and_the_provider_untouched(worke
         MUG_ORDER,
     )
     assert list(refund.confirmations.values_list("version", "status")) == [(1, "pending")]
-    result = sent_result(fake_openai.tool_messages(2)[0])
+    result = sent_result(fake_openai.tool_messages(2)[-1])
     assert (result["ok"], result["status"], result["request_id"], result["version"]) == (
         True,
         "pending_approval",
@@ -340,7 +342,7 @@ def test_it_refuses_an_agent_refund_over_500_naming_r5(worker, fake_openai):
         "AMOUNT_OVER_ROLE_LIMIT",
         "agent",
     )
-    error = sent_result(fake_openai.tool_messages(2)[0])["error"]
+    error = sent_result(fake_openai.tool_messages(2)[-1])["error"]
     assert error["code"] == "AMOUNT_OVER_ROLE_LIMIT"
     assert error["clauses"] == ["R-5"]
     assert error["message"].startswith(
@@ -386,9 +388,13 @@ def test_it_refuses_create_refund_for_an_intern_and_never_offers_it(worker, fake
 
 
 def propose_then_answer(request: dict) -> dict:
-    if request["messages"][-1]["role"] == "tool":
-        return text_reply("Proposed; waiting for a reviewer.")
-    return tool_reply(tool_call("create_refund", MUG_REFUND))
+    """Look the mug up, propose its refund (DESIGN §16: only after the lookup), answer."""
+    tool_results = [m for m in request["messages"] if m["role"] == "tool"]
+    if not tool_results:
+        return tool_reply(tool_call("get_order", {"order_id": MUG_ORDER}))
+    if len(tool_results) == 1:
+        return tool_reply(tool_call("create_refund", MUG_REFUND))
+    return text_reply("Proposed; waiting for a reviewer.")
 
 
 def start_runs_at_once(count: int, message: str) -> list:

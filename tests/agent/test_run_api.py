@@ -238,6 +238,7 @@ def test_tool_calls_list_the_log_rows_in_the_documented_shape(api, demo, fake_op
         "arguments",
         "ok",
         "error_code",
+        "error_words",
         "result",
         "actor",
         "elapsed_ms",
