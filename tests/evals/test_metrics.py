@@ -344,7 +344,7 @@ def test_percentiles_interpolate_between_ranks():
 def test_latency_and_tokens_add_up_per_run_and_per_call():
     runs: list[dict] = [
         {"model_latency_ms": [100.0, 300.0], "tokens_in": 240, "tokens_out": 60},
-        {"model_latency_ms": [200.0], "tokens_in": 120, "tokens_out": 30},
+        {"model_latency_ms": [200.0], "tokens_in": 120, "tokens_out": 30, "tokens_cached": 100},
         {"error": "crashed"},
     ]
 
@@ -358,6 +358,8 @@ def test_latency_and_tokens_add_up_per_run_and_per_call():
         "model_total_ms": 600.0,
         "tokens_in": 360,
         "tokens_out": 90,
+        # prompt tokens the endpoint read from its cache, where it says (DESIGN §16)
+        "tokens_cached": 100,
     }
 
 
