@@ -435,9 +435,20 @@ LLM_TIMEOUT_S = env.float("LLM_TIMEOUT_S", default=60.0)
 # endpoint's own default (often 1.0, a different answer on every try).
 LLM_MAX_TOKENS = env.int("LLM_MAX_TOKENS", default=1024)
 LLM_TEMPERATURE = env.float("LLM_TEMPERATURE", default=0.0)
-# Small-model mode (DESIGN §16): per step only the tools that can apply, and a shorter
-# transcript (agent/runtime/small_model.py).
+# Small-model mode (DESIGN §16), made of pieces that can be left out one by one, since each
+# helps one model and may not help another (agent/runtime/small_model.py): "tools" (only those
+# that can apply now), "examples" (worked examples as messages), "must_call" (a step whose work
+# is a tool call must make one), "context" (a fifth of the transcript).
 AGENT_SMALL_MODEL = env.bool("AGENT_SMALL_MODEL", default=False)
+AGENT_SMALL_MODEL_PIECES = env.list(
+    "AGENT_SMALL_MODEL_PIECES", default=["tools", "examples", "must_call", "context"]
+)
+# How a call that must be a tool call is asked for: "tool_choice" ("required", which OpenAI and
+# llama-server enforce) or "json_schema" (a response_format naming the tools, for servers that
+# constrain output to a schema but not to a tool call: agent/providers/required_call.py).
+LLM_REQUIRED_CALL = env.str("LLM_REQUIRED_CALL", default="tool_choice")
+if LLM_REQUIRED_CALL not in ("tool_choice", "json_schema"):
+    raise ImproperlyConfigured("LLM_REQUIRED_CALL must be tool_choice or json_schema")
 # Model answers are streamed: their text reaches the run's events as it arrives, in
 # message.delta events at least LLM_STREAM_FLUSH_S apart. An endpoint that refuses stream
 # requests is asked without from then on; false never asks it to stream.

@@ -41,6 +41,12 @@ SHARED_SETTINGS = (
     "LLM_TIMEOUT_S",
     "CONFIRMATION_TTL_MINUTES",
     "AGENT_DRAFT_WITH_MODEL",
+    "AGENT_SMALL_MODEL",
+    "AGENT_SMALL_MODEL_PIECES",
+    "LLM_MAX_TOKENS",
+    "LLM_TEMPERATURE",
+    "LLM_STREAM",
+    "LLM_REQUIRED_CALL",
 )
 LOG_TAIL_LINES = 15
 STOP_TIMEOUT_S = 10
@@ -57,10 +63,17 @@ class Job:
     repeat_index: int
 
 
-def worker_environment(workdir: Path) -> dict[str, str]:
+def setting_text(value: object) -> str:
+    """A setting as its environment variable writes it (a list: comma-separated)."""
+    return ",".join(map(str, value)) if isinstance(value, list | tuple) else str(value)
+
+
+def worker_environment(workdir: Path, *, without: list[str] | None = None) -> dict[str, str]:
     env = dict(os.environ)
     env.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    env.update({name: str(getattr(settings, name)) for name in SHARED_SETTINGS})
+    env.update({name: setting_text(getattr(settings, name)) for name in SHARED_SETTINGS})
+    # Guards and small-model pieces left out, in the workers only (evals/ablation.py).
+    env["EVAL_WITHOUT"] = ",".join(without or [])
     # Tasks a run enqueues (its next step) go to a throwaway folder: nobody else may advance
     # an eval's runs, and nothing of it may reach a real broker.
     env["REDIS_URL"] = ""
@@ -158,12 +171,15 @@ def jobs_for(cases: list[Case], repeat: int) -> list[Job]:
     return [Job(index=n, case=case, repeat_index=index) for n, (case, index) in enumerate(runs)]
 
 
-def run_jobs(jobs: list[Job], *, concurrency: int) -> Iterator[tuple[Job, dict]]:
+def run_jobs(
+    jobs: list[Job], *, concurrency: int, without: list[str] | None = None
+) -> Iterator[tuple[Job, dict]]:
     """(job, record) as each job finishes, in finishing order. Records are produced on
-    worker threads but yielded on the caller's, so the caller may use the database."""
+    worker threads but yielded on the caller's, so the caller may use the database. `without`:
+    guards and small-model pieces the workers leave out (evals/ablation.py)."""
     workdir = Path(tempfile.mkdtemp(prefix="eval-agent-"))
     try:
-        env = worker_environment(workdir)
+        env = worker_environment(workdir, without=without)
         yield from _run_on_workers(jobs, concurrency=concurrency, workdir=workdir, env=env)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)

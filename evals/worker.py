@@ -55,6 +55,11 @@ def serve(template: Path) -> None:
 def main(argv: list[str]) -> int:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     django.setup()
+    without = [name for name in os.environ.get("EVAL_WITHOUT", "").split(",") if name]
+    if without:
+        from evals.ablation import leave_out
+
+        leave_out(without)
     if len(argv) == 2 and argv[0] == "template":
         from evals.shop import build_template
 

@@ -11,6 +11,7 @@ import openai
 from django.conf import settings
 
 from agent.providers.llm import ModelError, ModelReply, TextSink
+from agent.providers.required_call import call_from_content, required_call_format
 
 logger = logging.getLogger(__name__)
 
@@ -104,10 +105,20 @@ class OpenAIProvider:
             "max_tokens": settings.LLM_MAX_TOKENS,
             "temperature": settings.LLM_TEMPERATURE,
         }
+        by_schema = (
+            tools and tool_choice == "required" and settings.LLM_REQUIRED_CALL == "json_schema"
+        )
         if tools:
-            options.update(tools=tools, tool_choice=tool_choice, parallel_tool_calls=True)
+            options.update(
+                tools=tools,
+                tool_choice="auto" if by_schema else tool_choice,
+                parallel_tool_calls=True,
+            )
+        if by_schema:
+            options["response_format"] = required_call_format(tools)
         try:
-            response = self.call(messages, options, on_text)
+            # A schema-bound reply is a call, not text for the panel.
+            response = self.call(messages, options, None if by_schema else on_text)
         except openai.APITimeoutError as exc:
             raise ModelError(
                 f"the model did not answer within {settings.LLM_TIMEOUT_S:g}s", retryable=True
@@ -140,7 +151,12 @@ class OpenAIProvider:
             raise malformed(_detail(exc)) from exc
         except openai.OpenAIError as exc:
             raise ModelError(f"the model call failed: {_detail(exc)}", retryable=False) from exc
-        return parse_completion(response)
+        reply = parse_completion(response)
+        if by_schema and not reply.tool_calls:
+            call = call_from_content(reply.content, tools)
+            if call is not None:
+                reply.tool_calls, reply.content, reply.finish_reason = [call], "", "tool_calls"
+        return reply
 
     def call(self, messages: list[dict], options: dict, on_text: TextSink | None) -> object:
         """The endpoint's answer, streamed unless LLM_STREAM is off or the endpoint turned a

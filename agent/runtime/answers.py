@@ -1,13 +1,19 @@
+# ruff: noqa: RUF001 (Chinese punctuation is what those answers are written in)
 """Whether a model's final answer can be posted (DESIGN §16).
 
 A small model may end with nothing, with chat-template markup (`<tools></tools>`), with a tool
 call written out as text instead of made (`<function name=...>`, `{"name": ..., "arguments":
 ...}`), or with an untrusted block it echoed or made up. None of that is an answer to the
-agent: the step asks the model once more (agent/runtime/run_step.py), then says it could not
-answer.
+agent. Nor is an answer that tells of work the run's tool log does not show: a refund it says
+it proposed with no create_refund of the run behind it, or the status or amounts of an order
+no tool of the run returned (a small model writes "I found the order … I proposed …" without
+calling anything). The step asks the model once more (agent/runtime/run_step.py), then says it
+could not answer.
 """
 
+import json
 import re
+from collections.abc import Iterable
 
 from agent.untrusted import carries_untrusted_markers
 
@@ -22,8 +28,9 @@ _CALL_AS_TEXT = re.compile(
 
 ASK_AGAIN_NOTE = (
     "Your last reply was not an answer the support agent can read ({problem}). Reply again "
-    "with an answer in plain sentences: what you found, what you did, what is left to do. To "
-    "use a tool, make a real tool call instead of writing it out."
+    "with an answer in plain sentences: what the tool results of this run show, what you did, "
+    "what is left to do. To use a tool, make a real tool call now instead of writing it out or "
+    "writing about it."
 )
 COULD_NOT_ANSWER = "I could not put together an answer to this request."
 
@@ -38,4 +45,56 @@ def unusable_answer(text: str) -> str | None:
         return "it was only markup"
     if _CALL_AS_TEXT.search(text):
         return "it was a tool call written as text"
+    return None
+
+
+# A proposal the answer says the assistant made: "I proposed / have submitted …", "Proposed a
+# refund of …", "已提交退款…", "ich habe … vorgeschlagen", "j'ai proposé", "he propuesto".
+_PROPOSED = re.compile(
+    r"\b(?:i|we)(?:'ve|\s+have|\s+just|\s+now)?\s+(?:just\s+|now\s+|also\s+)?"
+    r"(?:proposed|submitted|created|raised|filed|opened|logged|put\s+in|requested|initiated)\b"
+    r"|(?:^\W*|\b(?:and|then)\s+)(?:proposed|submitted|created|raised)\s+(?:a|an|the)\s+"
+    r"(?:\w+\s+){0,3}refund"
+    r"|\brefund\s+(?:proposal|request)?\s*(?:has\s+been|was)\s+(?:proposed|submitted|created)"
+    r"|(?:我|已经|已)(?:为|给)?[^。！？,，]{0,12}(?:提交|提出|创建|发起)(?:了)?[^。！？]{0,12}退款"
+    r"|\b(?:ich|wir)\s+(?:habe|haben)\b[^.!?]{0,60}\b(?:vorgeschlagen|eingereicht|erstellt|beantragt)"
+    r"|\b(?:j'ai|nous\s+avons)\s+(?:\w+\s+)?(?:propos|soumis|cr[ée]{2}|demand)"
+    r"|\b(?:he|hemos)\s+(?:propuesto|enviado|creado|solicitado)",
+    re.IGNORECASE | re.MULTILINE,
+)
+_REFUND_WORD = re.compile(
+    r"refund|退款|erstattung|remboursement|rembourser|reembolso|devoluci[oó]n", re.IGNORECASE
+)
+# What an order looks like when an answer states its facts: its number, and in the same sentence
+# an amount or a state it is in.
+_ORDER_NUMBER = re.compile(r"(?<!\d)\d{8,20}(?!\d)")
+_ORDER_FACT = re.compile(
+    r"(?<![\d.,])\d+[.,]\d{2}(?!\d)"
+    r"|\b(?:delivered|shipped|paid|cancell?ed|processing|dispatched|in\s+transit)\b"
+    r"|已发货|已送达|已签收|已付款|已支付|已取消|配送中"
+    r"|\b(?:geliefert|versandt|bezahlt|storniert|livr[ée]e?|exp[ée]di[ée]e?|pay[ée]e?|annul[ée]e?"
+    r"|entregad[oa]|enviad[oa]|pagad[oa]|cancelad[oa])\b",
+    re.IGNORECASE,
+)
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])|\n+")
+_QUESTION = re.compile(r"[?？]\W*$")
+
+
+def unfounded_answer(text: str, calls: Iterable[dict]) -> str | None:
+    """Why `text` tells of work the run's tool log does not show, or None. `calls`: the run's
+    logged calls (rows with tool_name, ok, result)."""
+    calls = [call for call in calls if call["ok"]]
+    proposed = any(call["tool_name"] == "create_refund" for call in calls)
+    shown = " ".join(json.dumps(call["result"], default=str) for call in calls)
+    for sentence in _SENTENCE.split(text or ""):
+        if not sentence.strip() or _QUESTION.search(sentence):
+            continue
+        if not proposed and _PROPOSED.search(sentence) and _REFUND_WORD.search(sentence):
+            return "it says a refund was proposed, but no create_refund call of this run succeeded"
+        unseen = [number for number in _ORDER_NUMBER.findall(sentence) if number not in shown]
+        if unseen and _ORDER_FACT.search(_ORDER_NUMBER.sub(" ", sentence)):
+            return (
+                f"it states facts about order {unseen[0]}, which no tool result of this run "
+                "showed: look it up before you say anything about it"
+            )
     return None

@@ -1,16 +1,15 @@
 """Which tools a step offers the model (DESIGN §16).
 
 Every run: create_refund only once a lookup in the run has shown an order (the handler checks
-again which order: agent/tools/guards.py). In small-model mode (AGENT_SMALL_MODEL) the list is
-cut to what can apply at this step, since small models pick wrongly among tools that cannot:
-read_tool_result only after a result came back cut, and create_refund only when the support
-agent asked for a refund.
+again which order: agent/tools/guards.py). In small-model mode (its "tools" piece:
+agent/runtime/small_model.py) the list is cut to what can apply at this step, since small
+models pick wrongly among tools that cannot: read_tool_result only after a result came back
+cut, and create_refund only when the support agent asked for a refund.
 """
 
 from collections.abc import Iterable
 
-from django.conf import settings
-
+from agent.runtime.small_model import uses
 from agent.tools.guards import asks_for_refund, looked_up_orders
 from agent.tools.registry import tools_for_role
 
@@ -25,7 +24,7 @@ def offered_tools(role: str, *, calls: Iterable[dict], agent_words: str) -> list
     hidden = set()
     if not looked_up_orders((c["tool_name"], c["ok"], c["result"]) for c in calls):
         hidden.add(PROPOSE)
-    if settings.AGENT_SMALL_MODEL:
+    if uses("tools"):
         if not any(isinstance(c["result"], dict) and c["result"].get("truncated") for c in calls):
             hidden.add(PAGE_THROUGH)
         if not asks_for_refund(agent_words):

@@ -10,11 +10,12 @@ from datetime import datetime
 from agent.context import RunContext
 from agent.models import AgentMessage
 from agent.privacy import Masker, first_name, mask_for_model, masked_email
+from agent.runtime.examples import worked_examples
 from agent.untrusted import looks_like_instructions, wrap_untrusted
 from tickets.models import TicketMessage
 from tickets.selectors import ticket_thread as selected_ticket_thread
 
-PROMPT_VERSION = "desk-2026.12-7"
+PROMPT_VERSION = "desk-2026.12-8"
 # Characters of transcript the model sees; older whole exchanges are dropped first.
 HISTORY_CHAR_BUDGET = 60_000
 
@@ -229,6 +230,7 @@ def build_context(
     now: datetime,
     final: bool = False,
     history_budget: int = HISTORY_CHAR_BUDGET,
+    examples: bool = False,
 ) -> Context:
     thread, suspicious = ticket_thread(ctx)
     suspicious = suspicious or any(
@@ -256,6 +258,10 @@ def build_context(
     for chat, masker in zip(messages, maskers, strict=True):
         if isinstance(chat.get("content"), str):
             chat["content"] = masker.text(chat["content"])
+    if examples:
+        # After the rules, before anything of the run: the same for every run, so cached with
+        # the rules (agent/runtime/examples.py).
+        messages[1:1] = worked_examples()
     # Tool results are not read again here: the step inspects each one once, as it arrives
     # (Step.add_result), and flags the run then.
     return Context(messages=messages, untrusted_instructions=suspicious)

@@ -47,8 +47,13 @@ from agent.models import AgentMessage, AgentRun, RunEvent
 from agent.providers import get_provider
 from agent.providers.breaker import ModelBreaker
 from agent.providers.llm import ModelError, ModelReply, Provider
-from agent.runtime import drafting, handover
-from agent.runtime.answers import ASK_AGAIN_NOTE, COULD_NOT_ANSWER, unusable_answer
+from agent.runtime import drafting, handover, small_model
+from agent.runtime.answers import (
+    ASK_AGAIN_NOTE,
+    COULD_NOT_ANSWER,
+    unfounded_answer,
+    unusable_answer,
+)
 from agent.runtime.calls import (
     approval_details,
     describe_call,
@@ -129,7 +134,7 @@ RUN_STOPPING = "run.stopping"
 def history_budget() -> int:
     """Characters of transcript the model sees: fewer in small-model mode, whose model loses
     the thread in a long context sooner (DESIGN §16)."""
-    return SMALL_MODEL_HISTORY_BUDGET if settings.AGENT_SMALL_MODEL else HISTORY_CHAR_BUDGET
+    return SMALL_MODEL_HISTORY_BUDGET if small_model.uses("context") else HISTORY_CHAR_BUDGET
 
 
 # How the note asking the model again begins, to find it in the transcript.
@@ -348,6 +353,7 @@ class Step:
             now=timezone.now(),
             final=final,
             history_budget=history_budget(),
+            examples=small_model.uses("examples"),
         )
         if context.untrusted_instructions and not self.run.untrusted_instructions:
             self.flags["untrusted_instructions"] = True
@@ -376,7 +382,7 @@ class Step:
         # The last call may not start more work, whatever the model sent.
         tool_calls = [] if final else reply.tool_calls
         write = self.reply_write(reply, tool_calls, final=final, latency_ms=latency_ms)
-        problem = None if tool_calls else unusable_answer(reply.content)
+        problem = None if tool_calls else self.unpostable(reply.content)
         if ending is not None:
             answer = summary_from_tool_log(self.run, ending.why) if problem else reply.content
             return self.complete(ending.stop_reason, answer.strip(), write)
@@ -396,6 +402,10 @@ class Step:
             return self.execute_tools(list(enumerate(tool_calls)), announced=True, write=write)
         self.count_reply(reply)
         return self.execute_tools(list(enumerate(tool_calls)), announced=True)
+
+    def unpostable(self, answer: str) -> str | None:
+        """Why `answer` cannot be posted as the run's final answer, or None (DESIGN §16)."""
+        return unusable_answer(answer) or unfounded_answer(answer, self.checks.prior.rows.values())
 
     def asked_again(self) -> bool:
         """Whether this run already asked the model for a usable answer once."""
@@ -484,15 +494,19 @@ class Step:
         """One model call on a call thread, counted by the breaker: a failure a retry may
         cure counts against the endpoint, an answer closes the breaker."""
         stream = AnswerStream(run=self.run, step=self.run.step_count + 1)
+        words = agent_words(self.transcript)
+        calls = list(self.checks.prior.rows.values())
+        tools = offered_tools(self.run.actor_role, calls=calls, agent_words=words)
         call = functools.partial(
             provider.complete,
             messages=context.messages,
-            tools=offered_tools(
-                self.run.actor_role,
-                calls=self.checks.prior.rows.values(),
-                agent_words=agent_words(self.transcript),
+            tools=tools,
+            tool_choice=small_model.tool_choice(
+                final=final,
+                calls=calls,
+                agent_words=words,
+                offered={tool["function"]["name"] for tool in tools},
             ),
-            tool_choice="none" if final else "auto",
             on_text=stream,
         )
         try:
@@ -524,6 +538,7 @@ class Step:
             now=timezone.now(),
             final=final,
             history_budget=TRIMMED_HISTORY_BUDGET,
+            examples=small_model.uses("examples"),
         )
         logger.warning(
             "Run %s: the conversation is too long for the model; asking again with %d messages",

@@ -168,7 +168,7 @@ _STATUS = re.compile(
     r"|\bwhat (?:happened|is happening|'s happening) (?:to|with)\b[^.?!]{0,30}\brefund"
     r"|\brefund\b[^.?!,;\u2014]{0,25}\b(?:still|stuck|reached|arrived|landed)\b"
     r"|\b(?:her|his|their|my) (?:\w+ )?refund\b(?! (?:policy|window|rules?)\b)"
-    r"|退款.{0,8}(?:状态|进度|记录|情况|到(?:了|账)|批了|审批)|退(?:款)?了(?:吗|没有|没)"
+    r"|退款.{0,8}(?:状态|进度|记录|情况|到(?:了|账)|批了|审批|到哪|怎么样)|退(?:款)?了(?:吗|没有|没)"
     r"|到账了?(?:吗|没)"
     r"|已经退|钱.{0,6}(?:退回|到账)",
     re.I,
@@ -365,6 +365,11 @@ def _amount(text: str) -> tuple[Decimal | None, bool]:
     if len(bare) > 1:
         return None, True
     return None, False
+
+
+def mentions_refunds(text: str) -> bool:
+    """Whether `text` speaks of refunds or money going back at all."""
+    return bool(_REFUND_TOPIC.search(text))
 
 
 def read_intent(request: str) -> Intent:

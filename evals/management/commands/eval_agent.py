@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from agent.runtime.prompts import PROMPT_VERSION
 from agent.tools.registry import TOOLS_VERSION
-from evals import metrics, report, runner, services
+from evals import ablation, metrics, report, runner, services
 from evals.case_files import Case, CaseError, load_cases
 from evals.models import EvalRun
 
@@ -71,6 +71,8 @@ def eval_header(options: dict) -> dict:
         "subset": str(options.get("subset") or ""),
         "repeat": options["repeat"],
         "concurrency": options["concurrency"],
+        "without": options.get("without") or [],
+        "small_model": settings.AGENT_SMALL_MODEL,
     }
 
 
@@ -98,6 +100,14 @@ class Command(BaseCommand):
             "--subset",
             help="a text file of case ids, one a line (# starts a comment): run only those "
             "cases of --cases (e.g. evals/subsets/small-model.txt)",
+        )
+        parser.add_argument(
+            "--without",
+            action="append",
+            choices=ablation.NAMES,
+            metavar="NAME",
+            help="leave this guard or small-model piece out, to measure what it is worth "
+            f"(repeatable; one of {', '.join(ablation.NAMES)}; evals/ablation.py)",
         )
         parser.add_argument("--html", help="also write a self-contained HTML report here")
         parser.add_argument(
@@ -183,7 +193,9 @@ class Command(BaseCommand):
         judged: dict[int, metrics.JudgedRun] = {}
         results: dict[int, dict] = {}
         try:
-            for job, record in runner.run_jobs(jobs, concurrency=header["concurrency"]):
+            for job, record in runner.run_jobs(
+                jobs, concurrency=header["concurrency"], without=header["without"]
+            ):
                 verdict = metrics.judge(job.case.expect, record)
                 judged[job.index] = metrics.JudgedRun(job.case.id, job.case.expect, record, verdict)
                 results[job.index] = result = report.result_entry(

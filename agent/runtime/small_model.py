@@ -1,0 +1,64 @@
+"""Small-model mode (DESIGN §16): what the desk does for a model of a billion parameters or so,
+piece by piece, each on with AGENT_SMALL_MODEL unless AGENT_SMALL_MODEL_PIECES leaves it out.
+
+* "tools": a step offers only the tools that can apply at it (agent/runtime/offered.py).
+* "examples": worked examples as messages after the rules (agent/runtime/examples.py).
+* "must_call": a step whose work is a tool call must make one (`tool_choice: "required"`,
+  which OpenAI and llama.cpp's server both enforce, the latter with a grammar;
+  agent/providers/required_call.py for servers that only keep to a JSON schema): the first
+  call of a request about orders, refunds or policy, and, once create_refund is offered, the
+  call after a lookup when the agent asked for a refund that no call of the run proposed. A
+  small model otherwise answers from the ticket text alone and tells of lookups and proposals
+  it never made; a proposal the agent's words leave unclear is still refused by the guards
+  (agent/tools/guards.py), and the model then asks.
+* "context": the model sees a fifth of the transcript.
+"""
+
+from django.conf import settings
+
+from agent.providers.offline.intent import mentions_refunds, read_intent
+from agent.tools.guards import asks_for_refund
+
+PIECES = ("tools", "examples", "must_call", "context")
+
+
+def uses(piece: str) -> bool:
+    """Whether small-model mode is on with `piece` among its pieces."""
+    assert piece in PIECES, piece
+    return settings.AGENT_SMALL_MODEL and piece in settings.AGENT_SMALL_MODEL_PIECES
+
+
+def needs_desk_data(agent_words: str) -> bool:
+    """Whether the support agent's request is about an order, a refund or the policy, as the
+    desk's own reading of requests (the offline planner's) sees it: then the answer has to
+    come from a tool result."""
+    intent = read_intent(agent_words)
+    if intent.closing:
+        return False
+    return bool(
+        intent.order_ids
+        or intent.bad_order_refs
+        or intent.wants_refund
+        or intent.defers_to_customer
+        or intent.asks_status
+        or intent.asks_policy
+        or intent.asks_list
+        or intent.asks_approval
+        or mentions_refunds(agent_words)
+    )
+
+
+def tool_choice(*, final: bool, calls: list[dict], agent_words: str, offered: set[str]) -> str:
+    """The step's `tool_choice`: "none" for the last call, "required" where the "must_call"
+    piece asks for a call, else "auto". `calls`: the run's logged calls (rows with tool_name);
+    `offered`: the names of the tools this step offers."""
+    if final:
+        return "none"
+    if not uses("must_call"):
+        return "auto"
+    if not calls:
+        return "required" if needs_desk_data(agent_words) else "auto"
+    proposal_due = "create_refund" in offered and asks_for_refund(agent_words)
+    if proposal_due and not any(call["tool_name"] == "create_refund" for call in calls):
+        return "required"
+    return "auto"

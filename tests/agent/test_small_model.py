@@ -1,0 +1,299 @@
+# ruff: noqa: RUF001 (Chinese punctuation is what those texts are written in)
+"""Small-model mode's pieces (DESIGN §16, agent/runtime/small_model.py) and the check that an
+answer tells only of work the run did, driven through the step loop with the real openai
+client against the fake server."""
+
+import json
+
+import pytest
+
+from agent.models import AgentMessage, ToolCallLog
+from agent.providers.required_call import call_from_content
+from agent.runtime.answers import COULD_NOT_ANSWER, unfounded_answer
+from agent.runtime.examples import EXAMPLES_CLOSE, EXAMPLES_OPEN
+from agent.runtime.run_step import ASK_AGAIN_HEAD
+from agent.runtime.small_model import needs_desk_data
+from refunds.models import RefundRequest
+from tests.agent.runs import drive, start_run
+from tests.fakes.openai_server import text_reply, tool_call, tool_reply
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+MUG = "202610110087"  # Li Wei's, TCK-1001
+LOOKED_UP_MUG = [{"tool_name": "get_order", "ok": True, "result": {"order_id": MUG}}]
+PROPOSED = [
+    *LOOKED_UP_MUG,
+    {"tool_name": "create_refund", "ok": True, "result": {"status": "pending_approval"}},
+]
+
+
+# --- Answers that tell of work the run did not do --------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I proposed a partial refund of 50.00 for the damage.",
+        "I've submitted a refund request for the mug; it awaits a reviewer.",
+        "Proposed a full refund of 129.00; pending approval.",
+        "A refund request has been created for 129.00.",
+        "已为订单提交退款提议，等待审核。",
+        "Ich habe eine Erstattung von 50,00 vorgeschlagen.",
+        "J'ai proposé un remboursement de 50,00.",
+        "He propuesto un reembolso de 50,00.",
+        f"I found the order {MUG} with status delivered and amount paid 129.00.",
+        f"Order {MUG} was delivered last week.",
+    ],
+)
+def test_an_answer_telling_of_work_no_tool_did_is_recognised(text):
+    assert unfounded_answer(text, []) is not None
+
+
+@pytest.mark.parametrize(
+    ("text", "calls"),
+    [
+        ("Which order do you mean, and how much should go back?", []),
+        (f"Should I propose 129.00 on order {MUG}?", []),
+        ("I have not proposed a refund: tell me the amount first.", []),
+        ("The customer paid 129.00 CNY for the mug.", []),
+        ("Here is a poem about mugs: clay and glaze, a morning's warmth.", []),
+        (f"Order {MUG} was delivered; she paid 129.00.", LOOKED_UP_MUG),
+        ("I proposed a full refund of 129.00; a reviewer decides.", PROPOSED),
+    ],
+)
+def test_an_answer_the_tool_log_bears_out_is_accepted(text, calls):
+    assert unfounded_answer(text, calls) is None
+
+
+def test_a_proposal_claimed_with_no_call_made_is_asked_for_again(demo, fake_openai):
+    fake_openai.enqueue(
+        text_reply(f"I looked up order {MUG} and proposed a full refund of 129.00."),
+        text_reply("I have not done anything yet: which amount should I propose?"),
+    )
+    run = start_run("The mug arrived broken, propose a full refund.")
+
+    drive(run)
+
+    assert run.final_answer == "I have not done anything yet: which amount should I propose?"
+    notes = [m for m in fake_openai.requests[1]["messages"] if m["role"] == "system"]
+    assert notes[-1]["content"].startswith(ASK_AGAIN_HEAD)
+    assert "no create_refund call of this run succeeded" in notes[-1]["content"]
+    assert not RefundRequest.objects.filter(order__order_id=MUG).exists()
+
+
+def test_a_model_that_keeps_claiming_work_it_did_not_do_is_not_posted(demo, fake_openai):
+    claim = f"Order {MUG} was delivered and I proposed a refund of 129.00."
+    fake_openai.enqueue(text_reply(claim), text_reply(claim), text_reply("never asked"))
+    run = start_run("The mug arrived broken, propose a full refund.")
+
+    drive(run)
+
+    assert len(fake_openai.requests) == 2
+    assert run.final_answer.startswith(COULD_NOT_ANSWER)
+    assert "proposed a refund" not in run.final_answer
+
+
+def test_an_answer_after_the_lookup_and_the_proposal_is_posted_as_it_is(demo, fake_openai):
+    answer = f"Order {MUG} was delivered; I proposed a full refund of 129.00 for review."
+    fake_openai.enqueue(
+        tool_reply(tool_call("get_order", {"order_id": MUG})),
+        tool_reply(
+            tool_call(
+                "create_refund",
+                {"order_id": MUG, "amount": "129.00", "reason": "damaged", "explanation": "x"},
+            )
+        ),
+        text_reply(answer),
+    )
+    run = start_run("The mug arrived broken, propose a full refund.")
+
+    drive(run)
+
+    assert run.final_answer == answer
+    assert len(fake_openai.requests) == 3
+
+
+# --- Small-model mode ------------------------------------------------------------------
+
+
+def roles(request: dict) -> list[str]:
+    return [message["role"] for message in request["messages"]]
+
+
+def system_texts(request: dict) -> list[str]:
+    return [m["content"] for m in request["messages"] if m["role"] == "system"]
+
+
+def test_small_model_mode_sends_worked_examples_after_the_rules_on_every_step(
+    demo, fake_openai, settings
+):
+    settings.AGENT_SMALL_MODEL = True
+    fake_openai.enqueue(
+        tool_reply(tool_call("get_order", {"order_id": MUG})), text_reply("She paid 129.00.")
+    )
+
+    drive(start_run(f"How much did she pay for order {MUG}?"))
+
+    first, second = fake_openai.requests
+    systems = system_texts(first)
+    assert systems[0].startswith("You are the Refund Desk assistant.")
+    assert (systems[1], systems[2]) == (EXAMPLES_OPEN, EXAMPLES_CLOSE)
+    assert "Today: " in systems[3]
+    # the examples are real calls with their results, the same on every step (cacheable)
+    examples = first["messages"][
+        1 : first["messages"].index(
+            next(m for m in first["messages"] if m["content"] == EXAMPLES_CLOSE)
+        )
+    ]
+    assert {"user", "assistant", "tool"} <= {m["role"] for m in examples}
+    calls = [m for m in examples if m.get("tool_calls")]
+    assert [c["tool_calls"][0]["function"]["name"] for c in calls] == [
+        "get_order",
+        "create_refund",
+        "get_refund_status",
+    ]
+    assert second["messages"][: len(examples) + 1] == first["messages"][: len(examples) + 1]
+
+
+def test_without_small_model_mode_or_its_examples_piece_no_examples_are_sent(
+    demo, fake_openai, settings
+):
+    fake_openai.enqueue(text_reply("She paid 129.00."))
+    drive(start_run("Thanks, that's all."))
+    settings.AGENT_SMALL_MODEL = True
+    settings.AGENT_SMALL_MODEL_PIECES = ["tools", "must_call", "context"]
+    fake_openai.enqueue(text_reply("You're welcome."))
+    drive(start_run("Thanks, that's all."))
+
+    for request in fake_openai.requests:
+        assert EXAMPLES_OPEN not in system_texts(request)
+        assert roles(request).count("user") == 1
+
+
+def test_small_model_mode_makes_the_first_call_of_a_desk_request_a_tool_call(
+    demo, fake_openai, settings
+):
+    settings.AGENT_SMALL_MODEL = True
+    fake_openai.enqueue(
+        tool_reply(tool_call("get_order", {"order_id": MUG})), text_reply("She paid 129.00.")
+    )
+
+    drive(start_run(f"How much did she pay for order {MUG}?"))
+
+    assert [r["tool_choice"] for r in fake_openai.requests] == ["required", "auto"]
+
+
+def test_small_model_mode_makes_the_call_after_the_lookup_of_a_refund_asked_for_a_call(
+    demo, fake_openai, settings
+):
+    settings.AGENT_SMALL_MODEL = True
+    fake_openai.enqueue(
+        tool_reply(tool_call("get_order", {"order_id": MUG})),
+        tool_reply(
+            tool_call(
+                "create_refund",
+                {"order_id": MUG, "amount": "129.00", "reason": "damaged", "explanation": "x"},
+            )
+        ),
+        text_reply("Proposed 129.00 for review."),
+    )
+
+    drive(start_run(f"The mug of order {MUG} arrived broken: propose a full refund."))
+
+    assert [r["tool_choice"] for r in fake_openai.requests] == ["required", "required", "auto"]
+    assert "create_refund" in [t["function"]["name"] for t in fake_openai.requests[1]["tools"]]
+
+
+def test_the_first_call_is_left_free_for_a_thank_you_and_outside_small_model_mode(
+    demo, fake_openai, settings
+):
+    fake_openai.enqueue(text_reply("129.00."))
+    drive(start_run(f"How much did she pay for order {MUG}?"))
+    settings.AGENT_SMALL_MODEL = True
+    fake_openai.enqueue(text_reply("You're welcome."))
+    drive(start_run("Thanks, that's all."))
+
+    assert [r["tool_choice"] for r in fake_openai.requests] == ["auto", "auto"]
+
+
+@pytest.mark.parametrize(
+    ("words", "needs"),
+    [
+        (f"What's the status of {MUG}?", True),
+        ("Propose a full refund for the mug, it arrived broken.", True),
+        ("Who has to approve a refund?", True),
+        ("她的退款到哪一步了？", True),
+        ("Thanks, that's all.", False),
+        ("Write me a poem about ceramic mugs.", False),
+    ],
+)
+def test_requests_about_orders_refunds_or_policy_need_desk_data(words, needs):
+    assert needs_desk_data(words) is needs
+
+
+def test_the_ask_again_note_is_saved_on_the_run(demo, fake_openai):
+    fake_openai.enqueue(
+        text_reply("I proposed a refund of 129.00 for the mug."),
+        text_reply("Nothing was proposed yet."),
+    )
+    run = start_run("The mug arrived broken, propose a full refund.")
+
+    drive(run)
+
+    (note,) = AgentMessage.objects.filter(run=run, role="system")
+    assert note.content.startswith(ASK_AGAIN_HEAD)
+
+
+# --- A required call on an endpoint that enforces only a JSON schema --------------------
+
+
+def test_a_required_call_can_be_asked_for_as_a_json_schema_and_is_read_back_as_a_call(
+    demo, fake_openai, settings
+):
+    settings.AGENT_SMALL_MODEL = True
+    settings.LLM_REQUIRED_CALL = "json_schema"
+    fake_openai.enqueue(
+        text_reply(json.dumps({"tool": {"name": "get_order", "arguments": {"order_id": MUG}}})),
+        text_reply("She paid 129.00."),
+    )
+    run = start_run(f"How much did she pay for order {MUG}?")
+
+    drive(run)
+
+    first, second = fake_openai.requests
+    assert first["tool_choice"] == "auto"
+    schema = first["response_format"]["json_schema"]
+    assert (first["response_format"]["type"], schema["name"]) == ("json_schema", "tool_call")
+    offered_names = {tool["function"]["name"] for tool in first["tools"]}
+    choices = schema["schema"]["properties"]["tool"]["anyOf"]
+    assert {choice["properties"]["name"]["enum"][0] for choice in choices} == offered_names
+    assert "response_format" not in second
+    (row,) = ToolCallLog.objects.filter(run=run)
+    assert (row.tool_name, row.ok, row.result["order_id"]) == ("get_order", True, MUG)
+    assert run.final_answer == "She paid 129.00."
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "She paid 129.00.",
+        '{"tool": {"name": "approve_refund", "arguments": {}}}',
+        '{"tool": "get_order"}',
+        "[1, 2]",
+    ],
+)
+def test_content_that_is_no_call_of_an_offered_tool_is_not_read_as_one(content):
+    tools = [{"type": "function", "function": {"name": "get_order", "parameters": {}}}]
+
+    assert call_from_content(content, tools) is None
+
+
+def test_a_call_written_to_the_schema_or_unwrapped_by_the_server_is_read():
+    tools = [{"type": "function", "function": {"name": "get_order", "parameters": {}}}]
+    for content in (
+        '{"tool": {"name": "get_order", "arguments": {"order_id": "1"}}}',
+        '{"name": "get_order", "arguments": {"order_id": "1"}}',
+    ):
+        call = call_from_content(content, tools)
+        assert call is not None
+        assert call["function"] == {"name": "get_order", "arguments": '{"order_id": "1"}'}
