@@ -7,7 +7,8 @@ piece by piece, each on with AGENT_SMALL_MODEL unless AGENT_SMALL_MODEL_PIECES l
   which OpenAI and llama.cpp's server both enforce, the latter with a grammar;
   agent/providers/required_call.py for servers that only keep to a JSON schema): the first
   call of a request about orders, refunds or policy, and, once create_refund is offered, the
-  call after a lookup when the agent asked for a refund that no call of the run proposed. A
+  call after a lookup when the agent asked for a refund, said how much, and no call of the run
+  proposed it yet. A
   small model otherwise answers from the ticket text alone and tells of lookups and proposals
   it never made; a proposal the agent's words leave unclear is still refused by the guards
   (agent/tools/guards.py), and the model then asks.
@@ -58,7 +59,18 @@ def tool_choice(*, final: bool, calls: list[dict], agent_words: str, offered: se
         return "auto"
     if not calls:
         return "required" if needs_desk_data(agent_words) else "auto"
-    proposal_due = "create_refund" in offered and asks_for_refund(agent_words)
+    proposal_due = "create_refund" in offered and clear_refund_request(agent_words)
     if proposal_due and not any(call["tool_name"] == "create_refund" for call in calls):
         return "required"
     return "auto"
+
+
+def clear_refund_request(agent_words: str) -> bool:
+    """Whether the agent asked for a refund and said how much (an amount, the full price or what
+    is left): a request that leaves it open is for the model to ask about, not to be pushed
+    into a proposal."""
+    if not asks_for_refund(agent_words):
+        return False
+    intent = read_intent(agent_words)
+    how_much = intent.amount_given or intent.full or intent.remaining
+    return how_much and not intent.defers_to_customer

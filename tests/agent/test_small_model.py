@@ -12,7 +12,7 @@ from agent.providers.required_call import call_from_content
 from agent.runtime.answers import COULD_NOT_ANSWER, unfounded_answer
 from agent.runtime.examples import EXAMPLES_CLOSE, EXAMPLES_OPEN
 from agent.runtime.run_step import ASK_AGAIN_HEAD
-from agent.runtime.small_model import needs_desk_data
+from agent.runtime.small_model import clear_refund_request, needs_desk_data
 from refunds.models import RefundRequest
 from tests.agent.runs import drive, start_run
 from tests.fakes.openai_server import text_reply, tool_call, tool_reply
@@ -202,6 +202,22 @@ def test_small_model_mode_makes_the_call_after_the_lookup_of_a_refund_asked_for_
 
     assert [r["tool_choice"] for r in fake_openai.requests] == ["required", "required", "auto"]
     assert "create_refund" in [t["function"]["name"] for t in fake_openai.requests[1]["tools"]]
+
+
+@pytest.mark.parametrize(
+    ("words", "clear"),
+    [
+        ("Propose a full refund for the mug, it arrived broken.", True),
+        ("Propose a partial refund of 50.00 for the damage.", True),
+        ("Propose whatever is left on the blender.", True),
+        ("Give her something back.", False),
+        ("Refund that one as well.", False),
+        ("Propose what she asks for.", False),
+        ("How much did she pay?", False),
+    ],
+)
+def test_only_a_refund_request_that_says_how_much_pushes_the_model_to_propose(words, clear):
+    assert clear_refund_request(words) is clear
 
 
 def test_the_first_call_is_left_free_for_a_thank_you_and_outside_small_model_mode(
