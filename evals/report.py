@@ -44,6 +44,7 @@ def result_entry(case: Case, repeat_index: int, record: dict, verdict: metrics.V
         "status": record.get("status", ""),
         "error": record.get("error") or record.get("run_error", ""),
         "calls": record.get("calls", []),
+        "asked_again": record.get("asked_again", []),
         "refunds": record.get("refunds", []),
         "latency_ms": float(sum(latencies)),
         "model_latency_ms": latencies,

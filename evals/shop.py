@@ -407,6 +407,7 @@ def record_of(run: AgentRun, *, refunds_before: set[int], step_cap: int | None =
         "run_error": run.error,
         "answer": run.final_answer,
         "calls": calls_of(run),
+        "asked_again": asked_again(run),
         "refunds": refunds_created(refunds_before),
         "model_latency_ms": model_latency_ms(run),
         "tokens_in": run.tokens_in,
@@ -501,6 +502,15 @@ def tokens_cached(run: AgentRun) -> int:
     completed = RunEvent.objects.filter(run=run, type="model.completed")
     events = completed.values_list("data", flat=True)
     return sum(int(data.get("tokens_cached") or 0) for data in events)
+
+
+def asked_again(run: AgentRun) -> list[str]:
+    """The notes with which the run sent a final answer back to the model (DESIGN §16: not
+    an answer, or telling of work no tool did), each saying why."""
+    notes = AgentMessage.objects.filter(
+        run=run, role=AgentMessage.Role.SYSTEM, content__startswith=run_step.ASK_AGAIN_HEAD
+    )
+    return list(notes.order_by("id").values_list("content", flat=True))
 
 
 def model_latency_ms(run: AgentRun) -> list[float]:

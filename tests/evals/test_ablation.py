@@ -61,3 +61,37 @@ def test_an_unknown_guard_name_is_refused_before_anything_runs(tmp_path):
             "--without", "reviewer",
         )  # fmt: skip
     assert not (tmp_path / "r.json").exists()
+
+
+def claim_without_calls(fake_openai, tmp_path):
+    """A model that says it proposed without calling anything, then owns up."""
+    fake_openai.enqueue(
+        text_reply("I proposed a refund of 129.00 for the mug."),
+        text_reply("Nothing is proposed yet: which amount?"),
+    )
+    return write_cases(
+        tmp_path / "cases.jsonl", [case("claim", "Propose a full refund.", refund=None)]
+    )
+
+
+def test_the_report_shows_each_answer_sent_back_and_why(fake_openai, tmp_path):
+    cases = claim_without_calls(fake_openai, tmp_path)
+
+    _, report = run_eval("--cases", str(cases), "--out", str(tmp_path / "r.json"))
+
+    (result,) = report["results"]
+    assert result["answer"] == "Nothing is proposed yet: which amount?"
+    (note,) = result["asked_again"]
+    assert "no create_refund call of this run succeeded" in note
+
+
+def test_without_the_unfounded_check_the_claim_is_the_answer(fake_openai, tmp_path):
+    cases = claim_without_calls(fake_openai, tmp_path)
+
+    _, report = run_eval(
+        "--cases", str(cases), "--out", str(tmp_path / "r.json"), "--without", "unfounded"
+    )
+
+    (result,) = report["results"]
+    assert result["answer"] == "I proposed a refund of 129.00 for the mug."
+    assert result["asked_again"] == []
