@@ -76,6 +76,13 @@ _ORDER_FACT = re.compile(
     r"|entregad[oa]|enviad[oa]|pagad[oa]|cancelad[oa])\b",
     re.IGNORECASE,
 )
+# What someone else wrote, reported ("the customer says order … never arrived"): not a fact the
+# answer states.
+_REPORTED = re.compile(
+    r"\b(?:says?|said|writes|wrote|claims?|claimed|reports?|reported|mentions?|mentioned|told|"
+    r"according\s+to|asks?|asked)\b|说|表示|声称|提到",
+    re.IGNORECASE,
+)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])|\n+")
 _QUESTION = re.compile(r"[?？]\W*$")
 
@@ -92,7 +99,8 @@ def unfounded_answer(text: str, calls: Iterable[dict]) -> str | None:
         if not proposed and _PROPOSED.search(sentence) and _REFUND_WORD.search(sentence):
             return "it says a refund was proposed, but no create_refund call of this run succeeded"
         unseen = [number for number in _ORDER_NUMBER.findall(sentence) if number not in shown]
-        if unseen and _ORDER_FACT.search(_ORDER_NUMBER.sub(" ", sentence)):
+        stated = _ORDER_FACT.search(_ORDER_NUMBER.sub(" ", sentence))
+        if unseen and stated and not _REPORTED.search(sentence):
             return (
                 f"it states facts about order {unseen[0]}, which no tool result of this run "
                 "showed: look it up before you say anything about it"

@@ -57,6 +57,8 @@ def test_an_answer_telling_of_work_no_tool_did_is_recognised(text):
         ("I have not proposed a refund: tell me the amount first.", []),
         ("The customer paid 129.00 CNY for the mug.", []),
         ("Here is a poem about mugs: clay and glaze, a morning's warmth.", []),
+        (f"The customer says order {MUG} was never delivered; shall I look it up?", []),
+        (f"Li wrote that order {MUG} arrived broken and she paid 129.00.", []),
         (f"Order {MUG} was delivered; she paid 129.00.", LOOKED_UP_MUG),
         ("I proposed a full refund of 129.00; a reviewer decides.", PROPOSED),
     ],
