@@ -97,7 +97,12 @@ def unfounded_answer(text: str, calls: Iterable[dict]) -> str | None:
         if not sentence.strip() or _QUESTION.search(sentence):
             continue
         if not proposed and _PROPOSED.search(sentence) and _REFUND_WORD.search(sentence):
-            return "it says a refund was proposed, but no create_refund call of this run succeeded"
+            return (
+                "it says a refund was proposed, but no create_refund call of this run "
+                "succeeded, so nothing is proposed: if the agent's request leaves the order, "
+                "the amount or the reason open, ask them one short question; if not, call "
+                "create_refund"
+            )
         unseen = [number for number in _ORDER_NUMBER.findall(sentence) if number not in shown]
         stated = _ORDER_FACT.search(_ORDER_NUMBER.sub(" ", sentence))
         if unseen and stated and not _REPORTED.search(sentence):

@@ -1,7 +1,8 @@
 """Worked examples for small-model mode (DESIGN §16): three short exchanges, sent as messages
 between the rules and the run, that show a small model what the rules mean in calls: look the
-order up, then propose exactly what the agent asked and say it awaits a reviewer; ask when the
-request leaves the order or the amount open; answer a status question from get_refund_status.
+order up, then propose exactly what the agent asked and say it awaits a reviewer; look it up and
+ask when the request leaves the amount or the reason open; answer a status question from
+get_refund_status.
 
 They are about a made-up shop (order numbers no real order has) and framed as examples, so the
 model does not take them for this ticket. They are the same for every run and step, so an
@@ -74,11 +75,29 @@ EXAMPLES: tuple[tuple[Turn, ...], ...] = (
         ),
     ),
     (
-        ("user", "She wants some money back."),
+        ("user", "She wants some money back for the kettle."),
+        (
+            "call",
+            (
+                "get_order",
+                {"order_id": "900000000003"},
+                {
+                    "ok": True,
+                    "order_id": "900000000003",
+                    "status": "delivered",
+                    "currency": "CNY",
+                    "amount_paid": "120.00",
+                    "refunded": "0.00",
+                    "refundable_balance": "120.00",
+                    "lines": [{"name": "Kettle", "quantity": 1, "unit_price": "120.00"}],
+                },
+            ),
+        ),
         (
             "answer",
-            "Which order is it, how much should go back, and why? I propose a refund only once "
-            "you tell me.",
+            "Order 900000000003 (kettle, 120.00 CNY paid) can be refunded, but you did not say "
+            "how much or why. How much should go back, and what went wrong? I have not "
+            "proposed anything yet.",
         ),
     ),
     (

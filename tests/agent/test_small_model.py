@@ -152,6 +152,7 @@ def test_small_model_mode_sends_worked_examples_after_the_rules_on_every_step(
     assert [c["tool_calls"][0]["function"]["name"] for c in calls] == [
         "get_order",
         "create_refund",
+        "get_order",
         "get_refund_status",
     ]
     assert second["messages"][: len(examples) + 1] == first["messages"][: len(examples) + 1]
