@@ -13,8 +13,8 @@ GUARDS = {
     "lookup": "look before you act: create_refund offered and run only after a lookup",
     "ask": "only what the agent asked for: the agent's own request, amount and reason",
     "unusable": "an empty, markup-only or call-as-text final answer is asked for again",
-    "unfounded": "an answer telling of proposals or order facts no tool result shows is "
-    "asked for again",
+    "unfounded": "an answer telling of proposals or order facts no tool result shows, or (in "
+    "small-model mode) refund claims the records contradict, is asked for again",
 }
 NAMES = (*GUARDS, *PIECES)
 ENVIRONMENT = "EVAL_WITHOUT"
@@ -42,6 +42,7 @@ def leave_out(names: list[str]) -> None:
         run_step.unusable_answer = _none
     if "unfounded" in names:
         run_step.unfounded_answer = _none
+        run_step.contradicted_answer = _none
     settings.AGENT_SMALL_MODEL_PIECES = [
         piece for piece in settings.AGENT_SMALL_MODEL_PIECES if piece not in names
     ]

@@ -7,14 +7,17 @@ call written out as text instead of made (`<function name=...>`, `{"name": ..., 
 agent. Nor is an answer that tells of work the run's tool log does not show: a refund it says
 it proposed with no create_refund of the run behind it, or the status or amounts of an order
 no tool of the run returned (a small model writes "I found the order … I proposed …" without
-calling anything). The step asks the model once more (agent/runtime/run_step.py), then says it
-could not answer.
+calling anything); nor, in small-model mode, one whose claims about refunds the records
+contradict (elsewhere it is posted, flagged, with the real status). The step asks the model
+once more (agent/runtime/run_step.py), then says it could not answer.
 """
 
 import json
 import re
 from collections.abc import Iterable
 
+from agent.answer_check import check_text
+from agent.models import AgentRun
 from agent.untrusted import carries_untrusted_markers
 
 # A tag, an opening or closing one, as chat templates and tool-call formats write them.
@@ -29,8 +32,10 @@ _CALL_AS_TEXT = re.compile(
 ASK_AGAIN_NOTE = (
     "Your last reply was not an answer the support agent can read ({problem}). Reply again "
     "with an answer in plain sentences: what the tool results of this run show, what you did, "
-    "what is left to do. To use a tool, make a real tool call now instead of writing it out or "
-    "writing about it."
+    "what is left to do. Nothing is proposed unless a create_refund result says so: if the "
+    "agent's request leaves the order, the amount or the reason open, ask them one short "
+    "question. To use a tool, make a real tool call now instead of writing it out or writing "
+    "about it."
 )
 COULD_NOT_ANSWER = "I could not put together an answer to this request."
 
@@ -87,6 +92,17 @@ _SENTENCE = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])|\n+")
 _QUESTION = re.compile(r"[?？]\W*$")
 
 
+def contradicted_answer(text: str, run: AgentRun) -> str | None:
+    """Why `text` cannot be posted in small-model mode: a claim about a refund (paid, approved,
+    on its way) that the refunds of the run's ticket contradict (agent/answer_check.py), or
+    None. Outside small-model mode such an answer is posted, flagged, with the real status."""
+    false_claims = check_text(text=text, ticket=run.ticket, customer=run.customer).false_claims
+    if not false_claims:
+        return None
+    claim = false_claims[0]
+    return f'it says "{claim.text.strip()}", but the refund records say {claim.actual}'
+
+
 def unfounded_answer(text: str, calls: Iterable[dict]) -> str | None:
     """Why `text` tells of work the run's tool log does not show, or None. `calls`: the run's
     logged calls (rows with tool_name, ok, result)."""
@@ -97,12 +113,7 @@ def unfounded_answer(text: str, calls: Iterable[dict]) -> str | None:
         if not sentence.strip() or _QUESTION.search(sentence):
             continue
         if not proposed and _PROPOSED.search(sentence) and _REFUND_WORD.search(sentence):
-            return (
-                "it says a refund was proposed, but no create_refund call of this run "
-                "succeeded, so nothing is proposed: if the agent's request leaves the order, "
-                "the amount or the reason open, ask them one short question; if not, call "
-                "create_refund"
-            )
+            return "it says a refund was proposed, but no create_refund call of this run succeeded"
         unseen = [number for number in _ORDER_NUMBER.findall(sentence) if number not in shown]
         stated = _ORDER_FACT.search(_ORDER_NUMBER.sub(" ", sentence))
         if unseen and stated and not _REPORTED.search(sentence):

@@ -51,6 +51,7 @@ from agent.runtime import drafting, handover, small_model
 from agent.runtime.answers import (
     ASK_AGAIN_NOTE,
     COULD_NOT_ANSWER,
+    contradicted_answer,
     unfounded_answer,
     unusable_answer,
 )
@@ -390,6 +391,10 @@ class Step:
             return self.ask_again(write, reply, problem)
         if problem:
             answer = summary_from_tool_log(self.run, f"{COULD_NOT_ANSWER} ({problem}.)")
+            question = small_model.open_refund_question(
+                agent_words(self.transcript), self.checks.prior.rows.values()
+            )
+            answer = f"{answer}\n{question}" if question else answer
             return self.complete(AgentRun.StopReason.FINAL_ANSWER, answer, write)
         if not tool_calls:
             return self.complete(AgentRun.StopReason.FINAL_ANSWER, reply.content.strip(), write)
@@ -405,7 +410,11 @@ class Step:
 
     def unpostable(self, answer: str) -> str | None:
         """Why `answer` cannot be posted as the run's final answer, or None (DESIGN §16)."""
-        return unusable_answer(answer) or unfounded_answer(answer, self.checks.prior.rows.values())
+        calls = self.checks.prior.rows.values()
+        problem = unusable_answer(answer) or unfounded_answer(answer, calls)
+        if problem is None and settings.AGENT_SMALL_MODEL:
+            problem = contradicted_answer(answer, self.run)
+        return problem
 
     def asked_again(self) -> bool:
         """Whether this run already asked the model for a usable answer once."""

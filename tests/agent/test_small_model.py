@@ -12,7 +12,11 @@ from agent.providers.required_call import call_from_content
 from agent.runtime.answers import COULD_NOT_ANSWER, unfounded_answer
 from agent.runtime.examples import EXAMPLES_CLOSE, EXAMPLES_OPEN
 from agent.runtime.run_step import ASK_AGAIN_HEAD
-from agent.runtime.small_model import clear_refund_request, needs_desk_data
+from agent.runtime.small_model import (
+    OPEN_REFUND_QUESTION,
+    clear_refund_request,
+    needs_desk_data,
+)
 from refunds.models import RefundRequest
 from tests.agent.runs import drive, start_run
 from tests.fakes.openai_server import text_reply, tool_call, tool_reply
@@ -316,3 +320,63 @@ def test_a_call_written_to_the_schema_or_unwrapped_by_the_server_is_read():
         call = call_from_content(content, tools)
         assert call is not None
         assert call["function"] == {"name": "get_order", "arguments": '{"order_id": "1"}'}
+
+
+# --- Claims the records contradict, and the question a run that could not answer asks --
+
+
+def test_in_small_model_mode_an_answer_the_refunds_contradict_is_asked_for_again(
+    demo, fake_openai, settings
+):
+    settings.AGENT_SMALL_MODEL = True
+    fake_openai.enqueue(
+        tool_reply(tool_call("get_order", {"order_id": MUG})),
+        text_reply("The refund for the mug has been paid out."),
+        text_reply("Nothing has been refunded for the mug."),
+    )
+    run = start_run(f"Has the refund on {MUG} gone through?")
+
+    drive(run)
+
+    assert run.final_answer == "Nothing has been refunded for the mug."
+    assert run.answer_contradicts_state is False
+    note = [m for m in fake_openai.requests[2]["messages"] if m["role"] == "system"][-1]
+    assert note["content"].startswith(ASK_AGAIN_HEAD)
+    assert "the refund records say" in note["content"]
+
+
+def test_outside_small_model_mode_such_an_answer_is_posted_flagged(demo, fake_openai):
+    fake_openai.enqueue(
+        tool_reply(tool_call("get_order", {"order_id": MUG})),
+        text_reply("The refund for the mug has been paid out."),
+    )
+    run = start_run(f"Has the refund on {MUG} gone through?")
+
+    drive(run)
+
+    assert run.final_answer == "The refund for the mug has been paid out."
+    assert run.answer_contradicts_state is True
+    assert len(fake_openai.requests) == 2
+
+
+def test_a_run_that_could_not_answer_an_open_refund_request_asks_what_to_propose(demo, fake_openai):
+    claim = "I proposed a refund for the mug."
+    fake_openai.enqueue(text_reply(claim), text_reply(claim))
+    run = start_run("Give her something back.")
+
+    drive(run)
+
+    assert run.final_answer.startswith(COULD_NOT_ANSWER)
+    assert run.final_answer.endswith(OPEN_REFUND_QUESTION)
+    assert not RefundRequest.objects.filter(order__order_id=MUG).exists()
+
+
+def test_a_run_that_could_not_answer_a_clear_request_asks_nothing(demo, fake_openai):
+    claim = "I proposed a refund for the mug."
+    fake_openai.enqueue(text_reply(claim), text_reply(claim))
+    run = start_run("Propose a full refund for the broken mug.")
+
+    drive(run)
+
+    assert run.final_answer.startswith(COULD_NOT_ANSWER)
+    assert OPEN_REFUND_QUESTION not in run.final_answer
