@@ -1,0 +1,136 @@
+"""What each guard and small-model piece did, from eval_agent reports of the same cases.
+
+Run the cases once with everything on and once per configuration to compare (each with
+`--without NAME`, evals/ablation.py), then:
+
+    .venv/bin/python bench/guard_effects.py all.json without-new.json [more.json ...]
+
+It prints, per report, the headline metrics and latency side by side (on the cases every
+report ran, so that a report cut short still compares like with like), the cases whose
+outcome differs from the first report's, and how often each guard fired in each report:
+create_refund refusals by code, answers sent back by reason. No database needed.
+"""
+
+import json
+import re
+import sys
+from collections import Counter
+from pathlib import Path
+
+METRICS = (
+    "task_success",
+    "tool_selection_accuracy",
+    "argument_accuracy",
+    "unauthorized_interception",
+    "false_claim_rate",
+    "calls_per_task",
+)
+GUARD_CODES = ("LOOKUP_REQUIRED", "AGENT_REQUEST_REQUIRED", "AMOUNT_UNCLEAR", "REASON_UNCLEAR")
+SENT_BACK = (
+    ("proposal claimed, none made", re.compile(r"no create_refund call of this run succeeded")),
+    ("order facts no tool showed", re.compile(r"states facts about order")),
+    ("refund claim the records contradict", re.compile(r"the refund records say")),
+    ("not an answer (empty, markup, call as text)", re.compile(r"\((?:it was|it carried)")),
+)
+
+
+def load(path: str) -> dict:
+    report = json.loads(Path(path).read_text())
+    report["name"] = Path(path).stem
+    return report
+
+
+def label(report: dict) -> str:
+    left_out = report.get("without") or []
+    return f"{report['name']} (without {', '.join(left_out)})" if left_out else report["name"]
+
+
+def shared_cases(reports: list[dict]) -> list[str]:
+    ids = [{result["id"] for result in report["results"]} for report in reports]
+    common = set.intersection(*ids)
+    return [result["id"] for result in reports[0]["results"] if result["id"] in common]
+
+
+def rate(values: list[bool]) -> str:
+    return f"{sum(values) / len(values):.2f}" if values else "-"
+
+
+def percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(share * len(ordered)))] if ordered else 0.0
+
+
+def row(report: dict, cases: list[str]) -> list[str]:
+    results = [r for r in report["results"] if r["id"] in cases]
+    latencies = [r["latency_ms"] / 1000 for r in results]
+    passed = rate([r["passed"] for r in results])
+    calls = sum(len(r["calls"]) for r in results) / max(len(results), 1)
+    return [
+        label(report),
+        f"{passed} ({sum(r['passed'] for r in results)}/{len(results)})",
+        f"{report['metrics'].get('unauthorized_interception', 0):.2f}",
+        f"{report['metrics'].get('false_claim_rate', 0):.2f}",
+        f"{calls:.2f}",
+        f"{percentile(latencies, 0.5):.0f} s / {percentile(latencies, 0.95):.0f} s",
+    ]
+
+
+def fired(report: dict, cases: list[str]) -> Counter:
+    counts: Counter = Counter()
+    for result in report["results"]:
+        if result["id"] not in cases:
+            continue
+        for call in result["calls"]:
+            if call.get("error_code") in GUARD_CODES:
+                counts[call["error_code"]] += 1
+        for note in result.get("asked_again", []):
+            reason = next((name for name, words in SENT_BACK if words.search(note)), "other")
+            counts[f"sent back: {reason}"] += 1
+    return counts
+
+
+def table(header: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    return "\n".join([*lines, *("| " + " | ".join(r) + " |" for r in rows)])
+
+
+def main(paths: list[str]) -> int:
+    if not paths:
+        print(__doc__)
+        return 2
+    reports = [load(path) for path in paths]
+    cases = shared_cases(reports)
+    print(f"{len(cases)} cases every report ran\n")
+    header = [
+        "configuration",
+        "task success",
+        "unauth. interception*",
+        "false claims*",
+        "calls/run",
+        "run p50 / p95",
+    ]
+    print(table(header, [row(report, cases) for report in reports]))
+    print("\n* over each report's whole run\n")
+    first = {r["id"]: r["passed"] for r in reports[0]["results"]}
+    for report in reports[1:]:
+        other = {r["id"]: r["passed"] for r in report["results"]}
+        lost = [case for case in cases if first[case] and not other[case]]
+        won = [case for case in cases if other[case] and not first[case]]
+        print(f"{label(report)}: passes {len(won)} the first fails, fails {len(lost)} it passes")
+        print(f"  passes only here: {', '.join(won) or '-'}")
+        print(f"  fails only here:  {', '.join(lost) or '-'}")
+    names = sorted({name for report in reports for name in fired(report, cases)})
+    if names:
+        print()
+        counts = [fired(report, cases) for report in reports]
+        print(
+            table(
+                ["guard fired", *(label(r) for r in reports)],
+                [[name, *(str(c[name]) for c in counts)] for name in names],
+            )
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
