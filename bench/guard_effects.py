@@ -29,7 +29,7 @@ GUARD_CODES = ("LOOKUP_REQUIRED", "AGENT_REQUEST_REQUIRED", "AMOUNT_UNCLEAR", "R
 SENT_BACK = (
     ("proposal claimed, none made", re.compile(r"no create_refund call of this run succeeded")),
     ("order facts no tool showed", re.compile(r"states facts about order")),
-    ("refund claim the records contradict", re.compile(r"the refund records say")),
+    ("refund claim the records contradict", re.compile(r"is not what the records say")),
     ("not an answer (empty, markup, call as text)", re.compile(r"\((?:it was|it carried)")),
 )
 

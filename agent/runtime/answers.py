@@ -99,8 +99,11 @@ def contradicted_answer(text: str, run: AgentRun) -> str | None:
     false_claims = check_text(text=text, ticket=run.ticket, customer=run.customer).false_claims
     if not false_claims:
         return None
+    # Named by kind, not quoted: this reason may end up in the answer the desk posts instead.
     claim = false_claims[0]
-    return f'it says "{claim.text.strip()}", but the refund records say {claim.actual}'
+    return (
+        f"its claim about the refund ({claim.claimed}) is not what the records say ({claim.actual})"
+    )
 
 
 def unfounded_answer(text: str, calls: Iterable[dict]) -> str | None:

@@ -342,7 +342,26 @@ def test_in_small_model_mode_an_answer_the_refunds_contradict_is_asked_for_again
     assert run.answer_contradicts_state is False
     note = [m for m in fake_openai.requests[2]["messages"] if m["role"] == "system"][-1]
     assert note["content"].startswith(ASK_AGAIN_HEAD)
-    assert "the refund records say" in note["content"]
+    assert "is not what the records say" in note["content"]
+
+
+def test_a_small_model_that_repeats_a_false_claim_gets_no_answer_posted_that_claims_it(
+    demo, fake_openai, settings
+):
+    settings.AGENT_SMALL_MODEL = True
+    claim = "The refund has been approved and paid out."
+    fake_openai.enqueue(
+        tool_reply(tool_call("get_refund_status", {"order_id": MUG})),
+        text_reply(claim),
+        text_reply(claim),
+    )
+    run = start_run(f"Has the refund on {MUG} gone through?")
+
+    drive(run)
+
+    assert run.final_answer.startswith(COULD_NOT_ANSWER)
+    assert claim not in run.final_answer
+    assert run.answer_contradicts_state is False
 
 
 def test_outside_small_model_mode_such_an_answer_is_posted_flagged(demo, fake_openai):
