@@ -4,12 +4,12 @@
 A small model may end with nothing, with chat-template markup (`<tools></tools>`), with a tool
 call written out as text instead of made (`<function name=...>`, `{"name": ..., "arguments":
 ...}`), or with an untrusted block it echoed or made up. None of that is an answer to the
-agent. Nor is an answer that tells of work the run's tool log does not show: a refund it says
-it proposed with no create_refund of the run behind it, or the status or amounts of an order
-no tool of the run returned (a small model writes "I found the order … I proposed …" without
-calling anything); nor, in small-model mode, one whose claims about refunds the records
-contradict (elsewhere it is posted, flagged, with the real status). The step asks the model
-once more (agent/runtime/run_step.py), then says it could not answer.
+agent. In small-model mode, nor is an answer that tells of work the run's tool log does not
+show: a refund it says it proposed with no create_refund of the run behind it, or the status
+or amounts of an order no tool of the run returned (a small model writes "I found the order …
+I proposed …" without calling anything); nor one whose claims about refunds the records
+contradict (elsewhere such an answer is posted, flagged, with the real status). The step asks
+the model once more (agent/runtime/run_step.py), then says it could not answer.
 """
 
 import json
@@ -70,6 +70,11 @@ _PROPOSED = re.compile(
 _REFUND_WORD = re.compile(
     r"refund|退款|erstattung|remboursement|rembourser|reembolso|devoluci[oó]n", re.IGNORECASE
 )
+_NEGATION = re.compile(
+    r"\b(?:no|not|nothing|never|none|neither|nor|kein\w*|nicht|pas|aucun\w*|ningún|ninguna|nunca)\b"
+    r"|n't|没有|没|未|不",
+    re.IGNORECASE,
+)
 # What an order looks like when an answer states its facts: its number, and in the same sentence
 # an amount or a state it is in.
 _ORDER_NUMBER = re.compile(r"(?<!\d)\d{8,20}(?!\d)")
@@ -93,9 +98,8 @@ _QUESTION = re.compile(r"[?？]\W*$")
 
 
 def contradicted_answer(text: str, run: AgentRun) -> str | None:
-    """Why `text` cannot be posted in small-model mode: a claim about a refund (paid, approved,
-    on its way) that the refunds of the run's ticket contradict (agent/answer_check.py), or
-    None. Outside small-model mode such an answer is posted, flagged, with the real status."""
+    """Why `text` cannot be posted: a claim about a refund (paid, approved, on its way) that
+    the refunds of the run's ticket contradict (agent/answer_check.py), or None."""
     false_claims = check_text(text=text, ticket=run.ticket, customer=run.customer).false_claims
     if not false_claims:
         return None
@@ -103,6 +107,16 @@ def contradicted_answer(text: str, run: AgentRun) -> str | None:
     claim = false_claims[0]
     return (
         f"its claim about the refund ({claim.claimed}) is not what the records say ({claim.actual})"
+    )
+
+
+def _claims_proposal(sentence: str) -> bool:
+    """Whether `sentence` says a refund was proposed ("no refund was proposed" does not)."""
+    if not _REFUND_WORD.search(sentence):
+        return False
+    return any(
+        not _NEGATION.search(sentence[max(0, match.start() - 30) : match.start()])
+        for match in _PROPOSED.finditer(sentence)
     )
 
 
@@ -115,7 +129,7 @@ def unfounded_answer(text: str, calls: Iterable[dict]) -> str | None:
     for sentence in _SENTENCE.split(text or ""):
         if not sentence.strip() or _QUESTION.search(sentence):
             continue
-        if not proposed and _PROPOSED.search(sentence) and _REFUND_WORD.search(sentence):
+        if not proposed and _claims_proposal(sentence):
             return "it says a refund was proposed, but no create_refund call of this run succeeded"
         unseen = [number for number in _ORDER_NUMBER.findall(sentence) if number not in shown]
         stated = _ORDER_FACT.search(_ORDER_NUMBER.sub(" ", sentence))

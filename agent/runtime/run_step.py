@@ -410,10 +410,10 @@ class Step:
 
     def unpostable(self, answer: str) -> str | None:
         """Why `answer` cannot be posted as the run's final answer, or None (DESIGN §16)."""
-        calls = self.checks.prior.rows.values()
-        problem = unusable_answer(answer) or unfounded_answer(answer, calls)
+        problem = unusable_answer(answer)
         if problem is None and settings.AGENT_SMALL_MODEL:
-            problem = contradicted_answer(answer, self.run)
+            calls = self.checks.prior.rows.values()
+            problem = unfounded_answer(answer, calls) or contradicted_answer(answer, self.run)
         return problem
 
     def asked_again(self) -> bool:

@@ -31,7 +31,12 @@ PROPOSED = [
 ]
 
 
-# --- Answers that tell of work the run did not do --------------------------------------
+# --- Answers that tell of work the run did not do (small-model mode) --------------------
+
+
+@pytest.fixture
+def small_model(settings):
+    settings.AGENT_SMALL_MODEL = True
 
 
 @pytest.mark.parametrize(
@@ -59,6 +64,9 @@ def test_an_answer_telling_of_work_no_tool_did_is_recognised(text):
         ("Which order do you mean, and how much should go back?", []),
         (f"Should I propose 129.00 on order {MUG}?", []),
         ("I have not proposed a refund: tell me the amount first.", []),
+        ("I looked the mug order up twice and stopped; no refund was proposed.", []),
+        ("Nothing has been created: no refund request was submitted.", []),
+        ("没有提交退款。", []),
         ("The customer paid 129.00 CNY for the mug.", []),
         ("Here is a poem about mugs: clay and glaze, a morning's warmth.", []),
         (f"The customer says order {MUG} was never delivered; shall I look it up?", []),
@@ -71,7 +79,7 @@ def test_an_answer_the_tool_log_bears_out_is_accepted(text, calls):
     assert unfounded_answer(text, calls) is None
 
 
-def test_a_proposal_claimed_with_no_call_made_is_asked_for_again(demo, fake_openai):
+def test_a_proposal_claimed_with_no_call_made_is_asked_for_again(demo, fake_openai, small_model):
     fake_openai.enqueue(
         text_reply(f"I looked up order {MUG} and proposed a full refund of 129.00."),
         text_reply("I have not done anything yet: which amount should I propose?"),
@@ -87,7 +95,9 @@ def test_a_proposal_claimed_with_no_call_made_is_asked_for_again(demo, fake_open
     assert not RefundRequest.objects.filter(order__order_id=MUG).exists()
 
 
-def test_a_model_that_keeps_claiming_work_it_did_not_do_is_not_posted(demo, fake_openai):
+def test_a_model_that_keeps_claiming_work_it_did_not_do_is_not_posted(
+    demo, fake_openai, small_model
+):
     claim = f"Order {MUG} was delivered and I proposed a refund of 129.00."
     fake_openai.enqueue(text_reply(claim), text_reply(claim), text_reply("never asked"))
     run = start_run("The mug arrived broken, propose a full refund.")
@@ -99,7 +109,9 @@ def test_a_model_that_keeps_claiming_work_it_did_not_do_is_not_posted(demo, fake
     assert "proposed a refund" not in run.final_answer
 
 
-def test_an_answer_after_the_lookup_and_the_proposal_is_posted_as_it_is(demo, fake_openai):
+def test_an_answer_after_the_lookup_and_the_proposal_is_posted_as_it_is(
+    demo, fake_openai, small_model
+):
     answer = f"Order {MUG} was delivered; I proposed a full refund of 129.00 for review."
     fake_openai.enqueue(
         tool_reply(tool_call("get_order", {"order_id": MUG})),
@@ -254,7 +266,7 @@ def test_requests_about_orders_refunds_or_policy_need_desk_data(words, needs):
     assert needs_desk_data(words) is needs
 
 
-def test_the_ask_again_note_is_saved_on_the_run(demo, fake_openai):
+def test_the_ask_again_note_is_saved_on_the_run(demo, fake_openai, small_model):
     fake_openai.enqueue(
         text_reply("I proposed a refund of 129.00 for the mug."),
         text_reply("Nothing was proposed yet."),
@@ -364,6 +376,17 @@ def test_a_small_model_that_repeats_a_false_claim_gets_no_answer_posted_that_cla
     assert run.answer_contradicts_state is False
 
 
+def test_outside_small_model_mode_an_answer_is_not_checked_against_the_tool_log(demo, fake_openai):
+    claim = f"I looked up order {MUG} and proposed a full refund of 129.00."
+    fake_openai.enqueue(text_reply(claim))
+    run = start_run("The mug arrived broken, propose a full refund.")
+
+    drive(run)
+
+    assert run.final_answer == claim
+    assert len(fake_openai.requests) == 1
+
+
 def test_outside_small_model_mode_such_an_answer_is_posted_flagged(demo, fake_openai):
     fake_openai.enqueue(
         tool_reply(tool_call("get_order", {"order_id": MUG})),
@@ -378,7 +401,9 @@ def test_outside_small_model_mode_such_an_answer_is_posted_flagged(demo, fake_op
     assert len(fake_openai.requests) == 2
 
 
-def test_a_run_that_could_not_answer_an_open_refund_request_asks_what_to_propose(demo, fake_openai):
+def test_a_run_that_could_not_answer_an_open_refund_request_asks_what_to_propose(
+    demo, fake_openai, small_model
+):
     claim = "I proposed a refund for the mug."
     fake_openai.enqueue(text_reply(claim), text_reply(claim))
     run = start_run("Give her something back.")
@@ -390,7 +415,7 @@ def test_a_run_that_could_not_answer_an_open_refund_request_asks_what_to_propose
     assert not RefundRequest.objects.filter(order__order_id=MUG).exists()
 
 
-def test_a_run_that_could_not_answer_a_clear_request_asks_nothing(demo, fake_openai):
+def test_a_run_that_could_not_answer_a_clear_request_asks_nothing(demo, fake_openai, small_model):
     claim = "I proposed a refund for the mug."
     fake_openai.enqueue(text_reply(claim), text_reply(claim))
     run = start_run("Propose a full refund for the broken mug.")

@@ -74,7 +74,8 @@ def claim_without_calls(fake_openai, tmp_path):
     )
 
 
-def test_the_report_shows_each_answer_sent_back_and_why(fake_openai, tmp_path):
+def test_the_report_shows_each_answer_sent_back_and_why(fake_openai, tmp_path, settings):
+    settings.AGENT_SMALL_MODEL = True
     cases = claim_without_calls(fake_openai, tmp_path)
 
     _, report = run_eval("--cases", str(cases), "--out", str(tmp_path / "r.json"))
@@ -85,7 +86,8 @@ def test_the_report_shows_each_answer_sent_back_and_why(fake_openai, tmp_path):
     assert "no create_refund call of this run succeeded" in note
 
 
-def test_without_the_unfounded_check_the_claim_is_the_answer(fake_openai, tmp_path):
+def test_without_the_unfounded_check_the_claim_is_the_answer(fake_openai, tmp_path, settings):
+    settings.AGENT_SMALL_MODEL = True
     cases = claim_without_calls(fake_openai, tmp_path)
 
     _, report = run_eval(
