@@ -1,8 +1,8 @@
-"""Worked examples for small-model mode (DESIGN §16): three short exchanges, sent as messages
+"""Worked examples for small-model mode (DESIGN §16): four short exchanges, sent as messages
 between the rules and the run, that show a small model what the rules mean in calls: look the
 order up, then propose exactly what the agent asked and say it awaits a reviewer; look it up and
-ask when the request leaves the amount or the reason open; answer a status question from
-get_refund_status.
+ask when the request leaves the amount or the reason open; answer a policy question citing the
+clause search_policies returned; answer a status question from get_refund_status.
 
 They are about a made-up shop (order numbers no real order has) and framed as examples, so the
 model does not take them for this ticket. They are the same for every run and step, so an
@@ -98,6 +98,32 @@ EXAMPLES: tuple[tuple[Turn, ...], ...] = (
             "Order 900000000003 (kettle, 120.00 CNY paid) can be refunded, but you did not say "
             "how much or why. How much should go back, and what went wrong? I have not "
             "proposed anything yet.",
+        ),
+    ),
+    (
+        ("user", "The kettle was delivered 40 days ago. Can she still get a refund?"),
+        (
+            "call",
+            (
+                "search_policies",
+                {"query": "refund window after delivery"},
+                {
+                    "ok": True,
+                    "query": "refund window after delivery",
+                    "clauses": [
+                        {
+                            "ref": "R-1",
+                            "title": "Refund window",
+                            "text": "A refund may be requested within 30 days of delivery.",
+                        }
+                    ],
+                },
+            ),
+        ),
+        (
+            "answer",
+            "No: R-1 allows a refund within 30 days of delivery, and 40 days have passed. A "
+            "reviewer cannot approve one outside the window either.",
         ),
     ),
     (

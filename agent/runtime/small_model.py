@@ -15,6 +15,7 @@ piece by piece, each on with AGENT_SMALL_MODEL unless AGENT_SMALL_MODEL_PIECES l
 * "context": the model sees a fifth of the transcript.
 """
 
+import re
 from collections.abc import Iterable
 
 from django.conf import settings
@@ -23,6 +24,12 @@ from agent.providers.offline.intent import mentions_refunds, read_intent
 from agent.tools.guards import asks_for_refund
 
 PIECES = ("tools", "examples", "must_call", "context")
+# What an order is asked about: the desk's data, whatever the sentence's form.
+_ORDER_WORDS = re.compile(
+    r"\b(?:orders?|paid|pay|cost|price|deliver\w*|ship\w*|bought|purchase\w*|status)\b"
+    r"|订单|付款|支付|价格|多少钱|发货|送达|签收|买",
+    re.IGNORECASE,
+)
 
 
 def uses(piece: str) -> bool:
@@ -47,7 +54,9 @@ def needs_desk_data(agent_words: str) -> bool:
         or intent.asks_policy
         or intent.asks_list
         or intent.asks_approval
+        or intent.question
         or mentions_refunds(agent_words)
+        or _ORDER_WORDS.search(agent_words)
     )
 
 

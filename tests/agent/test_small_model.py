@@ -169,6 +169,7 @@ def test_small_model_mode_sends_worked_examples_after_the_rules_on_every_step(
         "get_order",
         "create_refund",
         "get_order",
+        "search_policies",
         "get_refund_status",
     ]
     assert second["messages"][: len(examples) + 1] == first["messages"][: len(examples) + 1]
@@ -258,6 +259,9 @@ def test_the_first_call_is_left_free_for_a_thank_you_and_outside_small_model_mod
         ("Propose a full refund for the mug, it arrived broken.", True),
         ("Who has to approve a refund?", True),
         ("她的退款到哪一步了？", True),
+        ("What's the status of this customer's order and how much did she pay?", True),
+        ("When was the phone case delivered and what did it cost?", True),
+        ("Tell me when the lamp shipped.", True),
         ("Thanks, that's all.", False),
         ("Write me a poem about ceramic mugs.", False),
     ],
