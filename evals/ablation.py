@@ -17,7 +17,6 @@ GUARDS = {
     "small-model mode) refund claims the records contradict, is asked for again",
 }
 NAMES = (*GUARDS, *PIECES)
-ENVIRONMENT = "EVAL_WITHOUT"
 
 
 def _none(*args, **kwargs):

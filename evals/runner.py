@@ -68,12 +68,10 @@ def setting_text(value: object) -> str:
     return ",".join(map(str, value)) if isinstance(value, list | tuple) else str(value)
 
 
-def worker_environment(workdir: Path, *, without: list[str] | None = None) -> dict[str, str]:
+def worker_environment(workdir: Path) -> dict[str, str]:
     env = dict(os.environ)
     env.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     env.update({name: setting_text(getattr(settings, name)) for name in SHARED_SETTINGS})
-    # Guards and small-model pieces left out, in the workers only (evals/ablation.py).
-    env["EVAL_WITHOUT"] = ",".join(without or [])
     # Tasks a run enqueues (its next step) go to a throwaway folder: nobody else may advance
     # an eval's runs, and nothing of it may reach a real broker.
     env["REDIS_URL"] = ""
@@ -121,12 +119,22 @@ class WorkerDied(Exception):
 class Worker:
     """One `python -m evals.worker serve` process: a case in, its record out."""
 
-    def __init__(self, *, number: int, workdir: Path, template: Path, env: dict[str, str]):
+    def __init__(
+        self,
+        *,
+        number: int,
+        workdir: Path,
+        template: Path,
+        env: dict[str, str],
+        without: tuple[str, ...] = (),
+    ):
         self.workdir = workdir
         self.log = workdir / f"worker-{number}.log"
         self._log_file: IO[str] = self.log.open("a")
+        # Guards and small-model pieces left out, in this worker only (evals/ablation.py).
+        left_out = [f"--without={name}" for name in without]
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "evals.worker", "serve", str(template)],
+            [sys.executable, "-m", "evals.worker", "serve", str(template), *left_out],
             cwd=settings.BASE_DIR,
             env=env,
             stdin=subprocess.PIPE,
@@ -179,14 +187,21 @@ def run_jobs(
     guards and small-model pieces the workers leave out (evals/ablation.py)."""
     workdir = Path(tempfile.mkdtemp(prefix="eval-agent-"))
     try:
-        env = worker_environment(workdir, without=without)
-        yield from _run_on_workers(jobs, concurrency=concurrency, workdir=workdir, env=env)
+        env = worker_environment(workdir)
+        yield from _run_on_workers(
+            jobs, concurrency=concurrency, workdir=workdir, env=env, without=tuple(without or ())
+        )
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
 
 def _run_on_workers(
-    jobs: list[Job], *, concurrency: int, workdir: Path, env: dict[str, str]
+    jobs: list[Job],
+    *,
+    concurrency: int,
+    workdir: Path,
+    env: dict[str, str],
+    without: tuple[str, ...],
 ) -> Iterator[tuple[Job, dict]]:
     count = max(1, min(concurrency, len(jobs)))
     template = template_path(workdir)
@@ -194,7 +209,9 @@ def _run_on_workers(
     numbers = itertools.count(1)
 
     def start_worker() -> Worker:
-        return Worker(number=next(numbers), workdir=workdir, template=template, env=env)
+        return Worker(
+            number=next(numbers), workdir=workdir, template=template, env=env, without=without
+        )
 
     def run_one(job: Job) -> dict:
         worker = idle.get()

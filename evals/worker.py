@@ -3,6 +3,8 @@
     python -m evals.worker template PATH   migrate and seed a demo shop into the SQLite file PATH
     python -m evals.worker serve TEMPLATE  run cases: one JSON job per line on stdin,
                                            one JSON record per line on stdout
+        [--without=NAME ...]               with these guards or small-model pieces left
+                                           out (evals/ablation.py)
 
 A job is {"case": {...}, "database": PATH}: the case runs on a copy of TEMPLATE at PATH, which
 is deleted afterwards. The process inherits the provider settings from the parent's
@@ -55,7 +57,8 @@ def serve(template: Path) -> None:
 def main(argv: list[str]) -> int:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     django.setup()
-    without = [name for name in os.environ.get("EVAL_WITHOUT", "").split(",") if name]
+    without = [arg.removeprefix("--without=") for arg in argv if arg.startswith("--without=")]
+    argv = [arg for arg in argv if not arg.startswith("--without=")]
     if without:
         from evals.ablation import leave_out
 
