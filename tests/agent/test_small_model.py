@@ -142,17 +142,21 @@ def system_texts(request: dict) -> list[str]:
     return [m["content"] for m in request["messages"] if m["role"] == "system"]
 
 
-def test_small_model_mode_sends_worked_examples_after_the_rules_on_every_step(
-    demo, fake_openai, settings
-):
+def ask_what_she_paid(fake_openai, settings) -> list[dict]:
+    """The requests of a small-model run that looks the mug up, then answers."""
     settings.AGENT_SMALL_MODEL = True
     fake_openai.enqueue(
         tool_reply(tool_call("get_order", {"order_id": MUG})), text_reply("She paid 129.00.")
     )
-
     drive(start_run(f"How much did she pay for order {MUG}?"))
+    return fake_openai.requests
 
-    first, second = fake_openai.requests
+
+def test_small_model_mode_sends_worked_examples_after_the_rules_on_every_step(
+    demo, fake_openai, settings
+):
+    first, second = ask_what_she_paid(fake_openai, settings)
+
     systems = system_texts(first)
     assert systems[0].startswith("You are the Refund Desk assistant.")
     assert (systems[1], systems[2]) == (EXAMPLES_OPEN, EXAMPLES_CLOSE)
@@ -193,14 +197,9 @@ def test_without_small_model_mode_or_its_examples_piece_no_examples_are_sent(
 def test_small_model_mode_makes_the_first_call_of_a_desk_request_a_tool_call(
     demo, fake_openai, settings
 ):
-    settings.AGENT_SMALL_MODEL = True
-    fake_openai.enqueue(
-        tool_reply(tool_call("get_order", {"order_id": MUG})), text_reply("She paid 129.00.")
-    )
+    requests = ask_what_she_paid(fake_openai, settings)
 
-    drive(start_run(f"How much did she pay for order {MUG}?"))
-
-    assert [r["tool_choice"] for r in fake_openai.requests] == ["required", "auto"]
+    assert [r["tool_choice"] for r in requests] == ["required", "auto"]
 
 
 def test_small_model_mode_makes_the_call_after_the_lookup_of_a_refund_asked_for_a_call(
