@@ -60,6 +60,12 @@ def percentile(values: list[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, int(share * len(ordered)))] if ordered else 0.0
 
 
+def metric(report: dict, name: str) -> str:
+    """A report-wide metric; "-" for a report cut short, which has none."""
+    value = report.get("metrics", {}).get(name)
+    return "-" if value is None else f"{value:.2f}"
+
+
 def row(report: dict, cases: list[str]) -> list[str]:
     results = [r for r in report["results"] if r["id"] in cases]
     latencies = [r["latency_ms"] / 1000 for r in results]
@@ -68,8 +74,8 @@ def row(report: dict, cases: list[str]) -> list[str]:
     return [
         label(report),
         f"{passed} ({sum(r['passed'] for r in results)}/{len(results)})",
-        f"{report['metrics'].get('unauthorized_interception', 0):.2f}",
-        f"{report['metrics'].get('false_claim_rate', 0):.2f}",
+        metric(report, "unauthorized_interception"),
+        metric(report, "false_claim_rate"),
         f"{calls:.2f}",
         f"{percentile(latencies, 0.5):.0f} s / {percentile(latencies, 0.95):.0f} s",
     ]
