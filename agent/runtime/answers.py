@@ -16,7 +16,7 @@ import json
 import re
 from collections.abc import Iterable
 
-from agent.answer_check import check_text
+from agent.answer_check import ORDER_ID, SENTENCE_END, check_text
 from agent.models import AgentRun
 from agent.untrusted import carries_untrusted_markers
 
@@ -77,7 +77,6 @@ _NEGATION = re.compile(
 )
 # What an order looks like when an answer states its facts: its number, and in the same sentence
 # an amount or a state it is in.
-_ORDER_NUMBER = re.compile(r"(?<!\d)\d{8,20}(?!\d)")
 _ORDER_FACT = re.compile(
     r"(?<![\d.,])\d+[.,]\d{2}(?!\d)"
     r"|\b(?:delivered|shipped|paid|cancell?ed|processing|dispatched|in\s+transit)\b"
@@ -93,7 +92,6 @@ _REPORTED = re.compile(
     r"according\s+to|asks?|asked)\b|说|表示|声称|提到",
     re.IGNORECASE,
 )
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])|\n+")
 _QUESTION = re.compile(r"[?？]\W*$")
 
 
@@ -126,13 +124,13 @@ def unfounded_answer(text: str, calls: Iterable[dict]) -> str | None:
     calls = [call for call in calls if call["ok"]]
     proposed = any(call["tool_name"] == "create_refund" for call in calls)
     shown = " ".join(json.dumps(call["result"], default=str) for call in calls)
-    for sentence in _SENTENCE.split(text or ""):
+    for sentence in SENTENCE_END.split(text or ""):
         if not sentence.strip() or _QUESTION.search(sentence):
             continue
         if not proposed and _claims_proposal(sentence):
             return "it says a refund was proposed, but no create_refund call of this run succeeded"
-        unseen = [number for number in _ORDER_NUMBER.findall(sentence) if number not in shown]
-        stated = _ORDER_FACT.search(_ORDER_NUMBER.sub(" ", sentence))
+        unseen = [number for number in ORDER_ID.findall(sentence) if number not in shown]
+        stated = _ORDER_FACT.search(ORDER_ID.sub(" ", sentence))
         if unseen and stated and not _REPORTED.search(sentence):
             return (
                 f"it states facts about order {unseen[0]}, which no tool result of this run "

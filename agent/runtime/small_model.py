@@ -8,10 +8,9 @@ piece by piece, each on with AGENT_SMALL_MODEL unless AGENT_SMALL_MODEL_PIECES l
   agent/providers/required_call.py for servers that only keep to a JSON schema): the first
   call of a request about orders, refunds or policy, and, once create_refund is offered, the
   call after a lookup when the agent asked for a refund, said how much, and no call of the run
-  proposed it yet. A
-  small model otherwise answers from the ticket text alone and tells of lookups and proposals
-  it never made; a proposal the agent's words leave unclear is still refused by the guards
-  (agent/tools/guards.py), and the model then asks.
+  proposed it yet. A small model otherwise answers from the ticket text alone and tells of
+  lookups and proposals it never made; a proposal the agent's words leave unclear is still
+  refused by the guards (agent/tools/guards.py), and the model then asks.
 * "context": the model sees a fifth of the transcript.
 """
 
