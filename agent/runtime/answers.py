@@ -18,6 +18,8 @@ from collections.abc import Iterable
 
 from agent.answer_check import ORDER_ID, SENTENCE_END, check_text
 from agent.models import AgentRun
+from agent.runtime.small_model import clear_refund_request
+from agent.tools.guards import asks_for_refund
 from agent.untrusted import carries_untrusted_markers
 
 # A tag, an opening or closing one, as chat templates and tool-call formats write them.
@@ -137,3 +139,19 @@ def unfounded_answer(text: str, calls: Iterable[dict]) -> str | None:
                 "showed: look it up before you say anything about it"
             )
     return None
+
+
+OPEN_REFUND_QUESTION = (
+    "Nothing was proposed: which order should I refund, how much, and for what reason?"
+)
+
+
+def open_refund_question(agent_words: str, calls: Iterable[dict]) -> str:
+    """The question a run that could not answer ends with, whatever the model, when the agent
+    asked for a refund without saying how much and nothing was proposed ("" otherwise): the
+    desk asks when the model could not (DESIGN §16)."""
+    if not asks_for_refund(agent_words) or clear_refund_request(agent_words):
+        return ""
+    if any(call["ok"] and call["tool_name"] == "create_refund" for call in calls):
+        return ""
+    return OPEN_REFUND_QUESTION

@@ -52,6 +52,7 @@ from agent.runtime.answers import (
     ASK_AGAIN_NOTE,
     COULD_NOT_ANSWER,
     contradicted_answer,
+    open_refund_question,
     unfounded_answer,
     unusable_answer,
 )
@@ -391,7 +392,7 @@ class Step:
             return self.ask_again(write, reply, problem)
         if problem:
             answer = summary_from_tool_log(self.run, f"{COULD_NOT_ANSWER} ({problem}.)")
-            question = small_model.open_refund_question(
+            question = open_refund_question(
                 agent_words(self.transcript), self.checks.prior.rows.values()
             )
             answer = f"{answer}\n{question}" if question else answer

@@ -15,7 +15,6 @@ piece by piece, each on with AGENT_SMALL_MODEL unless AGENT_SMALL_MODEL_PIECES l
 """
 
 import re
-from collections.abc import Iterable
 
 from django.conf import settings
 
@@ -84,19 +83,3 @@ def clear_refund_request(agent_words: str) -> bool:
     intent = read_intent(agent_words)
     how_much = intent.amount_given or intent.full or intent.remaining
     return how_much and not intent.defers_to_customer
-
-
-OPEN_REFUND_QUESTION = (
-    "Nothing was proposed: which order should I refund, how much, and for what reason?"
-)
-
-
-def open_refund_question(agent_words: str, calls: Iterable[dict]) -> str:
-    """The question a run that could not answer ends with, whatever the model, when the agent
-    asked for a refund without saying how much and nothing was proposed ("" otherwise): the
-    desk asks when the model could not (DESIGN §16)."""
-    if not asks_for_refund(agent_words) or clear_refund_request(agent_words):
-        return ""
-    if any(call["ok"] and call["tool_name"] == "create_refund" for call in calls):
-        return ""
-    return OPEN_REFUND_QUESTION

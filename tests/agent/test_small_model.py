@@ -9,11 +9,10 @@ import pytest
 
 from agent.models import AgentMessage, ToolCallLog
 from agent.providers.required_call import call_from_content
-from agent.runtime.answers import COULD_NOT_ANSWER, unfounded_answer
+from agent.runtime.answers import COULD_NOT_ANSWER, OPEN_REFUND_QUESTION, unfounded_answer
 from agent.runtime.examples import EXAMPLES_CLOSE, EXAMPLES_OPEN
 from agent.runtime.run_step import ASK_AGAIN_HEAD
 from agent.runtime.small_model import (
-    OPEN_REFUND_QUESTION,
     clear_refund_request,
     needs_desk_data,
 )
