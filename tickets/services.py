@@ -10,7 +10,7 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import F, IntegerField, Max, Q
 from django.db.models.functions import Cast, Substr
 from django.utils import timezone
@@ -193,33 +193,45 @@ class DeliveryAttempt:
 
 
 def reply_send(*, message_pk: int) -> DeliveryAttempt:
-    """Hand one queued reply to the mail server. The row stays locked while it is sent, so a
-    redelivered task waits and then finds it sent. A crash between the server taking it and the
-    commit sends it again on retry, under the same Message-ID (at least once, never lost)."""
+    """Hand one queued reply to the mail server. Where the database can lock one row
+    (PostgreSQL), the reply's row stays locked while it is sent, so a redelivered task waits and
+    then finds it sent. SQLite can only lock the whole file: holding that through a slow mail
+    server would stop every other write of the desk, so there the reply is read, sent, and marked
+    sent only if it is still queued. A crash between the server taking it and the commit sends it
+    again on retry, under the same Message-ID (at least once, never lost)."""
+    if not connection.features.has_select_for_update:
+        return _deliver(_reply(message_pk))
     with transaction.atomic():
         # Only the message's row: the ticket stays writable while the mail server talks, and
         # PostgreSQL cannot lock the nullable side of the author join anyway.
-        message = (
-            TicketMessage.objects.select_for_update(of=("self",))
-            .select_related("ticket__customer", "author")
-            .get(pk=message_pk)
-        )
-        if message.delivery != D.QUEUED:
-            return DeliveryAttempt(message.delivery)
-        attempts = message.delivery_attempts + 1
-        try:
-            mail.reply_email(message).send()
-        except mail.MAIL_SERVER_ERRORS as exc:
-            error = mail.describe_error(exc)
-            TicketMessage.objects.filter(pk=message.pk).update(
-                delivery_attempts=attempts, delivery_error=error
-            )
-            logger.warning("Reply %s to %s not sent: %s", message.pk, message.ticket, error)
-            return DeliveryAttempt(D.QUEUED, error, attempts)
-        message.sent_at = timezone.now()
-        TicketMessage.objects.filter(pk=message.pk).update(
+        return _deliver(_reply(message_pk, select_for_update=True))
+
+
+def _reply(message_pk: int, *, select_for_update: bool = False) -> TicketMessage:
+    messages = TicketMessage.objects.select_related("ticket__customer", "author")
+    if select_for_update:
+        messages = messages.select_for_update(of=("self",))
+    return messages.get(pk=message_pk)
+
+
+def _deliver(message: TicketMessage) -> DeliveryAttempt:
+    if message.delivery != D.QUEUED:
+        return DeliveryAttempt(message.delivery)
+    attempts = message.delivery_attempts + 1
+    queued = TicketMessage.objects.filter(pk=message.pk, delivery=D.QUEUED)
+    try:
+        mail.reply_email(message).send()
+    except mail.MAIL_SERVER_ERRORS as exc:
+        error = mail.describe_error(exc)
+        queued.update(delivery_attempts=attempts, delivery_error=error)
+        logger.warning("Reply %s to %s not sent: %s", message.pk, message.ticket, error)
+        return DeliveryAttempt(D.QUEUED, error, attempts)
+    message.sent_at = timezone.now()
+    with transaction.atomic():
+        if not queued.update(
             delivery=D.SENT, delivery_attempts=attempts, delivery_error="", sent_at=message.sent_at
-        )
+        ):
+            return DeliveryAttempt(D.SENT)  # another delivery of the task recorded it first
         _event(message.ticket, TicketEvent.Type.REPLY_SENT, message.author, message=message.pk)
         changes.message_delivery(message=message, from_delivery=D.QUEUED, to_delivery=D.SENT)
     return DeliveryAttempt(D.SENT, attempts=attempts)

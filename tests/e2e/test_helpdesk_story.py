@@ -18,7 +18,6 @@ import http.client
 import json
 import os
 import re
-import threading
 from datetime import timedelta
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -31,7 +30,7 @@ from playwright.sync_api import Page, expect
 from refunds.models import RefundRequest
 from tests.conftest import TEST_QUEUE
 from tests.e2e.overflow import LAPTOP, PHONE, assert_fits
-from tests.fakes.smtp_server import FakeSMTPServer
+from tests.fakes.smtp_server import HeldSMTPServer
 from tests.services import WorkerProcess, wait_for
 from tickets.models import Macro, Ticket, TicketMessage
 
@@ -63,25 +62,6 @@ DELIVERY_TIMEOUT_S = 45
 HOLD_LIMIT_S = 20
 
 
-class HeldMailServer(FakeSMTPServer):
-    """The fake mail server, greeting no one until `open()`: a reply is visibly Queued while
-    the worker waits for the server, then Sent, in one attempt."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.knocked = threading.Event()  # a client has connected and waits for the greeting
-        self.opened = threading.Event()
-
-    def open(self) -> None:
-        self.opened.set()
-
-    def _refusal_for_new_connection(self) -> str | None:
-        # Called by the fake's handler for every new connection, before it greets.
-        self.knocked.set()
-        self.opened.wait(timeout=HOLD_LIMIT_S)
-        return super()._refusal_for_new_connection()
-
-
 @pytest.fixture
 def media_root(tmp_path) -> Path:
     """Where the live server keeps attachments and the worker reads them back to email."""
@@ -100,9 +80,8 @@ def desk_settings(settings, media_root):
 
 @pytest.fixture
 def mail_server():
-    server = HeldMailServer().start()
+    server = HeldSMTPServer(HOLD_LIMIT_S).start()
     yield server
-    server.open()  # never leave a client hanging
     server.stop()
 
 

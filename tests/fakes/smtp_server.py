@@ -119,6 +119,30 @@ class FakeSMTPServer:
             return len(self.received)
 
 
+class HeldSMTPServer(FakeSMTPServer):
+    """The fake mail server, greeting no one until `open()` (a client waits at most
+    `hold_limit_s`): a reply stays visibly queued while the sender waits at the door."""
+
+    def __init__(self, hold_limit_s: float) -> None:
+        super().__init__()
+        self.hold_limit_s = hold_limit_s
+        self.knocked = threading.Event()  # a client has connected and waits for the greeting
+        self.opened = threading.Event()
+
+    def open(self) -> None:
+        self.opened.set()
+
+    def stop(self) -> None:
+        self.open()  # never leave a client hanging
+        super().stop()
+
+    def _refusal_for_new_connection(self) -> str | None:
+        # Called by the handler for every new connection, before it greets.
+        self.knocked.set()
+        self.opened.wait(timeout=self.hold_limit_s)
+        return super()._refusal_for_new_connection()
+
+
 def _handler_for(fake: FakeSMTPServer):
     class Handler(socketserver.StreamRequestHandler):
         timeout = 30

@@ -6,6 +6,7 @@ after EMAIL_SEND_RETRIES attempts, and nothing is ever lost."""
 import os
 import subprocess
 import sys
+import time
 from datetime import timedelta
 
 import environ
@@ -17,7 +18,7 @@ from rest_framework.test import APIClient
 
 from config.celery import app as celery_app
 from tests.conftest import TEST_QUEUE
-from tests.fakes.smtp_server import FakeSMTPServer
+from tests.fakes.smtp_server import FakeSMTPServer, HeldSMTPServer
 from tests.services import BASE_DIR, WorkerProcess, require_postgres, run_in_threads, wait_for
 from tickets import services
 from tickets.models import Ticket, TicketEvent, TicketMessage
@@ -29,13 +30,24 @@ SEND_REPLY = "tickets.tasks.send_reply"
 FROM = "support@refund-desk.local"
 REPLY = "We are sorry about your mug and are looking into a refund."
 REFUSED_GREETING = "mail server answered 421: 4.3.2 Service not available, try again later"
+HOLD_LIMIT_S = 10
 REFUSED_MAIL = "mail server answered 451: 4.3.0 Mailbox temporarily unavailable, try again later"
 
 
 @pytest.fixture
 def smtp_server(settings):
     """The fake mail server, with Django's smtp backend pointed at it (no TLS, no login)."""
-    server = FakeSMTPServer().start()
+    yield from serve(FakeSMTPServer(), settings)
+
+
+@pytest.fixture
+def held_smtp_server(settings):
+    """A mail server that keeps every client waiting for its greeting until `open()`."""
+    yield from serve(HeldSMTPServer(hold_limit_s=HOLD_LIMIT_S), settings)
+
+
+def serve(server: FakeSMTPServer, settings):
+    server.start()
     settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
     settings.EMAIL_HOST = server.host
     settings.EMAIL_PORT = server.port
@@ -339,6 +351,33 @@ def test_the_same_reply_delivered_twice_at_once_is_sent_once(smtp_server, demo):
     assert len(smtp_server.received) == 1
     reply.refresh_from_db()
     assert (reply.delivery, reply.delivery_attempts) == ("sent", 1)
+    assert len(reply_events("reply_sent")) == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_slow_mail_server_holds_up_no_other_write_of_the_desk(held_smtp_server, demo):
+    # On SQLite a transaction held through the mail conversation locked the whole database:
+    # the next reply of the desk waited for the mail server.
+    reply = queue_reply()
+
+    def write_while_the_reply_waits() -> float:
+        assert held_smtp_server.knocked.wait(timeout=5)
+        started = time.monotonic()
+        queue_reply("We are checking with the courier.", reference="TCK-1002")
+        held_smtp_server.open()
+        return time.monotonic() - started
+
+    _, waited = run_in_threads(
+        2,
+        lambda i: (
+            services.reply_send(message_pk=reply.pk) if i == 0 else write_while_the_reply_waits()
+        ),
+    )
+
+    assert waited < 2.5  # a write takes milliseconds; the mail client gives up after 5 s
+    reply.refresh_from_db()
+    assert (reply.delivery, reply.delivery_attempts) == ("sent", 1)
+    assert len(held_smtp_server.received) == 1
     assert len(reply_events("reply_sent")) == 1
 
 
