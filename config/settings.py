@@ -438,10 +438,11 @@ LLM_TEMPERATURE = env.float("LLM_TEMPERATURE", default=0.0)
 # Small-model mode (DESIGN §16), made of pieces that can be left out one by one, since each
 # helps one model and may not help another (agent/runtime/small_model.py): "tools" (only those
 # that can apply now), "examples" (worked examples as messages), "must_call" (a step whose work
-# is a tool call must make one), "context" (a fifth of the transcript).
+# is a tool call must make one), "context" (a fifth of the transcript), "records" (the facts of
+# the run's tool results the answer leaves out, under it).
 AGENT_SMALL_MODEL = env.bool("AGENT_SMALL_MODEL", default=False)
 AGENT_SMALL_MODEL_PIECES = env.list(
-    "AGENT_SMALL_MODEL_PIECES", default=["tools", "examples", "must_call", "context"]
+    "AGENT_SMALL_MODEL_PIECES", default=["tools", "examples", "must_call", "context", "records"]
 )
 # How a call that must be a tool call is asked for: "tool_choice" ("required", which OpenAI and
 # llama-server enforce) or "json_schema" (a response_format naming the tools, for servers that

@@ -72,6 +72,7 @@ from agent.runtime.prompts import (
     build_context,
     customer_text_in_result,
 )
+from agent.runtime.records import records_left_out
 from agent.runtime.replies import safe_reply
 from agent.runtime.streaming import AnswerStream
 from agent.services import StepInterrupted, StepWrite
@@ -386,8 +387,11 @@ class Step:
         write = self.reply_write(reply, tool_calls, final=final, latency_ms=latency_ms)
         problem = None if tool_calls else self.unpostable(reply.content)
         if ending is not None:
-            answer = summary_from_tool_log(self.run, ending.why) if problem else reply.content
-            return self.complete(ending.stop_reason, answer.strip(), write)
+            if problem:
+                answer = summary_from_tool_log(self.run, ending.why)
+            else:
+                answer = self.with_records(reply.content)
+            return self.complete(ending.stop_reason, answer, write)
         if problem and not self.asked_again():
             return self.ask_again(write, reply, problem)
         if problem:
@@ -398,7 +402,8 @@ class Step:
             answer = f"{answer}\n{question}" if question else answer
             return self.complete(AgentRun.StopReason.FINAL_ANSWER, answer, write)
         if not tool_calls:
-            return self.complete(AgentRun.StopReason.FINAL_ANSWER, reply.content.strip(), write)
+            answer = self.with_records(reply.content)
+            return self.complete(AgentRun.StopReason.FINAL_ANSWER, answer, write)
         try:
             # Once this commits the step never asks the model again for these calls.
             self.save(write)
@@ -416,6 +421,15 @@ class Step:
             calls = self.checks.prior.rows.values()
             problem = unfounded_answer(answer, calls) or contradicted_answer(answer, self.run)
         return problem
+
+    def with_records(self, answer: str) -> str:
+        """The model's answer, and in small-model mode under it the facts of the run's tool
+        results it leaves out (agent/runtime/records.py)."""
+        answer = answer.strip()
+        if not small_model.uses("records"):
+            return answer
+        records = records_left_out(answer, self.checks.prior.rows.values())
+        return f"{answer}\n\n{records}" if records else answer
 
     def asked_again(self) -> bool:
         """Whether this run already asked the model for a usable answer once."""
@@ -516,6 +530,7 @@ class Step:
                 calls=calls,
                 agent_words=words,
                 offered={tool["function"]["name"] for tool in tools},
+                messages=context.messages,
             ),
             on_text=stream,
         )

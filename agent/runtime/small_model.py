@@ -6,12 +6,16 @@ piece by piece, each on with AGENT_SMALL_MODEL unless AGENT_SMALL_MODEL_PIECES l
 * "must_call": a step whose work is a tool call must make one (`tool_choice: "required"`,
   which OpenAI and llama.cpp's server both enforce, the latter with a grammar;
   agent/providers/required_call.py for servers that only keep to a JSON schema): the first
-  call of a request about orders, refunds or policy, and, once create_refund is offered, the
-  call after a lookup when the agent asked for a refund, said how much, and no call of the run
-  proposed it yet. A small model otherwise answers from the ticket text alone and tells of
-  lookups and proposals it never made; a proposal the agent's words leave unclear is still
-  refused by the guards (agent/tools/guards.py), and the model then asks.
+  call of a request about orders, refunds or policy; every call while the agent asked for a
+  refund, said how much, and no call of the run tried to propose it yet; and any call the
+  desk's own planner would still make at that point (a listing is not yet the order). Which
+  call is the model's to choose. A small model otherwise answers from the ticket text alone
+  and tells of lookups and proposals it never made; a proposal the agent's words leave unclear
+  is still refused by the guards (agent/tools/guards.py), and the model then asks.
 * "context": the model sees a fifth of the transcript.
+* "records": under the answer, the facts of the run's tool results it leaves out: the orders
+  shown, the proposal made and that it waits for a reviewer, the clauses read
+  (agent/runtime/records.py).
 """
 
 import re
@@ -19,9 +23,11 @@ import re
 from django.conf import settings
 
 from agent.providers.offline.intent import mentions_refunds, read_intent
+from agent.providers.offline.planner import plan
+from agent.providers.offline.transcript import read_transcript
 from agent.tools.guards import asks_for_refund
 
-PIECES = ("tools", "examples", "must_call", "context")
+PIECES = ("tools", "examples", "must_call", "context", "records")
 # What an order is asked about: the desk's data, whatever the sentence's form.
 _ORDER_WORDS = re.compile(
     r"\b(?:orders?|paid|pay|cost|price|deliver\w*|ship\w*|bought|purchase\w*|status)\b"
@@ -58,20 +64,30 @@ def needs_desk_data(agent_words: str) -> bool:
     )
 
 
-def tool_choice(*, final: bool, calls: list[dict], agent_words: str, offered: set[str]) -> str:
+def tool_choice(
+    *, final: bool, calls: list[dict], agent_words: str, offered: set[str], messages: list[dict]
+) -> str:
     """The step's `tool_choice`: "none" for the last call, "required" where the "must_call"
     piece asks for a call, else "auto". `calls`: the run's logged calls (rows with tool_name);
-    `offered`: the names of the tools this step offers."""
+    `offered`: the names of the tools this step offers; `messages`: what the model is sent."""
     if final:
         return "none"
     if not uses("must_call"):
         return "auto"
     if not calls:
         return "required" if needs_desk_data(agent_words) else "auto"
-    proposal_due = "create_refund" in offered and clear_refund_request(agent_words)
-    if proposal_due and not any(call["tool_name"] == "create_refund" for call in calls):
-        return "required"
-    return "auto"
+    if clear_refund_request(agent_words) and not any(
+        call["tool_name"] == "create_refund" for call in calls
+    ):
+        return "required"  # a lookup first, while create_refund is not offered yet
+    return "required" if planner_would_call(messages, offered) else "auto"
+
+
+def planner_would_call(messages: list[dict], offered: set[str]) -> bool:
+    """Whether the desk's own planner, reading the same messages, would still call a tool: the
+    request needs more than the run looked up ("find the jacket and tell me whether it can be
+    refunded" is a listing, the order and the policy). Which call is the model's to choose."""
+    return plan(read_transcript(messages), offered).tool is not None
 
 
 def clear_refund_request(agent_words: str) -> bool:

@@ -8,7 +8,8 @@ nothing is proposed.
 * Ask when unclear (runs only; an MCP host's user talks to their host, not to the desk): the
   support agent's own words, never the customer's, must ask for a refund; the amount must be
   one the agent named, or the order's remaining balance or full price when the agent did not
-  ask for a part of it; and a reason the agent named is the one proposed.
+  ask for a part of it; and a reason the agent's words give ("as damaged", "it arrived in
+  pieces") is the one proposed.
 """
 
 import re
@@ -18,6 +19,7 @@ from decimal import Decimal, InvalidOperation
 from agent.context import RunContext, ToolContext
 from agent.errors import ErrorCode, NextAction, ToolError
 from agent.models import AgentMessage, ToolCallLog
+from agent.providers.offline.intent import reasons_described
 from config.money import CENT, money_str
 from orders.models import Order
 from orders.selectors import refundable_balance
@@ -207,11 +209,13 @@ def require_agent_request(ctx: ToolContext, order: Order, args: dict) -> None:
             f"full price ({money_str(order.amount_paid)}) or remaining balance "
             f"({money_str(balance)}) asked for as such. Ask the agent how much to propose.",
         )
-    named = reasons_named(words)
-    if len(named) == 1 and args["reason"] not in named:
+    # Named as such ("as other") before described ("it arrived in pieces"); words describing
+    # two reasons leave the choice to the model.
+    reasons = reasons_named(words) or reasons_described(words)
+    if len(reasons) == 1 and args["reason"] not in reasons:
         raise ask_agent(
             ErrorCode.REASON_UNCLEAR,
-            f"The agent named the reason {named.pop()}, not {args['reason']}. Propose with the "
-            "agent's reason, or ask them.",
+            f"The agent's words give the reason {reasons.pop()}, not {args['reason']}. Propose "
+            "with the agent's reason, or ask them.",
             "create_refund",
         )

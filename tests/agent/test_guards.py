@@ -200,6 +200,43 @@ def test_a_reason_the_agent_named_is_the_one_proposed(demo, fake_openai):
 
 
 @pytest.mark.parametrize(
+    "request_text",
+    [
+        "Li's mug arrived in pieces. Propose a full refund.",
+        "杯子碎了，全额退款。",  # noqa: RUF001
+    ],
+)
+def test_a_reason_the_agents_words_describe_is_the_one_proposed(demo, fake_openai, request_text):
+    fake_openai.enqueue(
+        tool_reply(tool_call("get_order", {"order_id": MUG})),
+        tool_reply(tool_call("create_refund", {**MUG_REFUND, "reason": "wrong_item"})),
+        text_reply("Not proposed."),
+    )
+    run = start_run(request_text)
+
+    drive(run)
+
+    (refused,) = results(run)
+    assert error_code(refused) == ErrorCode.REASON_UNCLEAR
+    assert "damaged" in refused["error"]["message"]
+    assert not lis_refunds().exists()
+
+
+def test_words_describing_two_reasons_leave_the_reason_to_the_model(demo, fake_openai):
+    fake_openai.enqueue(
+        tool_reply(tool_call("get_order", {"order_id": MUG})),
+        tool_reply(tool_call("create_refund", {**MUG_REFUND, "reason": "wrong_item"})),
+        text_reply("Proposed."),
+    )
+    run = start_run("The mug is not broken, it is the wrong one. Propose a full refund.")
+
+    drive(run)
+
+    (proposed,) = results(run)
+    assert proposed["status"] == "pending_approval"
+
+
+@pytest.mark.parametrize(
     "text",
     [
         "Propose a full refund for the mug.",

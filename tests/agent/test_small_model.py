@@ -11,10 +11,12 @@ from agent.models import AgentMessage, ToolCallLog
 from agent.providers.required_call import call_from_content
 from agent.runtime.answers import COULD_NOT_ANSWER, OPEN_REFUND_QUESTION, unfounded_answer
 from agent.runtime.examples import EXAMPLES_CLOSE, EXAMPLES_OPEN
+from agent.runtime.records import HEADING as RECORDS_HEADING
 from agent.runtime.run_step import ASK_AGAIN_HEAD
 from agent.runtime.small_model import (
     clear_refund_request,
     needs_desk_data,
+    planner_would_call,
 )
 from refunds.models import RefundRequest
 from tests.agent.runs import drive, start_run
@@ -23,6 +25,8 @@ from tests.fakes.openai_server import text_reply, tool_call, tool_reply
 pytestmark = pytest.mark.django_db(transaction=True)
 
 MUG = "202610110087"  # Li Wei's, TCK-1001
+JACKET = "202609020031"  # Li Wei's, past the refund window
+BLENDER = "202610180099"  # Maria's, TCK-1002: 599.00 paid, 200.00 refunded
 LOOKED_UP_MUG = [{"tool_name": "get_order", "ok": True, "result": {"order_id": MUG}}]
 PROPOSED = [
     *LOOKED_UP_MUG,
@@ -108,7 +112,7 @@ def test_a_model_that_keeps_claiming_work_it_did_not_do_is_not_posted(
     assert "proposed a refund" not in run.final_answer
 
 
-def test_an_answer_after_the_lookup_and_the_proposal_is_posted_as_it_is(
+def test_an_answer_after_the_lookup_and_the_proposal_is_posted_with_the_proposals_record(
     demo, fake_openai, small_model
 ):
     answer = f"Order {MUG} was delivered; I proposed a full refund of 129.00 for review."
@@ -126,7 +130,11 @@ def test_an_answer_after_the_lookup_and_the_proposal_is_posted_as_it_is(
 
     drive(run)
 
-    assert run.final_answer == answer
+    (refund,) = RefundRequest.objects.filter(order__order_id=MUG)
+    assert run.final_answer == (
+        f"{answer}\n\n{RECORDS_HEADING}\n- Proposal {refund.request_id}: 129.00 CNY, pending a "
+        "reviewer's approval. Not refunded yet."
+    )
     assert len(fake_openai.requests) == 3
 
 
@@ -222,6 +230,70 @@ def test_small_model_mode_makes_the_call_after_the_lookup_of_a_refund_asked_for_
     assert "create_refund" in [t["function"]["name"] for t in fake_openai.requests[1]["tools"]]
 
 
+def test_a_clear_refund_request_keeps_calls_required_until_a_lookup_lets_the_model_propose(
+    demo, fake_openai, settings
+):
+    settings.AGENT_SMALL_MODEL = True
+    fake_openai.enqueue(
+        tool_reply(tool_call("get_refund_status", {"order_id": BLENDER})),
+        tool_reply(tool_call("get_order", {"order_id": BLENDER})),
+        tool_reply(
+            tool_call(
+                "create_refund",
+                {"order_id": BLENDER, "amount": "399.00", "reason": "damaged", "explanation": "x"},
+            )
+        ),
+        text_reply("Proposed the 399.00 left, pending a reviewer."),
+    )
+
+    drive(
+        start_run(
+            f"Check the refund history of the blender {BLENDER}, then propose whatever is left "
+            "for the same cracked lid.",
+            reference="TCK-1002",
+        )
+    )
+
+    requests = fake_openai.requests
+    assert [r["tool_choice"] for r in requests] == ["required"] * 3 + ["auto"]
+    assert "create_refund" not in [t["function"]["name"] for t in requests[1]["tools"]]
+
+
+def test_a_call_the_desks_planner_would_still_make_is_required(demo, fake_openai, settings):
+    # A listing found the jacket; whether it can be refunded needs the order and the policy.
+    settings.AGENT_SMALL_MODEL = True
+    fake_openai.enqueue(
+        tool_reply(tool_call("list_customer_orders", {"limit": 10})),
+        tool_reply(tool_call("get_order", {"order_id": JACKET})),
+        tool_reply(tool_call("search_policies", {"query": "refund window"})),
+        text_reply("No: the jacket is past the 30-day window (R-1)."),
+    )
+
+    drive(
+        start_run(
+            "Li also asks about a rain jacket she bought. Find that order and tell me whether "
+            "it can still be refunded.",
+            reference="TCK-1004",
+        )
+    )
+
+    assert [r["tool_choice"] for r in fake_openai.requests] == ["required"] * 3 + ["auto"]
+
+
+def test_the_planners_reading_needs_nothing_more_once_the_order_is_read():
+    messages = [
+        {"role": "system", "content": "Ticket TCK-1001."},
+        {"role": "user", "content": f"What did she pay for order {MUG}?"},
+    ]
+    assert planner_would_call(messages, {"get_order"})
+    call = tool_call("get_order", {"order_id": MUG})
+    messages += [
+        {"role": "assistant", "content": "", "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": call["id"], "content": json.dumps({"order_id": MUG})},
+    ]
+    assert not planner_would_call(messages, {"get_order"})
+
+
 @pytest.mark.parametrize(
     ("words", "clear"),
     [
@@ -291,7 +363,7 @@ def test_a_required_call_can_be_asked_for_as_a_json_schema_and_is_read_back_as_a
     settings.LLM_REQUIRED_CALL = "json_schema"
     fake_openai.enqueue(
         text_reply(json.dumps({"tool": {"name": "get_order", "arguments": {"order_id": MUG}}})),
-        text_reply("She paid 129.00."),
+        text_reply(f"She paid 129.00 for order {MUG}."),
     )
     run = start_run(f"How much did she pay for order {MUG}?")
 
@@ -307,7 +379,7 @@ def test_a_required_call_can_be_asked_for_as_a_json_schema_and_is_read_back_as_a
     assert "response_format" not in second
     (row,) = ToolCallLog.objects.filter(run=run)
     assert (row.tool_name, row.ok, row.result["order_id"]) == ("get_order", True, MUG)
-    assert run.final_answer == "She paid 129.00."
+    assert run.final_answer == f"She paid 129.00 for order {MUG}."
 
 
 @pytest.mark.parametrize(
@@ -346,13 +418,13 @@ def test_in_small_model_mode_an_answer_the_refunds_contradict_is_asked_for_again
     fake_openai.enqueue(
         tool_reply(tool_call("get_order", {"order_id": MUG})),
         text_reply("The refund for the mug has been paid out."),
-        text_reply("Nothing has been refunded for the mug."),
+        text_reply(f"Nothing has been refunded for order {MUG}."),
     )
     run = start_run(f"Has the refund on {MUG} gone through?")
 
     drive(run)
 
-    assert run.final_answer == "Nothing has been refunded for the mug."
+    assert run.final_answer == f"Nothing has been refunded for order {MUG}."
     assert run.answer_contradicts_state is False
     note = [m for m in fake_openai.requests[2]["messages"] if m["role"] == "system"][-1]
     assert note["content"].startswith(ASK_AGAIN_HEAD)

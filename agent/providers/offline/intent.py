@@ -317,6 +317,24 @@ def read_reason(text: str) -> Reason:
     return Reason(None, False, "")
 
 
+def reasons_described(text: str) -> set[str]:
+    """Every reason the words describe, in the policy's vocabulary ("arrived in pieces" and
+    "broken" are both damaged). A fault in use is none of them: whether it counts as damaged is
+    the policy's to say."""
+    found = {
+        match.group("r").lower().replace(" ", "_") for match in _EXPLICIT_REASON.finditer(text)
+    }
+    for reason, pattern in (
+        ("wrong_item", _WRONG_ITEM),
+        ("not_received", _NOT_RECEIVED),
+        ("damaged", _DAMAGED),
+        ("other", _OTHER),
+    ):
+        if pattern.search(text):
+            found.add(reason)
+    return found
+
+
 def sentences(text: str) -> list[str]:
     return [part.strip() for part in _SENTENCE.split(text) if part.strip()]
 

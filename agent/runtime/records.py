@@ -1,0 +1,101 @@
+"""The records a small model's answer leaves out (DESIGN §16, small-model mode's "records"
+piece).
+
+A model of a billion parameters looks the right things up and then answers without the facts
+it found: "I checked the order" without its number, "I proposed the refund" without saying it
+waits for a reviewer, "the policy does not allow it" without the clause. The desk adds those
+facts under the answer, from the run's own tool results and in the desk's words, each only
+when the answer does not already name it: an order by its number, a proposal by its request
+id, the policy by any clause. Nothing here comes from text a customer wrote (item names and
+clauses are the shop's and the policy's), and nothing claims more than the records say.
+"""
+
+import re
+from collections.abc import Iterable
+
+from agent.answer_check import ORDER_ID
+
+HEADING = "From the records of this run:"
+_CLAUSE_REF = re.compile(r"\b[A-Z]+-\d+\b")
+_MOST_ORDERS = 5  # of a listing: more is a list the agent can open, not an answer
+
+
+def records_left_out(answer: str, calls: Iterable[dict]) -> str:
+    """The block to put under `answer` ("" when it names everything): one line per order shown,
+    proposal made and the policy read that the answer does not name. `calls`: the run's logged
+    calls (rows with tool_name, ok, result)."""
+    calls = [call for call in calls if isinstance(call["result"], dict)]
+    named_orders = set(ORDER_ID.findall(answer))
+    lines = [
+        _order_line(order)
+        for order in _orders_shown(calls)
+        if order["order_id"] not in named_orders
+    ]
+    lines += [
+        _proposal_line(call["result"])
+        for call in calls
+        if call["ok"] and call["tool_name"] == "create_refund"
+        if call["result"].get("request_id") and call["result"]["request_id"] not in answer
+    ]
+    clauses = _clauses_read(calls)
+    if clauses and not _CLAUSE_REF.search(answer):
+        lines.append("Policy: " + "; ".join(clauses) + ".")
+    return "\n".join([HEADING, *(f"- {line}" for line in lines)]) if lines else ""
+
+
+def _orders_shown(calls: list[dict]) -> list[dict]:
+    """The orders the run's successful lookups showed, the latest reading of each, in the order
+    they were first shown."""
+    orders: dict[str, dict] = {}
+    for call in calls:
+        if not call["ok"]:
+            continue
+        if call["tool_name"] == "get_order":
+            shown = [call["result"]]
+        elif call["tool_name"] == "list_customer_orders":
+            shown = call["result"].get("orders", [])[:_MOST_ORDERS]
+        else:
+            continue
+        for order in shown:
+            if isinstance(order, dict) and order.get("order_id"):
+                orders[str(order["order_id"])] = {**orders.get(str(order["order_id"]), {}), **order}
+    return list(orders.values())
+
+
+def _order_line(order: dict) -> str:
+    currency = order.get("currency", "")
+    names = order.get("items") or [line.get("name") for line in order.get("lines") or []]
+    what = ", ".join(str(name) for name in names if name)
+    status = str(order.get("status", ""))
+    if status == "delivered" and order.get("days_since_delivery") is not None:
+        status = f"delivered {order['days_since_delivery']} days ago"
+    facts = [f"{order.get('amount_paid')} {currency} paid", status]
+    if order.get("refundable_balance") is not None:
+        facts.append(f"{order['refundable_balance']} {currency} left to refund")
+    label = f"Order {order['order_id']}" + (f" ({what})" if what else "")
+    return f"{label}: " + ", ".join(fact for fact in facts if fact.strip()) + "."
+
+
+def _proposal_line(result: dict) -> str:
+    return (
+        f"Proposal {result['request_id']}: {result.get('amount')} {result.get('currency', '')}, "
+        "pending a reviewer's approval. Not refunded yet."
+    )
+
+
+def _clauses_read(calls: list[dict]) -> list[str]:
+    """The clauses the run's policy searches returned and its refusals named, each once."""
+    clauses: dict[str, str] = {}
+    for call in calls:
+        result = call["result"]
+        if call["ok"] and call["tool_name"] == "search_policies":
+            for clause in result.get("clauses", []):
+                if isinstance(clause, dict) and clause.get("ref"):
+                    clauses.setdefault(clause["ref"], f"{clause['ref']} {clause.get('title', '')}")
+        error = result.get("error")
+        if not call["ok"] and isinstance(error, dict):
+            for verdict in error.get("verdicts", []):
+                if isinstance(verdict, dict) and verdict.get("clause"):
+                    ref = verdict["clause"]
+                    clauses.setdefault(ref, f"{ref} {verdict.get('detail', '')}")
+    return [text.strip() for text in clauses.values()]
