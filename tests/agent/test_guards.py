@@ -9,6 +9,7 @@ import pytest
 
 from agent.errors import ErrorCode
 from agent.models import AgentMessage, ToolCallLog
+from agent.providers.offline.intent import reasons_described
 from agent.runtime.answers import COULD_NOT_ANSWER, unusable_answer
 from agent.runtime.prompts import build_context
 from agent.runtime.run_step import ASK_AGAIN_HEAD
@@ -220,6 +221,23 @@ def test_a_reason_the_agents_words_describe_is_the_one_proposed(demo, fake_opena
     assert error_code(refused) == ErrorCode.REASON_UNCLEAR
     assert "damaged" in refused["error"]["message"]
     assert not lis_refunds().exists()
+
+
+@pytest.mark.parametrize(
+    ("words", "reasons"),
+    [
+        ("The mug arrived in pieces.", {"damaged"}),
+        ("She got the blue one, not the red one she ordered; wrong item.", {"wrong_item"}),
+        ("The lamp never arrived.", {"not_received"}),
+        ("She changed her mind.", {"other"}),
+        ("The mug is not broken, it is the wrong one she ordered.", {"damaged", "wrong_item"}),
+        # A fault in use is the policy's to name; feelings about it are no reason of their own.
+        ("She is unhappy that the headphones stopped charging.", set()),
+        ("Propose a full refund.", set()),
+    ],
+)
+def test_the_reasons_words_describe(words, reasons):
+    assert reasons_described(words) == reasons
 
 
 def test_words_describing_two_reasons_leave_the_reason_to_the_model(demo, fake_openai):

@@ -319,8 +319,9 @@ def read_reason(text: str) -> Reason:
 
 def reasons_described(text: str) -> set[str]:
     """Every reason the words describe, in the policy's vocabulary ("arrived in pieces" and
-    "broken" are both damaged). A fault in use is none of them: whether it counts as damaged is
-    the policy's to say."""
+    "broken" are both damaged). A fault in use is none of them (whether it counts as damaged is
+    the policy's to say), and words of feeling ("unhappy") say "other" only where nothing else
+    happened, as read_reason reads them."""
     found = {
         match.group("r").lower().replace(" ", "_") for match in _EXPLICIT_REASON.finditer(text)
     }
@@ -328,10 +329,11 @@ def reasons_described(text: str) -> set[str]:
         ("wrong_item", _WRONG_ITEM),
         ("not_received", _NOT_RECEIVED),
         ("damaged", _DAMAGED),
-        ("other", _OTHER),
     ):
         if pattern.search(text):
             found.add(reason)
+    if not found and not _FAULTY.search(text) and _OTHER.search(text):
+        found.add("other")
     return found
 
 
