@@ -7,7 +7,9 @@ waits for a reviewer, "the policy does not allow it" without the clause. The des
 facts under the answer, from the run's own tool results and in the desk's words, each only
 when the answer does not already name it: an order by its number, a proposal by its request
 id, the policy by any clause. Nothing here comes from text a customer wrote (item names and
-clauses are the shop's and the policy's), and nothing claims more than the records say.
+clauses are the shop's and the policy's), and nothing claims more than the records say. An
+answer to a refund request that left the amount open, which proposed nothing and asks nothing,
+gets the desk's question first (agent/runtime/answers.py: open_refund_question).
 """
 
 import re

@@ -423,13 +423,18 @@ class Step:
         return problem
 
     def with_records(self, answer: str) -> str:
-        """The model's answer, and in small-model mode under it the facts of the run's tool
-        results it leaves out (agent/runtime/records.py)."""
+        """The model's answer, and in small-model mode after it the question an open refund
+        request needs when the answer asks none, and the facts of the run's tool results it
+        leaves out (agent/runtime/records.py)."""
         answer = answer.strip()
         if not small_model.uses("records"):
             return answer
-        records = records_left_out(answer, self.checks.prior.rows.values())
-        return f"{answer}\n\n{records}" if records else answer
+        calls = list(self.checks.prior.rows.values())
+        asks = "?" in answer or "？" in answer  # noqa: RUF001 (the Chinese question mark)
+        question = "" if asks else open_refund_question(agent_words(self.transcript), calls)
+        return "\n\n".join(
+            part for part in (answer, question, records_left_out(answer, calls)) if part
+        )
 
     def asked_again(self) -> bool:
         """Whether this run already asked the model for a usable answer once."""

@@ -489,6 +489,25 @@ def test_a_run_that_could_not_answer_an_open_refund_request_asks_what_to_propose
     assert not RefundRequest.objects.filter(order__order_id=MUG).exists()
 
 
+@pytest.mark.parametrize(
+    ("answer", "asked"),
+    [
+        (f"Order {MUG} is the mug, delivered 5 days ago.", True),
+        (f"Order {MUG} is the mug. How much should I propose?", False),
+    ],
+)
+def test_an_answer_to_an_open_refund_request_that_asks_nothing_gets_the_desks_question(
+    demo, fake_openai, small_model, answer, asked
+):
+    fake_openai.enqueue(tool_reply(tool_call("get_order", {"order_id": MUG})), text_reply(answer))
+    run = start_run("Li says the mug has a problem too. Refund that one as well.")
+
+    drive(run)
+
+    expected = f"{answer}\n\n{OPEN_REFUND_QUESTION}" if asked else answer
+    assert run.final_answer == expected
+
+
 def test_a_run_that_could_not_answer_a_clear_request_asks_nothing(demo, fake_openai, small_model):
     claim = "I proposed a refund for the mug."
     fake_openai.enqueue(text_reply(claim), text_reply(claim))
