@@ -110,12 +110,17 @@ def contradicted_answer(text: str, run: AgentRun) -> str | None:
     )
 
 
+# Where the words that may negate a claim stop: "(…, nothing refunded) and proposed a refund"
+# claims a proposal.
+_CLAUSE_EDGE = re.compile(r"[(),;:，；：（）]")
+
+
 def _claims_proposal(sentence: str) -> bool:
     """Whether `sentence` says a refund was proposed ("no refund was proposed" does not)."""
     if not _REFUND_WORD.search(sentence):
         return False
     return any(
-        not _NEGATION.search(sentence[max(0, match.start() - 30) : match.start()])
+        not _NEGATION.search(_CLAUSE_EDGE.split(sentence[: match.start()])[-1][-30:])
         for match in _PROPOSED.finditer(sentence)
     )
 

@@ -7,7 +7,8 @@ piece by piece, each on with AGENT_SMALL_MODEL unless AGENT_SMALL_MODEL_PIECES l
   which OpenAI and llama.cpp's server both enforce, the latter with a grammar;
   agent/providers/required_call.py for servers that only keep to a JSON schema): the first
   call of a request about orders, refunds or policy; every call while the agent asked for a
-  refund, said how much, and no call of the run tried to propose it yet; and any call the
+  refund, said how much, and no call of the run tried to propose it yet (or the one that did
+  was refused with create_refund among what to do next: once); and any call the
   desk's own planner would still make at that point (a listing is not yet the order). Which
   call is the model's to choose. A small model otherwise answers from the ticket text alone
   and tells of lookups and proposals it never made; a proposal the agent's words leave unclear
@@ -16,6 +17,8 @@ piece by piece, each on with AGENT_SMALL_MODEL unless AGENT_SMALL_MODEL_PIECES l
 * "records": under the answer, the facts of the run's tool results it leaves out: the orders
   shown, the proposal made and that it waits for a reviewer, the clauses read
   (agent/runtime/records.py).
+* "search": a policy search also reads the support agent's own words, whose best clause comes
+  first (agent/tools/reads.py): a small model copies the example's keywords.
 """
 
 import re
@@ -27,7 +30,9 @@ from agent.providers.offline.planner import plan
 from agent.providers.offline.transcript import read_transcript
 from agent.tools.guards import asks_for_refund
 
-PIECES = ("tools", "examples", "must_call", "context", "records")
+# A refused proposal is pushed to be tried again this many times in all, at most.
+MOST_PROPOSAL_ATTEMPTS = 2
+PIECES = ("tools", "examples", "must_call", "context", "records", "search")
 # What an order is asked about: the desk's data, whatever the sentence's form.
 _ORDER_WORDS = re.compile(
     r"\b(?:orders?|paid|pay|cost|price|deliver\w*|ship\w*|bought|purchase\w*|status)\b"
@@ -76,11 +81,22 @@ def tool_choice(
         return "auto"
     if not calls:
         return "required" if needs_desk_data(agent_words) else "auto"
-    if clear_refund_request(agent_words) and not any(
-        call["tool_name"] == "create_refund" for call in calls
-    ):
+    if clear_refund_request(agent_words) and proposal_due(calls):
         return "required"  # a lookup first, while create_refund is not offered yet
     return "required" if planner_would_call(messages, offered) else "auto"
+
+
+def proposal_due(calls: list[dict]) -> bool:
+    """Whether a refund the agent clearly asked for still waits for a create_refund call: none
+    was made, or the one made was refused with create_refund among what to do next (another
+    reason, a mistyped argument), once."""
+    attempts = [call for call in calls if call["tool_name"] == "create_refund"]
+    if not attempts:
+        return True
+    last = attempts[-1]
+    error = last["result"].get("error") if isinstance(last["result"], dict) else None
+    retry = isinstance(error, dict) and "create_refund" in error.get("next_actions", [])
+    return len(attempts) < MOST_PROPOSAL_ATTEMPTS and not last["ok"] and retry
 
 
 def planner_would_call(messages: list[dict], offered: set[str]) -> bool:

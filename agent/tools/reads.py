@@ -6,8 +6,11 @@ import base64
 import binascii
 from datetime import UTC, datetime
 
-from agent.context import ToolContext
+from agent.context import RunContext, ToolContext
 from agent.errors import ErrorCode, NextAction, ToolError
+from agent.providers.offline.planner import policy_keywords
+from agent.runtime import small_model
+from agent.tools.guards import agent_words
 from config.money import money_str
 from orders.models import Order
 from orders.selectors import (
@@ -136,7 +139,14 @@ def list_customer_orders(ctx: ToolContext, args: dict) -> dict:
 
 
 def search_policies(ctx: ToolContext, args: dict) -> dict:
-    return {"query": args["query"], "clauses": search_clauses(args["query"], limit=args["limit"])}
+    clauses = search_clauses(args["query"], limit=args["limit"])
+    if isinstance(ctx, RunContext) and small_model.uses("search"):
+        # A small model's keywords are often the example's, not the question's: the clause
+        # that the topics of the support agent's own words match best comes first.
+        words = agent_words(ctx)
+        asked = search_clauses(policy_keywords(words) or words, limit=1)
+        clauses = asked + [clause for clause in clauses if clause not in asked]
+    return {"query": args["query"], "clauses": clauses}
 
 
 def get_refund_status(ctx: ToolContext, args: dict) -> dict:

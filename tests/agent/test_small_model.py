@@ -17,6 +17,7 @@ from agent.runtime.small_model import (
     clear_refund_request,
     needs_desk_data,
     planner_would_call,
+    proposal_due,
 )
 from refunds.models import RefundRequest
 from tests.agent.runs import drive, start_run
@@ -53,6 +54,8 @@ def small_model(settings):
         "Ich habe eine Erstattung von 50,00 vorgeschlagen.",
         "J'ai proposé un remboursement de 50,00.",
         "He propuesto un reembolso de 50,00.",
+        # A negation in an aside before the claim does not take it back.
+        "I looked the mug up (delivered, nothing refunded) and proposed a full refund of 129.00.",
         f"I found the order {MUG} with status delivered and amount paid 129.00.",
         f"Order {MUG} was delivered last week.",
     ],
@@ -292,6 +295,63 @@ def test_the_planners_reading_needs_nothing_more_once_the_order_is_read():
         {"role": "tool", "tool_call_id": call["id"], "content": json.dumps({"order_id": MUG})},
     ]
     assert not planner_would_call(messages, {"get_order"})
+
+
+def test_a_proposal_refused_with_create_refund_to_do_next_is_pushed_to_be_tried_once_more(
+    demo, fake_openai, settings
+):
+    settings.AGENT_SMALL_MODEL = True
+    proposal = {"order_id": MUG, "amount": "129.00", "explanation": "x"}
+    fake_openai.enqueue(
+        tool_reply(tool_call("get_order", {"order_id": MUG})),
+        tool_reply(tool_call("create_refund", {**proposal, "reason": "other"})),
+        tool_reply(tool_call("create_refund", {**proposal, "reason": "wrong_item"})),
+        text_reply(f"Nothing was proposed for order {MUG}: which reason?"),
+    )
+
+    drive(start_run(f"The mug of order {MUG} arrived in pieces: propose a full refund."))
+
+    # Refused twice, the run stops pushing (and the same refusal twice ends it: "none").
+    assert [r["tool_choice"] for r in fake_openai.requests] == ["required"] * 3 + ["none"]
+    assert not RefundRequest.objects.filter(order__order_id=MUG).exists()
+
+
+def refusal(*next_actions: str) -> dict:
+    error = {"code": "X", "next_actions": list(next_actions)}
+    return {"tool_name": "create_refund", "ok": False, "result": {"ok": False, "error": error}}
+
+
+@pytest.mark.parametrize(
+    ("calls", "due"),
+    [
+        (LOOKED_UP_MUG, True),
+        ([*LOOKED_UP_MUG, refusal("create_refund", "ask_agent")], True),
+        ([*LOOKED_UP_MUG, refusal("create_refund"), refusal("create_refund")], False),
+        ([*LOOKED_UP_MUG, refusal("explain_policy", "search_policies")], False),
+        (PROPOSED, False),
+    ],
+)
+def test_a_proposal_stays_due_until_made_or_refused_for_good(calls, due):
+    assert proposal_due(calls) is due
+
+
+@pytest.mark.parametrize(("pieces", "first"), [(["search"], "R-3"), ([], "R-1")])
+def test_a_policy_search_in_small_model_mode_reads_the_agents_own_words_first(
+    demo, fake_openai, settings, pieces, first
+):
+    # The model's keywords are the example's; the question is about downloads.
+    settings.AGENT_SMALL_MODEL = True
+    settings.AGENT_SMALL_MODEL_PIECES = pieces
+    query = {"query": "refund window after delivery", "limit": 1}
+    fake_openai.enqueue(
+        tool_reply(tool_call("search_policies", query)), text_reply("See the clause.")
+    )
+    run = start_run("Can customers get refunds on e-books and other downloads?")
+
+    drive(run)
+
+    (row,) = ToolCallLog.objects.filter(run=run)
+    assert row.result["clauses"][0]["ref"] == first
 
 
 @pytest.mark.parametrize(

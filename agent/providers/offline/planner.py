@@ -630,10 +630,14 @@ class _Step:
 
 
 def policy_query(intent: Intent) -> str:
-    refs = [ref.upper() for ref in _CLAUSE_REF.findall(intent.words)]
-    topics = [query for pattern, query in _POLICY_TOPICS if pattern.search(intent.words)]
-    words = " ".join(dict.fromkeys([*refs, *topics])) or _GENERAL_POLICY_QUERY
-    return words[:200]
+    return policy_keywords(intent.words) or _GENERAL_POLICY_QUERY
+
+
+def policy_keywords(words: str) -> str:
+    """The clause refs and policy topics `words` name, as a search's keywords ("" for none)."""
+    refs = [ref.upper() for ref in _CLAUSE_REF.findall(words)]
+    topics = [query for pattern, query in _POLICY_TOPICS if pattern.search(words)]
+    return " ".join(dict.fromkeys([*refs, *topics]))[:200]
 
 
 def _singular(word: str) -> str:
