@@ -76,7 +76,7 @@ from agent.runtime.records import records_left_out
 from agent.runtime.replies import safe_reply
 from agent.runtime.streaming import AnswerStream
 from agent.services import StepInterrupted, StepWrite
-from agent.tools.registry import ToolKind, get_tool
+from agent.tools.registry import ToolKind, get_tool, tools_for_role
 from agent.untrusted import looks_like_instructions
 from config.connections import DISCONNECTS
 
@@ -525,17 +525,15 @@ class Step:
         stream = AnswerStream(run=self.run, step=self.run.step_count + 1)
         words = agent_words(self.transcript)
         calls = list(self.checks.prior.rows.values())
-        tools = offered_tools(self.run.actor_role, calls=calls, agent_words=words)
+        role_tools = {tool["function"]["name"] for tool in tools_for_role(self.run.actor_role)}
+        planned = small_model.planned_call(context.messages, role_tools)
+        tools = offered_tools(self.run.actor_role, calls=calls, agent_words=words, planned=planned)
         call = functools.partial(
             provider.complete,
             messages=context.messages,
             tools=tools,
             tool_choice=small_model.tool_choice(
-                final=final,
-                calls=calls,
-                agent_words=words,
-                offered={tool["function"]["name"] for tool in tools},
-                messages=context.messages,
+                final=final, calls=calls, agent_words=words, planned=planned
             ),
             on_text=stream,
         )

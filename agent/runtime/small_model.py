@@ -69,12 +69,10 @@ def needs_desk_data(agent_words: str) -> bool:
     )
 
 
-def tool_choice(
-    *, final: bool, calls: list[dict], agent_words: str, offered: set[str], messages: list[dict]
-) -> str:
+def tool_choice(*, final: bool, calls: list[dict], agent_words: str, planned: str | None) -> str:
     """The step's `tool_choice`: "none" for the last call, "required" where the "must_call"
     piece asks for a call, else "auto". `calls`: the run's logged calls (rows with tool_name);
-    `offered`: the names of the tools this step offers; `messages`: what the model is sent."""
+    `planned`: the call the desk's planner would make now (planned_call)."""
     if final:
         return "none"
     if not uses("must_call"):
@@ -83,7 +81,17 @@ def tool_choice(
         return "required" if needs_desk_data(agent_words) else "auto"
     if clear_refund_request(agent_words) and proposal_due(calls):
         return "required"  # a lookup first, while create_refund is not offered yet
-    return "required" if planner_would_call(messages, offered) else "auto"
+    return "required" if planned else "auto"
+
+
+def planned_call(messages: list[dict], tools: set[str]) -> str | None:
+    """In small-model mode, the tool the desk's own planner, reading the same messages, would
+    call now (None: it would answer, or the mode is off). A request can need more than the run
+    looked up ("find the jacket and tell me whether it can be refunded" is a listing, the order
+    and the policy); which call the model makes is its own choice."""
+    if not settings.AGENT_SMALL_MODEL:
+        return None
+    return plan(read_transcript(messages), tools).tool
 
 
 def proposal_due(calls: list[dict]) -> bool:

@@ -16,7 +16,7 @@ from agent.runtime.run_step import ASK_AGAIN_HEAD
 from agent.runtime.small_model import (
     clear_refund_request,
     needs_desk_data,
-    planner_would_call,
+    planned_call,
     proposal_due,
 )
 from refunds.models import RefundRequest
@@ -283,18 +283,23 @@ def test_a_call_the_desks_planner_would_still_make_is_required(demo, fake_openai
     assert [r["tool_choice"] for r in fake_openai.requests] == ["required"] * 3 + ["auto"]
 
 
-def test_the_planners_reading_needs_nothing_more_once_the_order_is_read():
+def test_the_planners_reading_needs_nothing_more_once_the_order_is_read(small_model):
     messages = [
         {"role": "system", "content": "Ticket TCK-1001."},
         {"role": "user", "content": f"What did she pay for order {MUG}?"},
     ]
-    assert planner_would_call(messages, {"get_order"})
+    assert planned_call(messages, {"get_order"}) == "get_order"
     call = tool_call("get_order", {"order_id": MUG})
     messages += [
         {"role": "assistant", "content": "", "tool_calls": [call]},
         {"role": "tool", "tool_call_id": call["id"], "content": json.dumps({"order_id": MUG})},
     ]
-    assert not planner_would_call(messages, {"get_order"})
+    assert planned_call(messages, {"get_order"}) is None
+
+
+def test_outside_small_model_mode_the_planner_is_not_consulted():
+    messages = [{"role": "user", "content": f"What did she pay for order {MUG}?"}]
+    assert planned_call(messages, {"get_order"}) is None
 
 
 def test_a_proposal_refused_with_create_refund_to_do_next_is_pushed_to_be_tried_once_more(
@@ -314,6 +319,27 @@ def test_a_proposal_refused_with_create_refund_to_do_next_is_pushed_to_be_tried_
     # Refused twice, the run stops pushing (and the same refusal twice ends it: "none").
     assert [r["tool_choice"] for r in fake_openai.requests] == ["required"] * 3 + ["none"]
     assert not RefundRequest.objects.filter(order__order_id=MUG).exists()
+
+
+@pytest.mark.parametrize(
+    ("words", "offered"),
+    [
+        (f"The mug of order {MUG} arrived broken: propose a full refund.", True),
+        (f"Give her something back for order {MUG}.", False),
+    ],
+)
+def test_after_the_lookup_create_refund_is_offered_only_for_a_refund_said_in_full(
+    demo, fake_openai, small_model, words, offered
+):
+    fake_openai.enqueue(
+        tool_reply(tool_call("get_order", {"order_id": MUG})),
+        text_reply(f"Order {MUG}: how much should go back?"),
+    )
+
+    drive(start_run(words))
+
+    second = [tool["function"]["name"] for tool in fake_openai.requests[1]["tools"]]
+    assert ("create_refund" in second) is offered
 
 
 def refusal(*next_actions: str) -> dict:
