@@ -19,7 +19,7 @@ from decimal import Decimal, InvalidOperation
 from agent.context import RunContext, ToolContext
 from agent.errors import ErrorCode, NextAction, ToolError
 from agent.models import AgentMessage, ToolCallLog
-from agent.providers.offline.intent import reasons_described
+from agent.providers.offline.intent import read_intent, reasons_described
 from config.money import CENT, money_str
 from orders.models import Order
 from orders.selectors import refundable_balance
@@ -155,6 +155,19 @@ def amount_established(amount: Decimal, text: str, *, paid: Decimal, balance: De
     return not partial and amount in (balance, paid)
 
 
+def amount_meant(text: str, *, paid: Decimal, balance: Decimal) -> tuple[str, Decimal] | None:
+    """What the agent's words ask for when they name no amount but "what is left" (the
+    remaining balance) or "the full refund" of an order nothing was refunded on (its price)."""
+    if amounts_named(text):
+        return None
+    intent = read_intent(text)
+    if intent.remaining:
+        return "the remaining balance", balance
+    if intent.full and balance == paid:
+        return "the full price", paid
+    return None
+
+
 # A reason the agent named as such: "reason other", "as wrong item", "the not-received refund".
 _REASON_WORDS = {
     RefundRequest.Reason.NOT_RECEIVED: r"not[ _-]received|non-?delivery",
@@ -203,6 +216,14 @@ def require_agent_request(ctx: ToolContext, order: Order, args: dict) -> None:
         )
     balance = refundable_balance(order)
     if not amount_established(args["amount"], words, paid=order.amount_paid, balance=balance):
+        meant = amount_meant(words, paid=order.amount_paid, balance=balance)
+        if meant is not None:
+            raise ask_agent(
+                ErrorCode.AMOUNT_UNCLEAR,
+                f"The agent asked for {meant[0]}, {money_str(meant[1])} {order.currency}, not "
+                f"{money_str(args['amount'])}. Propose {money_str(meant[1])}, or ask them.",
+                "create_refund",
+            )
         raise ask_agent(
             ErrorCode.AMOUNT_UNCLEAR,
             f"The agent did not name {money_str(args['amount'])}, and it is not the order's "

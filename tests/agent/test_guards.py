@@ -185,6 +185,26 @@ def test_an_amount_the_agent_did_not_establish_is_not_proposed(demo, fake_openai
     assert not lis_refunds().exists()
 
 
+def test_a_wrong_amount_for_what_is_left_is_refused_naming_the_balance(demo, fake_openai):
+    # Nothing refunded on the mug yet: what is left is its 129.00.
+    fake_openai.enqueue(
+        tool_reply(tool_call("get_order", {"order_id": MUG})),
+        tool_reply(tool_call("create_refund", proposal(amount="100.00"))),
+        text_reply("Not proposed."),
+    )
+    run = start_run("Propose whatever is left on the mug, it arrived broken.")
+
+    drive(run)
+
+    (refused,) = results(run)
+    assert error_code(refused) == ErrorCode.AMOUNT_UNCLEAR
+    assert refused["error"]["message"].startswith(
+        "The agent asked for the remaining balance, 129.00 CNY, not 100.00. Propose 129.00"
+    )
+    assert refused["error"]["next_actions"] == ["create_refund", "ask_agent"]
+    assert not lis_refunds().exists()
+
+
 def test_a_reason_the_agent_named_is_the_one_proposed(demo, fake_openai):
     fake_openai.enqueue(
         tool_reply(tool_call("get_order", {"order_id": MUG})),
