@@ -8,7 +8,11 @@ Run the cases once with everything on and once per configuration to compare (eac
 It prints, per report, the headline metrics and latency side by side (on the cases every
 report ran, so that a report cut short still compares like with like), the cases whose
 outcome differs from the first report's, and how often each guard fired in each report:
-create_refund refusals by code, answers sent back by reason. No database needed.
+create_refund refusals by code, answers sent back by reason; and what small-model mode's
+"records" piece did: how many answers carry the block, and which cases pass only with it. The
+block is the desk's own text under the model's answer, which the model never sees, so the same
+runs without it are the answers cut there, judged again by the cases' answer checks (read from
+the report's cases_path). No database needed.
 """
 
 import json
@@ -16,6 +20,11 @@ import re
 import sys
 from collections import Counter
 from pathlib import Path
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(BASE_DIR))
+
+from evals.metrics import answer_failures  # noqa: E402 (after the repository is on the path)
 
 METRICS = (
     "task_success",
@@ -26,6 +35,8 @@ METRICS = (
     "calls_per_task",
 )
 GUARD_CODES = ("LOOKUP_REQUIRED", "AGENT_REQUEST_REQUIRED", "AMOUNT_UNCLEAR", "REASON_UNCLEAR")
+# As agent/runtime/records.py heads the block (tests/evals/test_guard_effects.py keeps them equal).
+RECORDS_HEADING = "From the records of this run:"
 SENT_BACK = (
     ("proposal claimed, none made", re.compile(r"no create_refund call of this run succeeded")),
     ("order facts no tool showed", re.compile(r"states facts about order")),
@@ -95,6 +106,29 @@ def fired(report: dict, cases: list[str]) -> Counter:
     return counts
 
 
+def expectations(report: dict) -> dict[str, dict]:
+    """Each case's `expect`, by id, from the .jsonl files the report ran."""
+    path = BASE_DIR / report["cases_path"]  # as given when absolute
+    files = sorted(path.glob("*.jsonl")) if path.is_dir() else [path]
+    lines = (line for file in files for line in file.read_text().splitlines() if line.strip())
+    return {case["id"]: case["expect"] for case in map(json.loads, lines)}
+
+
+def records_effect(report: dict, cases: list[str]) -> tuple[int, list[str]]:
+    """How many answers carry the records block, and the cases that pass only with it."""
+    carried, only_with = 0, []
+    expect = expectations(report)
+    for result in report["results"]:
+        answer = result.get("answer") or ""
+        if result["id"] not in cases or RECORDS_HEADING not in answer:
+            continue
+        carried += 1
+        cut = {"answer": answer.split(RECORDS_HEADING)[0]}
+        if result["passed"] and answer_failures(expect[result["id"]], cut):
+            only_with.append(result["id"])
+    return carried, only_with
+
+
 def table(header: list[str], rows: list[list[str]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     return "\n".join([*lines, *("| " + " | ".join(r) + " |" for r in rows)])
@@ -125,6 +159,11 @@ def main(paths: list[str]) -> int:
         print(f"{label(report)}: passes {len(won)} the first fails, fails {len(lost)} it passes")
         print(f"  passes only here: {', '.join(won) or '-'}")
         print(f"  fails only here:  {', '.join(lost) or '-'}")
+    for report in reports:
+        carried, only_with = records_effect(report, cases)
+        if carried:
+            print(f"{label(report)}: the records block under {carried} answers; passes only")
+            print(f"  with it {len(only_with)}: {', '.join(only_with) or '-'}")
     names = sorted({name for report in reports for name in fired(report, cases)})
     if names:
         print()
