@@ -19,6 +19,8 @@ piece by piece, each on with AGENT_SMALL_MODEL unless AGENT_SMALL_MODEL_PIECES l
   (agent/runtime/records.py).
 * "search": a policy search also reads the support agent's own words, whose best clause comes
   first (agent/tools/reads.py): a small model copies the example's keywords.
+* "route" (off unless named): a step where the desk's own planner would make a call offers
+  only that tool (agent/runtime/offered.py); the model writes its arguments and the answer.
 """
 
 import re
@@ -32,7 +34,7 @@ from agent.tools.guards import asks_for_refund
 
 # A refused proposal is pushed to be tried again this many times in all, at most.
 MOST_PROPOSAL_ATTEMPTS = 2
-PIECES = ("tools", "examples", "must_call", "context", "records", "search")
+PIECES = ("tools", "examples", "must_call", "context", "records", "search", "route")
 # What an order is asked about: the desk's data, whatever the sentence's form.
 _ORDER_WORDS = re.compile(
     r"\b(?:orders?|paid|pay|cost|price|deliver\w*|ship\w*|bought|purchase\w*|status)\b"
