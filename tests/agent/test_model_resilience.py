@@ -228,7 +228,8 @@ def test_the_breaker_state_is_seen_by_another_process(demo, fake_openai, breaker
 
     failures, wait = found.stdout.split()
     assert int(failures) == 5
-    assert 25 <= int(wait) <= 30
+    # Still cooling down: starting Django in the other process can take seconds on a busy machine.
+    assert 0 < int(wait) <= 30
 
 
 def test_after_the_cool_down_one_successful_call_closes_the_breaker(
