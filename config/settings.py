@@ -440,11 +440,12 @@ LLM_TEMPERATURE = env.float("LLM_TEMPERATURE", default=0.0)
 # that can apply now), "examples" (worked examples as messages), "must_call" (a step whose work
 # is a tool call must make one), "context" (a fifth of the transcript), "records" (the facts of
 # the run's tool results the answer leaves out, under it), "search" (a policy search also reads
-# the agent's own words).
+# the agent's own words), "fallback" (the desk's own answer when the model gives none it can
+# post); "route" is off unless named.
 AGENT_SMALL_MODEL = env.bool("AGENT_SMALL_MODEL", default=False)
 AGENT_SMALL_MODEL_PIECES = env.list(
     "AGENT_SMALL_MODEL_PIECES",
-    default=["tools", "examples", "must_call", "context", "records", "search"],
+    default=["tools", "examples", "must_call", "context", "records", "search", "fallback"],
 )
 # How a call that must be a tool call is asked for: "tool_choice" ("required", which OpenAI and
 # llama-server enforce) or "json_schema" (a response_format naming the tools, for servers that

@@ -134,6 +134,13 @@ STEP_LIMIT = Ending(
 RUN_STOPPING = "run.stopping"
 
 
+# Under an answer the desk wrote because the model gave none it could post (small-model mode).
+DESK_ANSWERED = (
+    "(The model gave no answer that could be posted: this one is the desk's own, from the run's "
+    "records.)"
+)
+
+
 def history_budget() -> int:
     """Characters of transcript the model sees: fewer in small-model mode, whose model loses
     the thread in a long context sooner (DESIGN §16)."""
@@ -388,18 +395,14 @@ class Step:
         problem = None if tool_calls else self.unpostable(reply.content)
         if ending is not None:
             if problem:
-                answer = summary_from_tool_log(self.run, ending.why)
+                answer = self.unanswered(context, ending.why)
             else:
                 answer = self.with_records(reply.content)
             return self.complete(ending.stop_reason, answer, write)
         if problem and not self.asked_again():
             return self.ask_again(write, reply, problem)
         if problem:
-            answer = summary_from_tool_log(self.run, f"{COULD_NOT_ANSWER} ({problem}.)")
-            question = open_refund_question(
-                agent_words(self.transcript), self.checks.prior.rows.values()
-            )
-            answer = f"{answer}\n{question}" if question else answer
+            answer = self.unanswered(context, f"{COULD_NOT_ANSWER} ({problem}.)")
             return self.complete(AgentRun.StopReason.FINAL_ANSWER, answer, write)
         if not tool_calls:
             answer = self.with_records(reply.content)
@@ -421,6 +424,19 @@ class Step:
             calls = self.checks.prior.rows.values()
             problem = unfounded_answer(answer, calls) or contradicted_answer(answer, self.run)
         return problem
+
+    def unanswered(self, context: Context, why: str) -> str:
+        """The run's answer when the model gave none that can be posted: in small-model mode
+        the desk's own planner's answer to the same messages, saying so; else what the tool
+        log shows, and the question a refund request that left the amount open needs."""
+        if small_model.uses("fallback"):
+            role_tools = {tool["function"]["name"] for tool in tools_for_role(self.run.actor_role)}
+            return f"{small_model.desk_answer(context.messages, role_tools)}\n\n{DESK_ANSWERED}"
+        answer = summary_from_tool_log(self.run, why)
+        question = open_refund_question(
+            agent_words(self.transcript), self.checks.prior.rows.values()
+        )
+        return f"{answer}\n{question}" if question else answer
 
     def with_records(self, answer: str) -> str:
         """The model's answer, and in small-model mode after it the question an open refund

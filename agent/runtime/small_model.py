@@ -19,6 +19,9 @@ piece by piece, each on with AGENT_SMALL_MODEL unless AGENT_SMALL_MODEL_PIECES l
   (agent/runtime/records.py).
 * "search": a policy search also reads the support agent's own words, whose best clause comes
   first (agent/tools/reads.py): a small model copies the example's keywords.
+* "fallback": when the model gives no answer that can be posted (twice, or at a forced ending),
+  the run answers with the desk's own planner's answer from the same messages, which reads the
+  run's tool results as they are, instead of a list of the calls made (desk_answer).
 * "route" (off unless named): a step where the desk's own planner would make a call offers
   only that tool (agent/runtime/offered.py); the model writes its arguments and the answer.
 """
@@ -27,6 +30,7 @@ import re
 
 from django.conf import settings
 
+from agent.providers.offline.answer import compose_answer
 from agent.providers.offline.intent import mentions_refunds, read_intent
 from agent.providers.offline.planner import plan
 from agent.providers.offline.transcript import read_transcript
@@ -34,7 +38,7 @@ from agent.tools.guards import asks_for_refund
 
 # A refused proposal is pushed to be tried again this many times in all, at most.
 MOST_PROPOSAL_ATTEMPTS = 2
-PIECES = ("tools", "examples", "must_call", "context", "records", "search", "route")
+PIECES = ("tools", "examples", "must_call", "context", "records", "search", "fallback", "route")
 # What an order is asked about: the desk's data, whatever the sentence's form.
 _ORDER_WORDS = re.compile(
     r"\b(?:orders?|paid|pay|cost|price|deliver\w*|ship\w*|bought|purchase\w*|status)\b"
@@ -125,3 +129,10 @@ def clear_refund_request(agent_words: str) -> bool:
     intent = read_intent(agent_words)
     how_much = intent.amount_given or intent.full or intent.remaining
     return how_much and not intent.defers_to_customer
+
+
+def desk_answer(messages: list[dict], tools: set[str]) -> str:
+    """The answer the desk's own planner gives to the same messages, making no call: what the
+    run's tool results show, and the question the request leaves open."""
+    transcript = read_transcript(messages)
+    return compose_answer(transcript, tools, plan(transcript, tools, may_call=False))
