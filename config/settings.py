@@ -441,7 +441,7 @@ LLM_TEMPERATURE = env.float("LLM_TEMPERATURE", default=0.0)
 # is a tool call must make one), "context" (a fifth of the transcript), "records" (the facts of
 # the run's tool results the answer leaves out, under it), "search" (a policy search also reads
 # the agent's own words), "fallback" (the desk's own answer when the model gives none it can
-# post); "route" is off unless named.
+# post).
 AGENT_SMALL_MODEL = env.bool("AGENT_SMALL_MODEL", default=False)
 AGENT_SMALL_MODEL_PIECES = env.list(
     "AGENT_SMALL_MODEL_PIECES",

@@ -6,8 +6,7 @@ agent/runtime/small_model.py) the list is cut to what can apply at this step, si
 models pick wrongly among tools that cannot: read_tool_result only after a result came back
 cut, and create_refund only when the support agent asked for a refund and said how much, or
 the desk's own planner would propose now: a request that leaves the amount open is for the
-model to ask about. With the "route" piece, a step where the desk's own planner would make a
-call offers only that tool: the model writes its arguments.
+model to ask about.
 """
 
 from collections.abc import Iterable
@@ -35,7 +34,4 @@ def offered_tools(
             hidden.add(PAGE_THROUGH)
         if not (clear_refund_request(agent_words) or planned == PROPOSE):
             hidden.add(PROPOSE)
-    tools = [tool for tool in tools_for_role(role) if tool["function"]["name"] not in hidden]
-    if uses("route") and planned in {tool["function"]["name"] for tool in tools}:
-        return [tool for tool in tools if tool["function"]["name"] == planned]
-    return tools
+    return [tool for tool in tools_for_role(role) if tool["function"]["name"] not in hidden]

@@ -22,8 +22,6 @@ piece by piece, each on with AGENT_SMALL_MODEL unless AGENT_SMALL_MODEL_PIECES l
 * "fallback": when the model gives no answer that can be posted (twice, or at a forced ending),
   the run answers with the desk's own planner's answer from the same messages, which reads the
   run's tool results as they are, instead of a list of the calls made (desk_answer).
-* "route" (off unless named): a step where the desk's own planner would make a call offers
-  only that tool (agent/runtime/offered.py); the model writes its arguments and the answer.
 """
 
 import re
@@ -38,7 +36,7 @@ from agent.tools.guards import asks_for_refund
 
 # A refused proposal is pushed to be tried again this many times in all, at most.
 MOST_PROPOSAL_ATTEMPTS = 2
-PIECES = ("tools", "examples", "must_call", "context", "records", "search", "fallback", "route")
+PIECES = ("tools", "examples", "must_call", "context", "records", "search", "fallback")
 # What an order is asked about: the desk's data, whatever the sentence's form.
 _ORDER_WORDS = re.compile(
     r"\b(?:orders?|paid|pay|cost|price|deliver\w*|ship\w*|bought|purchase\w*|status)\b"

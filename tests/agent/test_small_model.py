@@ -349,28 +349,6 @@ def test_after_the_lookup_create_refund_is_offered_only_for_a_refund_said_in_ful
     assert ("create_refund" in second) is offered
 
 
-@pytest.mark.parametrize(("route", "first_tools"), [(True, ["get_order"]), (False, None)])
-def test_with_the_route_piece_a_step_offers_only_the_call_the_planner_would_make(
-    demo, fake_openai, settings, route, first_tools
-):
-    settings.AGENT_SMALL_MODEL = True
-    if route:
-        settings.AGENT_SMALL_MODEL_PIECES = [*settings.AGENT_SMALL_MODEL_PIECES, "route"]
-    fake_openai.enqueue(
-        tool_reply(tool_call("get_order", {"order_id": MUG})),
-        text_reply(f"She paid 129.00 for order {MUG}."),
-    )
-
-    drive(start_run(f"How much did she pay for order {MUG}?"))
-
-    first, second = ([t["function"]["name"] for t in r["tools"]] for r in fake_openai.requests)
-    if first_tools is None:
-        assert len(first) > 1
-    else:
-        assert first == first_tools
-    assert len(second) > 1  # the planner would answer now: every tool that can apply
-
-
 def refusal(*next_actions: str) -> dict:
     error = {"code": "X", "next_actions": list(next_actions)}
     return {"tool_name": "create_refund", "ok": False, "result": {"ok": False, "error": error}}
