@@ -122,18 +122,19 @@ def test_a_model_that_keeps_claiming_work_it_did_not_do_is_not_posted(
     assert "proposed a refund" not in run.final_answer
 
 
+def proposing(order_id: str, amount: str) -> dict:
+    """The model's reply proposing `amount` on the order as damaged."""
+    arguments = {"order_id": order_id, "amount": amount, "reason": "damaged", "explanation": "x"}
+    return tool_reply(tool_call("create_refund", arguments))
+
+
 def test_an_answer_after_the_lookup_and_the_proposal_is_posted_with_the_proposals_record(
     demo, fake_openai, small_model
 ):
     answer = f"Order {MUG} was delivered; I proposed a full refund of 129.00 for review."
     fake_openai.enqueue(
         tool_reply(tool_call("get_order", {"order_id": MUG})),
-        tool_reply(
-            tool_call(
-                "create_refund",
-                {"order_id": MUG, "amount": "129.00", "reason": "damaged", "explanation": "x"},
-            )
-        ),
+        proposing(MUG, "129.00"),
         text_reply(answer),
     )
     run = start_run("The mug arrived broken, propose a full refund.")
@@ -225,12 +226,7 @@ def test_small_model_mode_makes_the_call_after_the_lookup_of_a_refund_asked_for_
     settings.AGENT_SMALL_MODEL = True
     fake_openai.enqueue(
         tool_reply(tool_call("get_order", {"order_id": MUG})),
-        tool_reply(
-            tool_call(
-                "create_refund",
-                {"order_id": MUG, "amount": "129.00", "reason": "damaged", "explanation": "x"},
-            )
-        ),
+        proposing(MUG, "129.00"),
         text_reply("Proposed 129.00 for review."),
     )
 
@@ -247,12 +243,7 @@ def test_a_clear_refund_request_keeps_calls_required_until_a_lookup_lets_the_mod
     fake_openai.enqueue(
         tool_reply(tool_call("get_refund_status", {"order_id": BLENDER})),
         tool_reply(tool_call("get_order", {"order_id": BLENDER})),
-        tool_reply(
-            tool_call(
-                "create_refund",
-                {"order_id": BLENDER, "amount": "399.00", "reason": "damaged", "explanation": "x"},
-            )
-        ),
+        proposing(BLENDER, "399.00"),
         text_reply("Proposed the 399.00 left, pending a reviewer."),
     )
 
