@@ -8,9 +8,9 @@ piece by piece, each on with AGENT_SMALL_MODEL unless AGENT_SMALL_MODEL_PIECES l
   agent/providers/required_call.py for servers that only keep to a JSON schema): the first
   call of a request about orders, refunds or policy; every call while the agent asked for a
   refund, said how much, and no call of the run tried to propose it yet (or the one that did
-  was refused with create_refund among what to do next: once); and any call the
-  desk's own planner would still make at that point (a listing is not yet the order). Which
-  call is the model's to choose. A small model otherwise answers from the ticket text alone
+  was refused with create_refund among what to do next: once); and any call the desk's own
+  planner would still make at that point (a listing is not yet the order). Which call is the
+  model's to choose. A small model otherwise answers from the ticket text alone
   and tells of lookups and proposals it never made; a proposal the agent's words leave unclear
   is still refused by the guards (agent/tools/guards.py), and the model then asks.
 * "context": the model sees a fifth of the transcript.
