@@ -23,7 +23,8 @@ from refunds.execution import refund_execute
 from refunds.services import refund_approve, refund_propose
 from tests.conftest import TEST_QUEUE
 from tests.e2e.overflow import LAPTOP, PHONE, assert_fits
-from tests.e2e.test_helpdesk_story import HeldMailServer
+from tests.e2e.test_helpdesk_story import HOLD_LIMIT_S
+from tests.fakes.smtp_server import HeldSMTPServer
 from tests.services import WorkerProcess
 from tickets import services
 from tickets.models import Ticket, TicketMessage
@@ -45,9 +46,8 @@ def desk_settings(settings):
 
 @pytest.fixture
 def held_mail_server():
-    server = HeldMailServer().start()
+    server = HeldSMTPServer(HOLD_LIMIT_S).start()
     yield server
-    server.open()
     server.stop()
 
 
