@@ -19,7 +19,7 @@ from decimal import Decimal, InvalidOperation
 from agent.context import RunContext, ToolContext
 from agent.errors import ErrorCode, NextAction, ToolError
 from agent.models import AgentMessage, ToolCallLog
-from agent.providers.offline.intent import read_intent, reasons_described
+from agent.request_words import FULL, REMAINING, reasons_described
 from config.money import CENT, money_str
 from orders.models import Order
 from orders.selectors import refundable_balance
@@ -160,10 +160,9 @@ def amount_meant(text: str, *, paid: Decimal, balance: Decimal) -> tuple[str, De
     remaining balance) or "the full refund" of an order nothing was refunded on (its price)."""
     if amounts_named(text):
         return None
-    intent = read_intent(text)
-    if intent.remaining:
+    if REMAINING.search(text):
         return "the remaining balance", balance
-    if intent.full and balance == paid:
+    if FULL.search(text) and balance == paid:
         return "the full price", paid
     return None
 

@@ -6,10 +6,11 @@ import base64
 import binascii
 from datetime import UTC, datetime
 
+from django.conf import settings
+
 from agent.context import RunContext, ToolContext
 from agent.errors import ErrorCode, NextAction, ToolError
-from agent.providers.offline.planner import policy_keywords
-from agent.runtime import small_model
+from agent.request_words import policy_keywords
 from agent.tools.guards import agent_words
 from config.money import money_str
 from orders.models import Order
@@ -140,7 +141,13 @@ def list_customer_orders(ctx: ToolContext, args: dict) -> dict:
 
 def search_policies(ctx: ToolContext, args: dict) -> dict:
     clauses = search_clauses(args["query"], limit=args["limit"])
-    if isinstance(ctx, RunContext) and small_model.uses("search"):
+    # Small-model mode's "search" piece (agent/runtime/small_model.py), read from the settings:
+    # the tools do not depend on the runtime.
+    if (
+        isinstance(ctx, RunContext)
+        and settings.AGENT_SMALL_MODEL
+        and "search" in settings.AGENT_SMALL_MODEL_PIECES
+    ):
         # A small model's keywords are often the example's, not the question's: the clause
         # that the topics of the support agent's own words match best comes first.
         words = agent_words(ctx)

@@ -9,7 +9,7 @@ import pytest
 
 from agent.errors import ErrorCode
 from agent.models import AgentMessage, ToolCallLog
-from agent.providers.offline.intent import reasons_described
+from agent.request_words import reasons_described
 from agent.runtime.answers import COULD_NOT_ANSWER, unusable_answer
 from agent.runtime.prompts import build_context
 from agent.runtime.run_step import ASK_AGAIN_HEAD

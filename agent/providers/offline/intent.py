@@ -16,63 +16,18 @@ from dataclasses import dataclass, replace
 from decimal import Decimal
 
 from agent.providers.offline.transcript import _ORDER_ID, Transcript, _money
+from agent.request_words import (
+    DAMAGED,
+    EXPLICIT_REASON,
+    FAULTY,
+    FULL,
+    NOT_RECEIVED,
+    OTHER,
+    REMAINING,
+    WRONG_ITEM,
+)
 
-# --- Reasons: the vocabulary of policies.rules (damaged, not_received, wrong_item, other) ---
-
-_NOT_RECEIVED = re.compile(
-    r"\b(?:never (?:arrived|came|turned up|showed up|got (?:it|there)|received|delivered)"
-    r"|not (?:yet )?(?:arrived|received|delivered|come)|non-?delivery|undelivered"
-    r"|(?:hasn'?t|has not|haven'?t|have not|didn'?t|did not|still hasn'?t|still has not)"
-    r"(?: yet)? (?:arrived|been delivered|received|come|turned up|shown up|got (?:it|there))"
-    r"|lost in (?:the )?(?:post|mail|transit)|(?:parcel|package|order|it) (?:is|was|got) lost"
-    r"|still (?:no|waiting)|tracking (?:hasn'?t|has not) (?:moved|updated)"
-    r"|missing (?:parcel|package|order|delivery|lamp|item)|the missing)\b"
-    r"|没收到|未收到|没有收到|还没到|没到货|未到货|还没收到|一直没到|没送到|丢件|丢失了|快递丢",
-    re.I,
-)
-_WRONG_ITEM = re.compile(
-    r"\bwrong (?:item|colou?r|size|model|book|design|product|thing|one|version|style|variant"
-    r"|edition|shade|article|goods|parcel|package|pair|type|kind|title)s?\b"
-    r"|\bsent (?:her |him |them |me |us )?(?:the )?wrong\b|\bas wrong[ _]item\b"
-    r"|\bwrong[ _]item\b|\b(?:received|got|sent|delivered|came with)\b[^.?!]{0,40}\binstead of\b"
-    r"|\bnot (?:the (?:one|design|model|colou?r|size|item|book|thing)|what) (?:she|he|they|i|we"
-    r"|the customer) (?:ordered|bought|asked for|paid for)\b"
-    r"|\bisn'?t (?:the (?:one|design|model|colou?r|size|item|book)|what) (?:she|he|they|i|we"
-    r"|the customer) (?:ordered|bought|asked for)\b"
-    r"|\bdifferent (?:item|model|size|colou?r|product|book|version|design)\b[^.?!]{0,25}"
-    r"\b(?:ordered|bought|asked for|paid for)"
-    r"|发错|寄错|颜色不对|尺码不对|尺寸不对|型号不对|款式不对|不是我(?:买|订|要)的|货不对",
-    re.I,
-)
-_DAMAGED = re.compile(
-    r"\b(?:broken|broke|breaks|damaged?|damage|cracked|cracks?|shattered|smashed|crushed"
-    r"|dented|scratched|torn|ripped|leak(?:s|ing|ed)?|in pieces|chipped|bent|snapped)\b"
-    r"|\bas damaged\b|坏了|摔坏|碎了|破了|破损|损坏|裂了|裂开|压坏|有裂痕|划痕",
-    re.I,
-)
-# A fault in use is "damaged" only where the policy says so (see planner._policy_counts_faults).
-_FAULTY = re.compile(
-    r"\b(?:stopped (?:working|charging|turning on)|(?:does ?n[o']?t|do not|did not|didn'?t"
-    r"|won'?t|will not|can'?t|cannot) (?:work|charge|turn on|switch on|power on|start|boot)"
-    r"|not (?:working|charging|turning on)|faulty|defective|defect|malfunction\w*"
-    r"|dead on arrival|doa|dead|glitch\w*|keeps? (?:crashing|dropping|disconnecting))\b"
-    r"|不工作|不能用|用不了|充不了电|不充电|充不进电|开不了机|开不了|无法开机|故障|失灵|没反应",
-    re.I,
-)
-_OTHER = re.compile(
-    r"\b(?:changed (?:her|his|their|my) mind|changed mind|no longer (?:wants?|needs?)"
-    r"|(?:does ?n[o']?t|don'?t) (?:want|need) (?:it|them|the \w+)|goodwill|gesture"
-    r"|as a courtesy|courtesy|reason other|as other|unwanted|too late for|unhappy|not happy"
-    r"|dislikes?|(?:does ?n[o']?t|don'?t) like|disappointed"
-    r"|not as (?:described|expected|pictured))\b"
-    r"|不想要了|不要了|不需要了|改变主意|反悔",
-    re.I,
-)
-_EXPLICIT_REASON = re.compile(
-    r"\b(?:reason|as|with reason|because of|for)\s*[:=]?\s*[\"']?"
-    r"(?P<r>damaged|not[ _]received|wrong[ _]item|other)\b",
-    re.I,
-)
+# Reasons in the vocabulary of policies.rules: their words live in agent/request_words.py.
 
 # --- What the agent asks for ----------------------------------------------------------------
 
@@ -228,18 +183,12 @@ _CONTEXT_AMOUNT = re.compile(
     r"(?:was |of |is )?(?:[¥￥$€£]|cny|rmb)?\s*$",
     re.I,
 )
-_REMAINING = re.compile(
-    r"\b(?:remaining|the rest|whatever(?:'s| is)? left|what(?:'s| is) left|the balance"
-    r"|refundable balance|left on)\b|剩余|剩下",
-    re.I,
-)
 _VAGUE_AMOUNT = re.compile(
     r"\b(?:something|a bit|a little|some money|some of|partial(?:ly)?|part of|a portion|half"
     r"|percent|whatever (?:seems |is )?fair|a discount|some compensation)\b|\d\s*%"
     r"|一些|一部分|部分|一点|一半|适当",
     re.I,
 )
-_FULL = re.compile(r"\b(?:full|entire|whole|in full|all of it|everything)\b|全额|全部", re.I)
 _CHANGE = re.compile(
     r"\b(?:change|update|amend|revise|correct|lower|raise|increase|reduce)\b[^.?!]{0,40}"
     r"\b(?:proposal|refund|request|amount)\b|\binstead\b|改成|修改",
@@ -297,44 +246,24 @@ class Reason:
 
 def read_reason(text: str) -> Reason:
     """What the words say happened, in the policy's reason vocabulary."""
-    explicit = _EXPLICIT_REASON.search(text)
+    explicit = EXPLICIT_REASON.search(text)
     if explicit:
         return Reason(explicit.group("r").lower().replace(" ", "_"), False, explicit.group(0))
     for reason, pattern in (
-        ("wrong_item", _WRONG_ITEM),
-        ("not_received", _NOT_RECEIVED),
-        ("damaged", _DAMAGED),
+        ("wrong_item", WRONG_ITEM),
+        ("not_received", NOT_RECEIVED),
+        ("damaged", DAMAGED),
     ):
         match = pattern.search(text)
         if match:
             return Reason(reason, False, match.group(0))
-    faulty = _FAULTY.search(text)
+    faulty = FAULTY.search(text)
     if faulty:
         return Reason(None, True, faulty.group(0))
-    other = _OTHER.search(text)
+    other = OTHER.search(text)
     if other:
         return Reason("other", False, other.group(0))
     return Reason(None, False, "")
-
-
-def reasons_described(text: str) -> set[str]:
-    """Every reason the words describe, in the policy's vocabulary ("arrived in pieces" and
-    "broken" are both damaged). A fault in use is none of them (whether it counts as damaged is
-    the policy's to say), and words of feeling ("unhappy") say "other" only where nothing else
-    happened, as read_reason reads them."""
-    found = {
-        match.group("r").lower().replace(" ", "_") for match in _EXPLICIT_REASON.finditer(text)
-    }
-    for reason, pattern in (
-        ("wrong_item", _WRONG_ITEM),
-        ("not_received", _NOT_RECEIVED),
-        ("damaged", _DAMAGED),
-    ):
-        if pattern.search(text):
-            found.add(reason)
-    if not found and not _FAULTY.search(text) and _OTHER.search(text):
-        found.add("other")
-    return found
 
 
 def sentences(text: str) -> list[str]:
@@ -427,9 +356,9 @@ def read_intent(request: str) -> Intent:
         reason_words=reason.words,
         amount=amount,
         amount_given=amount_given,
-        remaining=bool(_REMAINING.search(words)),
+        remaining=bool(REMAINING.search(words)),
         vague_amount=bool(_VAGUE_AMOUNT.search(words)),
-        full=bool(_FULL.search(words)),
+        full=bool(FULL.search(words)),
         change=bool(_CHANGE.search(words)),
         order_ids=order_ids,
         bad_order_refs=bad_refs,

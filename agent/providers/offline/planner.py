@@ -49,6 +49,7 @@ from agent.providers.offline.transcript import (
     _tool_names,
     read_transcript,
 )
+from agent.request_words import policy_keywords
 
 # Calls the planner makes in one turn before it answers with what it has.
 MAX_CALLS_PER_TURN = 7
@@ -64,42 +65,7 @@ _REASON_QUERY = {
 # Asked before choosing a reason for a fault in use: does the policy count it as damage?
 _FAULT_QUERY = "damaged defective faulty not working reason"
 
-# Policy questions, by topic: the words searched for. Several topics may be asked at once.
-_POLICY_TOPICS = (
-    (
-        re.compile(
-            r"eligib|which (?:could|can|of)|could still|refundable|which orders|可以退", re.I
-        ),
-        "refund window non-refundable categories digital balance",
-    ),
-    (
-        re.compile(r"window|how long|how many days|days|still|too late|期限|多少天", re.I),
-        "refund window days after delivery",
-    ),
-    (
-        re.compile(r"limit|allowed|most|intern|role|may i|can i propose|额度|上限|权限", re.I),
-        "authority limits per role propose",
-    ),
-    (
-        re.compile(r"approv|review|four.eyes|sign.? off|authori[sz]|审批|审核", re.I),
-        "approval reviewer four-eyes",
-    ),
-    (
-        re.compile(r"partial|part of|instead of the full|部分", re.I),
-        "partial refunds amount balance",
-    ),
-    (
-        re.compile(r"gift ?card|digital|download|e-?book|categor|礼品卡|电子", re.I),
-        "non-refundable categories digital goods gift cards",
-    ),
-    (re.compile(r"cancel|取消", re.I), "cancelled orders reason order state"),
-    (
-        re.compile(r"not received|reason|damaged|wrong item|原因", re.I),
-        "reason must fit the order state",
-    ),
-)
 _GENERAL_POLICY_QUERY = "refund window non-refundable categories balance"
-_CLAUSE_REF = re.compile(r"\bR-\d+\b", re.I)
 
 # Why no order is known yet, for which listing the customer's orders comes first.
 _LISTING_FIRST = ("list", "which_order", "wrong_number", "bad_number", "no_ticket_order")
@@ -631,13 +597,6 @@ class _Step:
 
 def policy_query(intent: Intent) -> str:
     return policy_keywords(intent.words) or _GENERAL_POLICY_QUERY
-
-
-def policy_keywords(words: str) -> str:
-    """The clause refs and policy topics `words` name, as a search's keywords ("" for none)."""
-    refs = [ref.upper() for ref in _CLAUSE_REF.findall(words)]
-    topics = [query for pattern, query in _POLICY_TOPICS if pattern.search(words)]
-    return " ".join(dict.fromkeys([*refs, *topics]))[:200]
 
 
 def _singular(word: str) -> str:
