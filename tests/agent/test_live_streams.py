@@ -69,7 +69,8 @@ class AsgiStream:
     def close(self) -> None:
         if self._loop is not None and self._disconnect is not None:
             self._loop.call_soon_threadsafe(self._disconnect.set)
-        self._thread.join(10)
+        # Seconds on a quiet machine; more where a model and a test suite share two cores.
+        self._thread.join(30)
         assert not self._thread.is_alive(), "the stream did not stop after the disconnect"
 
     def json(self) -> dict:
