@@ -12,14 +12,24 @@ answer to a refund request that left the amount open, which proposed nothing and
 gets the desk's question first (agent/runtime/answers.py: open_refund_question).
 """
 
-import re
 from collections.abc import Iterable
 
 from agent.answer_check import ORDER_ID
+from agent.request_words import CLAUSE_REF
+from agent.runtime.answers import open_refund_question
 
 HEADING = "From the records of this run:"
-_CLAUSE_REF = re.compile(r"\b[A-Z]+-\d+\b")
 _MOST_ORDERS = 5  # of a listing: more is a list the agent can open, not an answer
+
+
+def with_records(answer: str, calls: Iterable[dict], agent_words: str) -> str:
+    """`answer`, then the question an open refund request needs when it asks none, then the
+    records it leaves out. `calls`: the run's logged calls; `agent_words`: what the support
+    agent typed."""
+    calls = list(calls)
+    asks = "?" in answer or "？" in answer  # noqa: RUF001 (the Chinese question mark)
+    question = "" if asks else open_refund_question(agent_words, calls)
+    return "\n\n".join(part for part in (answer, question, records_left_out(answer, calls)) if part)
 
 
 def records_left_out(answer: str, calls: Iterable[dict]) -> str:
@@ -40,7 +50,7 @@ def records_left_out(answer: str, calls: Iterable[dict]) -> str:
         if call["result"].get("request_id") and call["result"]["request_id"] not in answer
     ]
     clauses = _clauses_read(calls)
-    if clauses and not _CLAUSE_REF.search(answer):
+    if clauses and not CLAUSE_REF.search(answer):
         lines.append("Policy: " + "; ".join(clauses) + ".")
     return "\n".join([HEADING, *(f"- {line}" for line in lines)]) if lines else ""
 

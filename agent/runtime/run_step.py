@@ -72,7 +72,7 @@ from agent.runtime.prompts import (
     build_context,
     customer_text_in_result,
 )
-from agent.runtime.records import records_left_out
+from agent.runtime.records import with_records
 from agent.runtime.replies import safe_reply
 from agent.runtime.streaming import AnswerStream
 from agent.services import StepInterrupted, StepWrite
@@ -132,13 +132,6 @@ STEP_LIMIT = Ending(
 )
 # The event a forced ending announces itself with (a "message", which the panel shows).
 RUN_STOPPING = "run.stopping"
-
-
-# Under an answer the desk wrote because the model gave none it could post (small-model mode).
-DESK_ANSWERED = (
-    "(The model gave no answer that could be posted: this one is the desk's own, from the run's "
-    "records.)"
-)
 
 
 def history_budget() -> int:
@@ -397,7 +390,7 @@ class Step:
             if problem:
                 answer = self.unanswered(context, ending.why)
             else:
-                answer = self.with_records(reply.content)
+                answer = self.completed_answer(reply.content)
             return self.complete(ending.stop_reason, answer, write)
         if problem and not self.asked_again():
             return self.ask_again(write, reply, problem)
@@ -405,7 +398,7 @@ class Step:
             answer = self.unanswered(context, f"{COULD_NOT_ANSWER} ({problem}.)")
             return self.complete(AgentRun.StopReason.FINAL_ANSWER, answer, write)
         if not tool_calls:
-            answer = self.with_records(reply.content)
+            answer = self.completed_answer(reply.content)
             return self.complete(AgentRun.StopReason.FINAL_ANSWER, answer, write)
         try:
             # Once this commits the step never asks the model again for these calls.
@@ -430,27 +423,25 @@ class Step:
         the desk's own planner's answer to the same messages, saying so; else what the tool
         log shows, and the question a refund request that left the amount open needs."""
         if small_model.uses("fallback"):
-            role_tools = {tool["function"]["name"] for tool in tools_for_role(self.run.actor_role)}
-            return f"{small_model.desk_answer(context.messages, role_tools)}\n\n{DESK_ANSWERED}"
+            return small_model.desk_answer(context.messages, self.role_tools)
         answer = summary_from_tool_log(self.run, why)
         question = open_refund_question(
             agent_words(self.transcript), self.checks.prior.rows.values()
         )
         return f"{answer}\n{question}" if question else answer
 
-    def with_records(self, answer: str) -> str:
-        """The model's answer, and in small-model mode after it the question an open refund
-        request needs when the answer asks none, and the facts of the run's tool results it
-        leaves out (agent/runtime/records.py)."""
+    def completed_answer(self, answer: str) -> str:
+        """The model's answer as posted: in small-model mode with what it leaves open or out
+        (agent/runtime/records.py)."""
         answer = answer.strip()
         if not small_model.uses("records"):
             return answer
-        calls = list(self.checks.prior.rows.values())
-        asks = "?" in answer or "？" in answer  # noqa: RUF001 (the Chinese question mark)
-        question = "" if asks else open_refund_question(agent_words(self.transcript), calls)
-        return "\n\n".join(
-            part for part in (answer, question, records_left_out(answer, calls)) if part
-        )
+        return with_records(answer, self.checks.prior.rows.values(), agent_words(self.transcript))
+
+    @property
+    def role_tools(self) -> set[str]:
+        """The names of every tool the run's role may use."""
+        return {tool["function"]["name"] for tool in tools_for_role(self.run.actor_role)}
 
     def asked_again(self) -> bool:
         """Whether this run already asked the model for a usable answer once."""
@@ -541,8 +532,7 @@ class Step:
         stream = AnswerStream(run=self.run, step=self.run.step_count + 1)
         words = agent_words(self.transcript)
         calls = list(self.checks.prior.rows.values())
-        role_tools = {tool["function"]["name"] for tool in tools_for_role(self.run.actor_role)}
-        planned = small_model.planned_call(context.messages, role_tools)
+        planned = small_model.planned_call(context.messages, self.role_tools)
         tools = offered_tools(self.run.actor_role, calls=calls, agent_words=words, planned=planned)
         call = functools.partial(
             provider.complete,

@@ -34,6 +34,11 @@ from agent.providers.offline.planner import plan
 from agent.providers.offline.transcript import read_transcript
 from agent.tools.guards import asks_for_refund
 
+# Under an answer the desk wrote because the model gave none it could post ("fallback").
+DESK_ANSWERED = (
+    "(The model gave no answer that could be posted: this one is the desk's own, from the run's "
+    "records.)"
+)
 # A refused proposal is pushed to be tried again this many times in all, at most.
 MOST_PROPOSAL_ATTEMPTS = 2
 PIECES = ("tools", "examples", "must_call", "context", "records", "search", "fallback")
@@ -130,7 +135,8 @@ def clear_refund_request(agent_words: str) -> bool:
 
 
 def desk_answer(messages: list[dict], tools: set[str]) -> str:
-    """The answer the desk's own planner gives to the same messages, making no call: what the
-    run's tool results show, and the question the request leaves open."""
+    """The answer the desk's own planner gives to the same messages, making no call (what the
+    run's tool results show, and the question the request leaves open), marked as the desk's."""
     transcript = read_transcript(messages)
-    return compose_answer(transcript, tools, plan(transcript, tools, may_call=False))
+    answer = compose_answer(transcript, tools, plan(transcript, tools, may_call=False))
+    return f"{answer}\n\n{DESK_ANSWERED}"

@@ -12,8 +12,9 @@ from agent.providers.required_call import call_from_content
 from agent.runtime.answers import COULD_NOT_ANSWER, OPEN_REFUND_QUESTION, unfounded_answer
 from agent.runtime.examples import EXAMPLES_CLOSE, EXAMPLES_OPEN
 from agent.runtime.records import HEADING as RECORDS_HEADING
-from agent.runtime.run_step import ASK_AGAIN_HEAD, DESK_ANSWERED
+from agent.runtime.run_step import ASK_AGAIN_HEAD
 from agent.runtime.small_model import (
+    DESK_ANSWERED,
     clear_refund_request,
     needs_desk_data,
     planned_call,
