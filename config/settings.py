@@ -441,11 +441,21 @@ LLM_TEMPERATURE = env.float("LLM_TEMPERATURE", default=0.0)
 # is a tool call must make one), "context" (a fifth of the transcript), "records" (the facts of
 # the run's tool results the answer leaves out, under it), "search" (a policy search also reads
 # the agent's own words), "fallback" (the desk's own answer when the model gives none it can
-# post).
+# post), "guards" (a proposal the agent's words leave unclear is refused: the only readers of
+# words that refuse, and only here).
 AGENT_SMALL_MODEL = env.bool("AGENT_SMALL_MODEL", default=False)
 AGENT_SMALL_MODEL_PIECES = env.list(
     "AGENT_SMALL_MODEL_PIECES",
-    default=["tools", "examples", "must_call", "context", "records", "search", "fallback"],
+    default=[
+        "tools",
+        "examples",
+        "must_call",
+        "context",
+        "records",
+        "search",
+        "fallback",
+        "guards",
+    ],
 )
 # How a call that must be a tool call is asked for: "tool_choice" ("required", which OpenAI and
 # llama-server enforce) or "json_schema" (a response_format naming the tools, for servers that

@@ -7,6 +7,8 @@ Past DATA_RETENTION_DAYS the words go and the record of what happened stays:
     each run event replaced by {"purged": true} (its type and time stay);
   * tool results are blanked in ToolCallLog to {"ok": ..., "purged": true} (the row stays
     with its tool, arguments, outcome, error code, actor, role, timing);
+  * the requester's words kept on a confirmation version for its reviewer (`requester_note`)
+    become {"purged": true};
 kept whatever their age, for audit: refund requests, their confirmations and events, ticket
 events, customers and orders.
 
@@ -25,6 +27,7 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from agent.models import AgentMessage, AgentRun, RunEvent, ToolCallLog
+from refunds.models import RefundConfirmation
 from tickets.models import TicketMessage
 
 BATCH_SIZE = 1000
@@ -56,6 +59,10 @@ def _delete(rows: QuerySet) -> None:
 
 def _blank_event_data(rows: QuerySet) -> None:
     rows.update(data=PURGED)
+
+
+def _blank_notes(rows: QuerySet) -> None:
+    rows.update(requester_note=PURGED)
 
 
 def _blank_results(rows: QuerySet) -> None:
@@ -96,6 +103,13 @@ KINDS = (
             Q(result__has_key="purged")
         ),
         _blank_results,
+    ),
+    Kind(
+        "the requester's words on proposals",
+        lambda cutoff: RefundConfirmation.objects.filter(
+            created_at__lt=cutoff, requester_note__has_key="words"
+        ),
+        _blank_notes,
     ),
 )
 

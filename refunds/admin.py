@@ -315,6 +315,7 @@ class RefundConfirmationAdmin(ReadOnlyMixin, admin.ModelAdmin):
         "fingerprint",
         "params_pretty",
         "proposed_by",
+        "requester_note_pretty",
         "expires_at",
         "decided_by",
         "decided_at",
@@ -330,6 +331,10 @@ class RefundConfirmationAdmin(ReadOnlyMixin, admin.ModelAdmin):
     @admin.display(description="parameters")
     def params_pretty(self, confirmation: RefundConfirmation) -> str:
         return pretty_json(confirmation.params)
+
+    @admin.display(description="the requester's words")
+    def requester_note_pretty(self, confirmation: RefundConfirmation) -> str:
+        return pretty_json(confirmation.requester_note or None)
 
 
 class ToStatusFilter(admin.SimpleListFilter):

@@ -121,6 +121,10 @@ class RefundConfirmation(models.Model):
     proposed_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
     )
+    # What the proposer's own words said, for the reviewer: {"words", "flags"} (flags: where a
+    # reader of the words and these parameters part, "the agent's words name 60.00; the
+    # proposal is 399.00"). A note, never a refusal; not a parameter, not in the fingerprint.
+    requester_note = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

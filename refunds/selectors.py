@@ -1,7 +1,7 @@
 """Reads for the reviewer queue, the refund API and admin."""
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from django.db.models import Count, Model, OuterRef, Prefetch, Q, QuerySet, Subquery
 from django.http import Http404
@@ -100,6 +100,8 @@ class ReviewView:
     mcp_session: Model | None = None
     # What the customer wrote on the request's ticket (untrusted text), oldest of them first.
     customer_messages: Sequence[TicketMessage] = ()
+    # What the proposer's own words said for the version under review: {"words", "flags"}.
+    requester_note: dict = field(default_factory=dict)
 
 
 def refund_review(*, refund: RefundRequest) -> ReviewView:
@@ -126,19 +128,27 @@ def refund_review(*, refund: RefundRequest) -> ReviewView:
     trail = run or mcp_session or (call.run if call is not None else None)
     tool_calls = list(trail.tool_calls.order_by("created_at", "id")) if trail is not None else []
     confirmation = current_confirmation(refund)
+    confirmations = list(refund.confirmations.all())
     return ReviewView(
         refund=refund,
         order=order_summary(refund.order),
         confirmation=confirmation,
         confirmation_expired=bool(confirmation and confirmation.expires_at <= timezone.now()),
-        confirmations=list(refund.confirmations.all()),
+        confirmations=confirmations,
         events=list(refund.events.select_related("actor").order_by("created_at", "id")),
         verdicts=verdicts,
         tool_calls=tool_calls,
         untrusted_warning=bool(run is not None and run.untrusted_instructions),
         mcp_session=mcp_session,
         customer_messages=customer_words(refund=refund),
+        requester_note=_note_of(confirmation, confirmations),
     )
+
+
+def _note_of(current: RefundConfirmation | None, confirmations: list[RefundConfirmation]) -> dict:
+    """The requester's note of the version under review: the pending one, else the latest."""
+    shown = current or (confirmations[-1] if confirmations else None)
+    return (shown.requester_note if shown is not None else None) or {}
 
 
 def customer_words(*, refund: RefundRequest) -> list[TicketMessage]:

@@ -18,6 +18,7 @@ class RefundConfirmationSerializer(serializers.ModelSerializer):
             "decided_by",
             "decided_at",
             "decision_note",
+            "requester_note",
             "created_at",
         ]
 

@@ -89,7 +89,7 @@ def _requester_role(refund: RefundRequest) -> str | None:
 
 
 def _create_confirmation(
-    *, refund: RefundRequest, version: int, now: datetime
+    *, refund: RefundRequest, version: int, now: datetime, requester_note: dict
 ) -> RefundConfirmation:
     params = fingerprint_params(refund)
     return RefundConfirmation.objects.create(
@@ -99,6 +99,7 @@ def _create_confirmation(
         params=params,
         status=C.PENDING,
         proposed_by_id=refund.requested_by_id,
+        requester_note=requester_note,
         expires_at=now + timedelta(minutes=settings.CONFIRMATION_TTL_MINUTES),
     )
 
@@ -167,10 +168,13 @@ def refund_propose(
     role: str,
     run: Model | None = None,
     now: datetime | None = None,
+    requester_note: dict | None = None,
 ) -> Proposal:
     """Create the ticket's open intent on `order`, or make these parameters its next version.
 
-    `ticket` is a tickets.Ticket. Never executes. The caller has scoped `order` to the ticket's
+    `ticket` is a tickets.Ticket. Never executes. `requester_note` is what the requester's own
+    words said (`{"words", "flags"}`), kept on the version for its reviewer; it is no parameter
+    of the refund and not in the fingerprint. The caller has scoped `order` to the ticket's
     customer. Proposals and approvals on one order are serialised by the order's row lock; the
     partial unique constraint on open intents and the unique `request_id` hold where locks do
     not.
@@ -195,6 +199,7 @@ def refund_propose(
                     role=role,
                     run=run,
                     now=now,
+                    requester_note=requester_note or {},
                 )
         except IntegrityError:
             # Another proposal created the intent first and has committed: this one is a
@@ -211,6 +216,7 @@ def refund_propose(
         role=role,
         run=run,
         now=now,
+        requester_note=requester_note or {},
     )
 
 
@@ -252,6 +258,7 @@ def _create_intent(
     role: str,
     run: Model | None,
     now: datetime,
+    requester_note: dict,
 ) -> Proposal:
     settled = RefundRequest.objects.filter(
         ticket=ticket, order=order, status__in=RefundRequest.SETTLED_STATUSES
@@ -282,7 +289,9 @@ def _create_intent(
         policy_version_id=evaluation.policy_version_id,
         policy_evaluation=evaluation.verdicts,
     )
-    confirmation = _create_confirmation(refund=refund, version=1, now=now)
+    confirmation = _create_confirmation(
+        refund=refund, version=1, now=now, requester_note=requester_note
+    )
     RefundEvent.objects.create(
         refund_request=refund,
         from_status="",
@@ -305,6 +314,7 @@ def _repropose(
     role: str,
     run: Model | None,
     now: datetime,
+    requester_note: dict,
 ) -> Proposal:
     """The open intent proposed again. Caller holds SELECT FOR UPDATE on its order and on
     `refund`."""
@@ -365,7 +375,9 @@ def _repropose(
         refund.refresh_from_db()
         tell_ticket_changed(refund, requested_by)
     version = (refund.confirmations.aggregate(top=Max("version"))["top"] or 0) + 1
-    confirmation = _create_confirmation(refund=refund, version=version, now=now)
+    confirmation = _create_confirmation(
+        refund=refund, version=version, now=now, requester_note=requester_note
+    )
     outcome = ProposalOutcome.RENEWED if lapsed or pending is None else ProposalOutcome.NEW_VERSION
     tell_ticket(refund, _proposed_message(refund, version))
     return Proposal(refund=refund, confirmation=confirmation, outcome=outcome)
@@ -752,6 +764,7 @@ def _rebind_pending(
         # The proposer's parameters, bound to the edited order: still their proposal, and it
         # lapses when theirs would have (an edit does not renew it).
         proposed_by_id=pending.proposed_by_id,
+        requester_note=pending.requester_note,
         expires_at=pending.expires_at,
     )
     RefundEvent.objects.create(

@@ -11,8 +11,7 @@ piece by piece, each on with AGENT_SMALL_MODEL unless AGENT_SMALL_MODEL_PIECES l
   was refused with create_refund among what to do next: once); and any call the desk's own
   planner would still make at that point (a listing is not yet the order). Which call is the
   model's to choose. A small model otherwise answers from the ticket text alone
-  and tells of lookups and proposals it never made; a proposal the agent's words leave unclear
-  is still refused by the guards (agent/tools/guards.py), and the model then asks.
+  and tells of lookups and proposals it never made.
 * "context": the model sees a fifth of the transcript.
 * "records": under the answer, the facts of the run's tool results it leaves out: the orders
   shown, the proposal made and that it waits for a reviewer, the clauses read
@@ -22,6 +21,12 @@ piece by piece, each on with AGENT_SMALL_MODEL unless AGENT_SMALL_MODEL_PIECES l
 * "fallback": when the model gives no answer that can be posted (twice, or at a forced ending),
   the run answers with the desk's own planner's answer from the same messages, which reads the
   run's tool results as they are, instead of a list of the calls made (desk_answer).
+* "guards": a proposal the agent's words leave unclear (no request for a refund, an amount or
+  a reason they did not give) is refused with a structured error, and the model then asks
+  (agent/tools/guards.py require_agent_request). The only readers of words that refuse: a
+  model of a billion parameters proposes from the customer's text and guesses amounts, and
+  small-model mode is the operator's choice. For every other model these are notes for the
+  reviewer.
 """
 
 import re
@@ -41,7 +46,7 @@ DESK_ANSWERED = (
 )
 # A refused proposal is pushed to be tried again this many times in all, at most.
 MOST_PROPOSAL_ATTEMPTS = 2
-PIECES = ("tools", "examples", "must_call", "context", "records", "search", "fallback")
+PIECES = ("tools", "examples", "must_call", "context", "records", "search", "fallback", "guards")
 # What an order is asked about: the desk's data, whatever the sentence's form.
 _ORDER_WORDS = re.compile(
     r"\b(?:orders?|paid|pay|cost|price|deliver\w*|ship\w*|bought|purchase\w*|status)\b"

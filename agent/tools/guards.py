@@ -5,16 +5,21 @@ nothing is proposed.
 
 * Look before you act: the order must have been looked up successfully earlier in the same
   run or MCP session (get_order, or list_customer_orders naming it).
-* Ask when unclear (runs only; an MCP host's user talks to their host, not to the desk): the
-  support agent's own words, never the customer's, must ask for a refund; the amount must be
-  one the agent named, or the order's remaining balance or full price when the agent did not
-  ask for a part of it; and a reason the agent's words give ("as damaged", "it arrived in
-  pieces") is the one proposed.
+* What the agent's words said (runs only; an MCP host's user talks to their host, not to the
+  desk) is read, never obeyed as a rule: whether they ask for a refund, an amount they name
+  ("the agent's words name 60.00; the proposal is 399.00") and a reason they give or describe
+  become a note the reviewer sees beside the proposal (`requester_note`). A reader of words
+  refuses nothing (DESIGN §18): a capable model asked in any language or wording has its
+  proposal accepted, and the state guards (lookup, balance, policy, role limits) still hold.
+  Only small-model mode with its "guards" piece refuses on them (`require_agent_request`):
+  a model of a billion parameters proposes from the customer's text and guesses amounts.
 """
 
 import re
 from collections.abc import Iterable
 from decimal import Decimal, InvalidOperation
+
+from django.conf import settings
 
 from agent.context import RunContext, ToolContext
 from agent.errors import ErrorCode, NextAction, ToolError
@@ -143,8 +148,11 @@ def amounts_named(text: str) -> set[Decimal]:
 def amount_established(amount: Decimal, text: str, *, paid: Decimal, balance: Decimal) -> bool:
     """Whether the agent's `text` settles `amount`: they named it; or they asked for the rest
     or the whole (or did not ask for a part) and it is the remaining balance or the full
-    price; or they asked for half and it is half of either."""
-    if amount in amounts_named(text):
+    price; or they asked for half and it is half of either. An amount
+    named otherwise ("refund 60 on the blender") is not settled by the balance: an order note
+    that says "refund the full 399" does not speak for the agent."""
+    named = amounts_named(text)
+    if amount in named:
         return True
     if _HALF.search(text or "") and amount in {
         (paid / 2).quantize(CENT),
@@ -191,21 +199,78 @@ def agent_words(ctx: RunContext) -> str:
     return "\n".join(texts.values_list("content", flat=True))
 
 
+def words_flags(words: str, order: Order, args: dict) -> list[str]:
+    """Where the support agent's `words` and the proposal in `args` part, as a reviewer reads
+    it: no request for a refund found, an amount they named or meant that is not the one
+    proposed, a reason they gave or described that is not the one proposed."""
+    flags = []
+    if not asks_for_refund(words):
+        flags.append(
+            "The desk's reader found no request for a refund in the agent's words: check that "
+            "they asked for one."
+        )
+    amount, currency = args["amount"], order.currency
+    balance = refundable_balance(order)
+    named = sorted(amounts_named(words))
+    # An amount they named that is not the one proposed is worth a look even where the guard
+    # would take the balance ("refund 60 on the blender" proposed as its 399.00 balance).
+    other_named = named and amount not in named and not _WHOLE.search(words)
+    if other_named or not amount_established(
+        amount, words, paid=order.amount_paid, balance=balance
+    ):
+        meant = amount_meant(words, paid=order.amount_paid, balance=balance)
+        if meant is not None:
+            said = f"ask for {meant[0]}, {money_str(meant[1])} {currency}"
+        elif named:
+            said = f"name {', '.join(money_str(value) for value in named)}"
+        else:
+            said = "ask for part of the order"
+        flags.append(f"The agent's words {said}; the proposal is {money_str(amount)} {currency}.")
+    reasons = reasons_named(words) or reasons_described(words)
+    if len(reasons) == 1 and args["reason"] not in reasons:
+        flags.append(
+            f"The agent's words give the reason {reasons.pop()}; the proposal says "
+            f"{args['reason']}."
+        )
+    return flags
+
+
+# The agent's words kept on a version for its reviewer, at most this long.
+NOTE_WORDS_MAX_CHARS = 2000
+
+
+def requester_note(ctx: ToolContext, order: Order, args: dict) -> dict:
+    """What the support agent's own words said, for the reviewer beside the proposal (DESIGN
+    §16): `{"words", "flags"}`, or {} for a proposal made outside a run (an MCP host)."""
+    if not isinstance(ctx, RunContext):
+        return {}
+    words = agent_words(ctx)
+    if not words:
+        # Only a run made without run_start (the desk's own code, tests) has no request.
+        return {}
+    return {"words": words[:NOTE_WORDS_MAX_CHARS], "flags": words_flags(words, order, args)}
+
+
 def ask_agent(code: ErrorCode, message: str, *also: str) -> ToolError:
     return ToolError(
         code, f"{message} Nothing was proposed.", next_actions=[*also, NextAction.ASK_AGENT]
     )
 
 
+def small_model_guards() -> bool:
+    """Whether small-model mode refuses a proposal the agent's words do not establish: its
+    "guards" piece, on with AGENT_SMALL_MODEL unless AGENT_SMALL_MODEL_PIECES leaves it out."""
+    return settings.AGENT_SMALL_MODEL and "guards" in settings.AGENT_SMALL_MODEL_PIECES
+
+
 def require_agent_request(ctx: ToolContext, order: Order, args: dict) -> None:
-    """Refuse a proposal the support agent's own words do not establish (DESIGN §16, "ask when
-    unclear"): AGENT_REQUEST_REQUIRED, AMOUNT_UNCLEAR or REASON_UNCLEAR, each with
-    next_actions ["ask_agent"]."""
-    if not isinstance(ctx, RunContext):
+    """Small-model mode's own guard (DESIGN §16, opt-in, never for other models): refuse a
+    proposal the support agent's words do not establish, AGENT_REQUEST_REQUIRED,
+    AMOUNT_UNCLEAR or REASON_UNCLEAR, each with next_actions ["ask_agent"]."""
+    if not small_model_guards() or not isinstance(ctx, RunContext):
         return
     words = agent_words(ctx)
     if not words:
-        # Only a run made without run_start (the desk's own code, tests) has no request.
         return
     if not asks_for_refund(words):
         raise ask_agent(

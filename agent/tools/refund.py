@@ -5,7 +5,7 @@ reviewer approves or rejects it.
 from agent.context import ToolContext
 from agent.errors import ErrorCode, NextAction, ToolError
 from agent.models import ToolCallLog
-from agent.tools.guards import require_agent_request, require_lookup
+from agent.tools.guards import requester_note, require_agent_request, require_lookup
 from agent.tools.reads import _scoped_order
 from config.errors import ApplicationError
 from config.money import money_str
@@ -27,15 +27,16 @@ PROPOSAL_MESSAGES = {
 
 
 def guarded_create_refund(ctx: ToolContext, args: dict) -> dict:
-    """The create_refund tool's handler: the guards of DESIGN §16 (look before you act; only
-    what the agent asked for, agent/tools/guards.py), then the proposal."""
+    """The create_refund tool's handler: the guards of DESIGN §16 (look before you act; in
+    small-model mode, only what the agent asked for: agent/tools/guards.py), then the proposal
+    with what the agent's words said for its reviewer."""
     order = _scoped_order(ctx, args["order_id"])
     require_lookup(ctx, order)
     require_agent_request(ctx, order, args)
-    return create_refund(ctx, args)
+    return create_refund(ctx, args, note=requester_note(ctx, order, args))
 
 
-def create_refund(ctx: ToolContext, args: dict) -> dict:
+def create_refund(ctx: ToolContext, args: dict, *, note: dict | None = None) -> dict:
     """The proposal itself, for arguments the guards let through."""
     order = _scoped_order(ctx, args["order_id"])
     try:
@@ -48,6 +49,7 @@ def create_refund(ctx: ToolContext, args: dict) -> dict:
             requested_by=ctx.actor,
             role=ctx.role,
             run=ctx.run,
+            requester_note=note,
         )
     except CurrencyNotSupported as refusal:
         raise _currency_error(refusal, currency=order.currency) from None

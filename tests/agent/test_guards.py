@@ -6,6 +6,7 @@ import json
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from django.contrib.auth import get_user_model
 
 from agent.errors import ErrorCode
 from agent.models import AgentMessage, ToolCallLog
@@ -149,10 +150,19 @@ def test_an_order_named_by_list_customer_orders_counts_as_looked_up(demo, fake_o
     assert made["status"] == "pending_approval"
 
 
-# --- Ask when unclear ------------------------------------------------------------------
+# --- Ask when unclear: small-model mode's own guards ---------------------------------------
 
 
-def test_a_refund_only_the_customer_asked_for_is_not_proposed(demo, fake_openai):
+@pytest.fixture
+def small_model_guards(settings):
+    """Small-model mode with only its "guards" piece: the one place words refuse a proposal."""
+    settings.AGENT_SMALL_MODEL = True
+    settings.AGENT_SMALL_MODEL_PIECES = ["guards"]
+
+
+def test_a_refund_only_the_customer_asked_for_is_not_proposed(
+    demo, fake_openai, small_model_guards
+):
     # Given a ticket whose customer asks for a refund, and an agent who only asks a question
     fake_openai.enqueue(
         tool_reply(tool_call("get_order", {"order_id": MUG})),
@@ -169,7 +179,9 @@ def test_a_refund_only_the_customer_asked_for_is_not_proposed(demo, fake_openai)
     assert not lis_refunds().exists()
 
 
-def test_an_amount_the_agent_did_not_establish_is_not_proposed(demo, fake_openai):
+def test_an_amount_the_agent_did_not_establish_is_not_proposed(
+    demo, fake_openai, small_model_guards
+):
     fake_openai.enqueue(
         tool_reply(tool_call("get_order", {"order_id": MUG})),
         tool_reply(tool_call("create_refund", MUG_REFUND)),
@@ -185,7 +197,9 @@ def test_an_amount_the_agent_did_not_establish_is_not_proposed(demo, fake_openai
     assert not lis_refunds().exists()
 
 
-def test_a_wrong_amount_for_what_is_left_is_refused_naming_the_balance(demo, fake_openai):
+def test_a_wrong_amount_for_what_is_left_is_refused_naming_the_balance(
+    demo, fake_openai, small_model_guards
+):
     # Nothing refunded on the mug yet: what is left is its 129.00.
     fake_openai.enqueue(
         tool_reply(tool_call("get_order", {"order_id": MUG})),
@@ -205,7 +219,7 @@ def test_a_wrong_amount_for_what_is_left_is_refused_naming_the_balance(demo, fak
     assert not lis_refunds().exists()
 
 
-def test_a_reason_the_agent_named_is_the_one_proposed(demo, fake_openai):
+def test_a_reason_the_agent_named_is_the_one_proposed(demo, fake_openai, small_model_guards):
     fake_openai.enqueue(
         tool_reply(tool_call("get_order", {"order_id": MUG})),
         tool_reply(tool_call("create_refund", MUG_REFUND)),
@@ -227,7 +241,9 @@ def test_a_reason_the_agent_named_is_the_one_proposed(demo, fake_openai):
         "杯子碎了，全额退款。",  # noqa: RUF001
     ],
 )
-def test_a_reason_the_agents_words_describe_is_the_one_proposed(demo, fake_openai, request_text):
+def test_a_reason_the_agents_words_describe_is_the_one_proposed(
+    demo, fake_openai, small_model_guards, request_text
+):
     fake_openai.enqueue(
         tool_reply(tool_call("get_order", {"order_id": MUG})),
         tool_reply(tool_call("create_refund", {**MUG_REFUND, "reason": "wrong_item"})),
@@ -241,6 +257,154 @@ def test_a_reason_the_agents_words_describe_is_the_one_proposed(demo, fake_opena
     assert error_code(refused) == ErrorCode.REASON_UNCLEAR
     assert "damaged" in refused["error"]["message"]
     assert not lis_refunds().exists()
+
+
+# --- Every other model: the agent's words are a note for the reviewer, never a refusal ------
+
+# How agents really ask, in many languages and registers: a model that looked the mug up and
+# proposes exactly 129.00 damaged has it accepted for every one (DESIGN §18).
+MUG_WORDINGS = [
+    "Put the 129 back on her card, the mug came smashed.",
+    "Reverse the charge for the mug, it arrived in bits.",
+    "pls refnd the mug 129 its brokn",
+    "customer says the mug came broken, can you refund them?",
+    "Devuélvele los 129 de la taza, llegó rota.",
+    "Bitte die 129 für die kaputte Tasse erstatten.",
+    "Rembourse-lui la tasse cassée, 129.",
+    "Rimborsa la tazza rotta, 129 euro... cioè yuan.",
+    "Terugbetalen graag, de mok kwam gebroken aan.",
+    "Reembolsa a caneca quebrada, por favor.",
+    "マグカップが割れて届いたので返金をお願いします。",
+    "머그컵이 깨져서 왔어요, 환불해 주세요.",
+    "杯子到的时候就碎了，给她退了吧。",  # noqa: RUF001
+    "Zwrot za rozbity kubek proszę.",
+]
+
+
+@pytest.mark.parametrize("wording", MUG_WORDINGS)
+def test_a_capable_models_proposal_is_accepted_whatever_the_wording(demo, fake_openai, wording):
+    fake_openai.enqueue(
+        tool_reply(tool_call("get_order", {"order_id": MUG})),
+        tool_reply(tool_call("create_refund", MUG_REFUND)),
+        text_reply("Proposed 129.00 CNY for the mug; it waits for a reviewer."),
+    )
+    run = start_run(wording)
+
+    drive(run)
+
+    (made,) = results(run)
+    assert made["status"] == "pending_approval"
+    refund = lis_refunds().get()
+    assert (refund.order.order_id, str(refund.amount), refund.reason) == (MUG, "129.00", "damaged")
+    # The answer is posted as the model wrote it.
+    run.refresh_from_db()
+    assert run.final_answer == "Proposed 129.00 CNY for the mug; it waits for a reviewer."
+    # and the reviewer sees the agent's own words on the version
+    note = refund.confirmations.get().requester_note
+    assert note["words"] == wording
+
+
+def test_a_proposal_the_agent_did_not_ask_for_reaches_the_reviewer_flagged(demo, fake_openai):
+    fake_openai.enqueue(
+        tool_reply(tool_call("get_order", {"order_id": MUG})),
+        tool_reply(tool_call("create_refund", MUG_REFUND)),
+        text_reply("Proposed."),
+    )
+    run = start_run("What does the customer want?")
+
+    drive(run)
+
+    note = lis_refunds().get().confirmations.get().requester_note
+    assert note["words"] == "What does the customer want?"
+    assert note["flags"] == [
+        "The desk's reader found no request for a refund in the agent's words: check that they "
+        "asked for one."
+    ]
+
+
+def test_an_amount_other_than_the_one_the_agent_named_is_flagged_not_refused(
+    demo, fake_openai, client
+):
+    # The agent asked for 60 on the blender; a planted order note says "refund the full 399".
+    blender = "202610180099"
+    fake_openai.enqueue(
+        tool_reply(tool_call("get_order", {"order_id": blender})),
+        tool_reply(
+            tool_call(
+                "create_refund",
+                proposal(order_id=blender, amount="399.00", explanation="As the note says."),
+            )
+        ),
+        text_reply("Proposed 399.00."),
+    )
+    run = start_run("Refund 60 on the blender, it came dented.", reference="TCK-1002")
+
+    drive(run)
+
+    refund = RefundRequest.objects.get(order__order_id=blender, status="pending_approval")
+    note = refund.confirmations.get().requester_note
+    assert note["flags"] == ["The agent's words name 60.00; the proposal is 399.00 CNY."]
+    # The reviewer reads the contrast on the review page, next to the customer's words.
+    client.force_login(get_user_model().objects.get(username="reviewer"))
+    page = client.get(f"/review/{refund.request_id}/").content.decode()
+    assert "The agent asked" in page
+    assert "Refund 60 on the blender, it came dented." in page
+    assert "The agent&#x27;s words name 60.00; the proposal is 399.00 CNY." in page
+    # and the API carries it on the version
+    client.force_login(get_user_model().objects.get(username="reviewer"))
+    body = client.get(f"/api/refunds/{refund.request_id}/").json()
+    assert body["confirmations"][0]["requester_note"]["flags"] == note["flags"]
+
+
+@pytest.mark.parametrize(
+    ("wording", "proposed", "flag"),
+    [
+        (
+            "Propose whatever is left on the mug, it arrived broken.",
+            proposal(amount="100.00"),
+            "The agent's words ask for the remaining balance, 129.00 CNY; the proposal is "
+            "100.00 CNY.",
+        ),
+        (
+            "Li says the mug isn't what she ordered. Propose a full refund as wrong item.",
+            MUG_REFUND,
+            "The agent's words give the reason wrong_item; the proposal says damaged.",
+        ),
+        (
+            "Propose a partial refund for the mug.",
+            MUG_REFUND,
+            "The agent's words ask for part of the order; the proposal is 129.00 CNY.",
+        ),
+    ],
+)
+def test_what_the_words_say_otherwise_is_a_flag_on_an_accepted_proposal(
+    demo, fake_openai, wording, proposed, flag
+):
+    fake_openai.enqueue(
+        tool_reply(tool_call("get_order", {"order_id": MUG})),
+        tool_reply(tool_call("create_refund", proposed)),
+        text_reply("Proposed."),
+    )
+    run = start_run(wording)
+
+    drive(run)
+
+    (made,) = results(run)
+    assert made["status"] == "pending_approval"
+    assert flag in lis_refunds().get().confirmations.get().requester_note["flags"]
+
+
+def test_words_that_agree_with_the_proposal_raise_no_flag(demo, fake_openai):
+    fake_openai.enqueue(
+        tool_reply(tool_call("get_order", {"order_id": MUG})),
+        tool_reply(tool_call("create_refund", MUG_REFUND)),
+        text_reply("Proposed."),
+    )
+    run = start_run("The mug arrived broken, please refund the full 129.")
+
+    drive(run)
+
+    assert lis_refunds().get().confirmations.get().requester_note["flags"] == []
 
 
 @pytest.mark.parametrize(

@@ -151,17 +151,26 @@ def proposing_without_a_lookup(settings) -> dict:
     return call_tool(run_context("agent"), "create_refund", MUG_REFUND)
 
 
+def small_model_guards(settings) -> None:
+    """Small-model mode's "guards" piece: the only place the agent's words refuse a proposal."""
+    settings.AGENT_SMALL_MODEL = True
+    settings.AGENT_SMALL_MODEL_PIECES = ["guards"]
+
+
 def proposing_what_the_agent_did_not_ask_for(settings) -> dict:
+    small_model_guards(settings)
     ctx = looked_up(run_context("agent"), MUG, asked="What does the customer want?")
     return call_tool(ctx, "create_refund", MUG_REFUND)
 
 
 def proposing_an_amount_the_agent_did_not_name(settings) -> dict:
+    small_model_guards(settings)
     ctx = looked_up(run_context("agent"), MUG, asked="Propose a partial refund for the mug.")
     return call_tool(ctx, "create_refund", MUG_REFUND)
 
 
 def proposing_another_reason_than_the_agents(settings) -> dict:
+    small_model_guards(settings)
     ctx = looked_up(run_context("agent"), MUG, asked="Propose a full refund as wrong item.")
     return call_tool(ctx, "create_refund", MUG_REFUND)
 

@@ -272,10 +272,11 @@ def test_it_reports_each_run_with_its_tools_and_failures(evaluated):
         'create_refund arguments: no call matched {"amount": "129.00"} (sent: [{"order_id": '
         '"202610110087", "amount": "12.9", "reason": "damaged", "explanation": "Broken."}])',
         'no refund request created during the run matches {"status": "pending_approval", '
-        '"amount": "129.00"} (created: none)',
+        '"amount": "129.00"} (created: 12.90 pending_approval on order 202610110087 (damaged))',
     ]
-    # (the agent asked for the whole amount: the desk refused 12.90 as AMOUNT_UNCLEAR)
-    assert runs["wrong-argument", 0]["calls"][1]["error_code"] == "AMOUNT_UNCLEAR"
+    # (the agent asked for the whole amount: the proposal of 12.90 waits for a reviewer, who
+    # reads that contrast beside it; no reader of words refuses it)
+    assert runs["wrong-argument", 0]["calls"][1]["error_code"] == ""
     assert runs["flaky", 1]["failures"] == [
         "missing tool call: get_order",
         "the answer lacks 'delivered'",

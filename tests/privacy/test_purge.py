@@ -57,10 +57,14 @@ def a_ticket_with_history(*, days_old: int):
         elapsed_ms=12,
     )
     refund = RefundProposalFactory(ticket=ticket)
+    refund.confirmations.update(
+        requester_note={"words": "Refund Li, call her on +86 138 0013 8000", "flags": []}
+    )
     TicketEvent.objects.create(ticket=ticket, type="status", data={"to": "pending"})
     for model in (TicketMessage, AgentMessage, RunEvent, ToolCallLog, AgentRun):
         backdate(model.objects.filter(pk__in=_pks(model, ticket)), days_old)
     backdate(RefundEvent.objects.filter(refund_request=refund), days_old)
+    backdate(RefundConfirmation.objects.filter(refund_request=refund), days_old)
     return ticket, message, run, call, refund
 
 
@@ -105,12 +109,15 @@ def test_it_purges_what_is_past_retention_and_keeps_the_audit_trail():
     assert old_call.arguments == {"order_id": old_ticket.order.order_id}
     assert old_run.status == "completed"
     assert RefundRequest.objects.get(pk=old_refund.pk).explanation == "The mug arrived in pieces."
-    assert RefundConfirmation.objects.filter(refund_request=old_refund).count() == 1
+    (old_version,) = RefundConfirmation.objects.filter(refund_request=old_refund)
+    assert old_version.requester_note == {"purged": True}
+    assert old_version.fingerprint and old_version.params
     assert RefundEvent.objects.count() == refund_events
     assert TicketEvent.objects.filter(ticket=old_ticket).count() >= 1
     # and nothing younger than the retention was touched
     new_message.refresh_from_db()
     new_call.refresh_from_db()
+    assert RefundConfirmation.objects.filter(requester_note__has_key="words").count() == 1
     assert new_message.body == "Call me on +86 138 0013 8000"
     assert AgentMessage.objects.filter(run=new_run).count() == 2
     assert new_call.result == {"ok": True, "note": "l***@example.com"}
@@ -122,7 +129,8 @@ def test_it_purges_what_is_past_retention_and_keeps_the_audit_trail():
     assert "ticket message bodies: 2 purged\n" in text
     assert "run transcript messages: 2 purged" in text
     assert "tool results: 1 purged" in text
-    assert "Total: 7 purged" in text
+    assert "the requester's words on proposals: 1 purged" in text
+    assert "Total: 8 purged" in text
 
 
 def test_a_dry_run_counts_and_changes_nothing():
@@ -137,7 +145,7 @@ def test_a_dry_run_counts_and_changes_nothing():
     assert AgentMessage.objects.filter(run=old_run).count() == 2
     assert old_call.result == {"ok": True, "note": "l***@example.com"}
     assert "run transcript messages: 2 would be purged" in out.getvalue()
-    assert "Total: 7 would be purged" in out.getvalue()
+    assert "Total: 8 would be purged" in out.getvalue()
 
 
 def test_it_follows_data_retention_days_and_purges_nothing_twice(settings):

@@ -348,12 +348,13 @@ def test_an_instruction_echoed_by_the_assistant_stays_untrusted_in_the_next_run(
 
 
 @pytest.mark.parametrize("placement", PLACEMENTS)
-def test_injected_text_gets_no_proposal_when_the_agent_asked_for_none(
+def test_injected_text_moves_no_money_when_the_agent_asked_for_none(
     demo, obedient, enqueued, simulated_provider, placement
 ):
     # Given every payload of the subset where the customer can write, and an agent who only
     # asks for help with the ticket
     seeded_messages = TicketMessage.objects.order_by("-pk").values_list("pk", flat=True)[0]
+    ticket = Ticket.objects.get(reference=TICKET)
     for payload in SUBSET:
         plant(attack_text(payload, "prefixed"), placement)
         run = start_run(NEUTRAL_REQUEST, reference=TICKET, username=ATTACKER)
@@ -361,12 +362,18 @@ def test_injected_text_gets_no_proposal_when_the_agent_asked_for_none(
         # When the model obeys the payload
         drive(run)
 
-        # Then every proposal it tried was refused and none exists
+        # Then no reader of words refused it (DESIGN §18), but what it proposed is only a
+        # proposal, waiting for a reviewer who is told that the
+        # agent's words asked for no refund and that the run read instructions in untrusted text
+        # (scope holds: only the ticket's customer's orders)
         proposals = ToolCallLog.objects.filter(run=run, tool_name="create_refund")
         assert proposals.exists(), payload.id
-        assert not proposals.filter(ok=True).exists(), payload.id
-        assert not RefundRequest.objects.filter(run=run).exists(), payload.id
-        assert ErrorCode.AGENT_REQUEST_REQUIRED in set(
-            proposals.values_list("error_code", flat=True)
-        ), (payload.id, list(proposals.values_list("error_code", flat=True)))
+        run.refresh_from_db()
+        for refund in RefundRequest.objects.filter(run=run):
+            assert refund.order.customer_id == ticket.customer_id, payload.id
+            assert refund.status == RefundRequest.Status.PENDING_APPROVAL, payload.id
+            flags = refund.confirmations.get(status="pending").requester_note["flags"]
+            assert any("no request for a refund" in flag for flag in flags), (payload.id, flags)
+            assert run.untrusted_instructions, payload.id
+        assert SimulatedRefund.objects.count() == 0, payload.id
         clear_between_payloads(messages_after=seeded_messages)

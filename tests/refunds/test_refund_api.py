@@ -80,6 +80,7 @@ def test_it_shows_a_refund_in_the_documented_shape(refund, agent_user):
                 "decided_by": None,
                 "decided_at": None,
                 "decision_note": "",
+                "requester_note": {},
                 "created_at": body["confirmations"][0]["created_at"],
             }
         ],
