@@ -2,6 +2,7 @@ from rest_framework import serializers
 
 from agent.errors import logged_error_in_words
 from agent.models import AgentRun, RunEvent, ToolCallLog
+from agent.runtime.records import run_record
 from config.serializers import StrictCharField
 
 
@@ -17,6 +18,8 @@ class RunSerializer(serializers.ModelSerializer):
     stop_reason = serializers.ChoiceField(
         choices=AgentRun.StopReason.choices, allow_blank=True, read_only=True
     )
+    # What the run did, rendered by the desk from its tool log, not read from the answer.
+    did = serializers.SerializerMethodField()
 
     class Meta:
         model = AgentRun
@@ -28,6 +31,7 @@ class RunSerializer(serializers.ModelSerializer):
             "step_count",
             "max_steps",
             "final_answer",
+            "did",
             "answer_contradicts_state",
             "answer_check",
             "draft_reply",
@@ -46,6 +50,12 @@ class RunSerializer(serializers.ModelSerializer):
             "updated_at",
         ]
         read_only_fields = fields
+
+    def get_did(self, run: AgentRun) -> list[str]:
+        calls = run.tool_calls.order_by("created_at", "id")
+        return run_record(
+            dict(row) for row in calls.values("tool_name", "ok", "error_code", "result")
+        )
 
 
 class RunEventSerializer(serializers.ModelSerializer):

@@ -55,6 +55,24 @@ def records_left_out(answer: str, calls: Iterable[dict]) -> str:
     return "\n".join([HEADING, *(f"- {line}" for line in lines)]) if lines else ""
 
 
+def run_record(calls: Iterable[dict]) -> list[str]:
+    """What a run did, in the desk's words and from its tool log alone, never from the model's
+    prose (DESIGN §18): each order its lookups showed, each proposal made (pending a reviewer),
+    each call refused and why, the clauses it read. `calls`: the run's logged calls, oldest
+    first (rows with tool_name, ok, error_code, result)."""
+    calls = [call for call in calls if isinstance(call["result"], dict)]
+    lines = [_order_line(order) for order in _orders_shown(calls)]
+    for call in calls:
+        if call["ok"] and call["tool_name"] == "create_refund" and call["result"].get("request_id"):
+            lines.append(_proposal_line(call["result"]))
+        elif not call["ok"]:
+            lines.append(f"{call['tool_name']} refused ({call.get('error_code') or 'error'}).")
+    clauses = _clauses_read(calls)
+    if clauses:
+        lines.append("Policy read: " + "; ".join(clauses) + ".")
+    return lines
+
+
 def _orders_shown(calls: list[dict]) -> list[dict]:
     """The orders the run's successful lookups showed, the latest reading of each, in the order
     they were first shown."""

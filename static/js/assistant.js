@@ -449,6 +449,20 @@
     answerText.textContent = text;
   }
 
+  // What the run did, as the desk renders it from the tool log: the model's prose may say
+  // otherwise, this does not.
+  function showDid(lines) {
+    const box = document.getElementById("assistant-did");
+    const list = document.getElementById("assistant-did-list");
+    if (!box || !list) return;
+    list.replaceChildren(...lines.map((line) => {
+      const item = document.createElement("li");
+      item.textContent = line;
+      return item;
+    }));
+    box.hidden = lines.length === 0;
+  }
+
   function finish(event) {
     stopFollowing();
     foldSteps(event);
@@ -482,6 +496,7 @@
     try {
       const run = await api(runsUrl + runId + "/");
       if (run.final_answer) showAnswer(run.final_answer);
+      showDid(run.did || []);
       showContradiction(run);
       if (run.untrusted_warning) warning.hidden = false;
     } catch (err) { statusLine.textContent = err.message; }

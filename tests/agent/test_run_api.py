@@ -106,6 +106,41 @@ def test_staff_read_a_run_in_the_documented_shape(api, demo):
     ) == ("TCK-1001", "queued", "", 0, "", False)
 
 
+@pytest.mark.django_db(transaction=True)
+def test_what_a_run_did_is_rendered_from_its_tool_log_not_its_answer(api, demo, fake_openai):
+    # Given a model that proposes, is refused once, and then answers something else entirely
+    fake_openai.enqueue(
+        tool_reply(tool_call("get_order", {"order_id": "202610110087"})),
+        tool_reply(
+            tool_call(
+                "create_refund",
+                {
+                    "order_id": "202610110087",
+                    "amount": "129.00",
+                    "reason": "damaged",
+                    "explanation": "The mug arrived broken.",
+                },
+            ),
+            tool_call("get_order", {"order_id": "202610150012x"}),
+        ),
+        text_reply("Done: the customer has been refunded."),
+    )
+    run = start_run("The mug arrived broken, refund it.")
+    drive(run)
+    request_id = ToolCallLog.objects.get(tool_name="create_refund").result["request_id"]
+
+    body = as_user(api, "agent").get(f"/api/runs/{run.pk}/").json()
+
+    # Then the answer is posted as the model wrote it, and beside it the desk's own record
+    assert body["final_answer"] == "Done: the customer has been refunded."
+    assert body["did"] == [
+        "Order 202610110087 (Ceramic mug): 129.00 CNY paid, delivered 5 days ago, 129.00 CNY "
+        "left to refund.",
+        f"Proposal {request_id}: 129.00 CNY, pending a reviewer's approval. Not refunded yet.",
+        "get_order refused (INVALID_ARGUMENTS).",
+    ]
+
+
 def test_an_outsider_cannot_read_a_run_and_an_unknown_run_is_404(api, demo, outsider):
     run = start_run()
     api.force_authenticate(outsider)
