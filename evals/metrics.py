@@ -47,6 +47,7 @@ METRICS = (
     "calls_per_task",
     "pass_k",
     "false_claim_rate",
+    "model_own_task_success",
 )
 # For these a higher value is worse: --compare treats an increase as the drop.
 LOWER_IS_BETTER = frozenset({"repeat_call_rate", "calls_per_task", "false_claim_rate"})
@@ -332,6 +333,13 @@ def compute_metrics(runs: list[JudgedRun]) -> dict[str, float]:
         "pass_k": ratio(sum(all(passes) for passes in by_case.values()), len(by_case), empty=0.0),
         "false_claim_rate": ratio(
             sum(makes_false_claim(j.run) for j in runs), len(runs), empty=0.0
+        ),
+        # Small-model mode's fallback answers in the model's place (DESIGN §16): a run that
+        # passed with the desk's answer is the desk's pass, not the model's.
+        "model_own_task_success": ratio(
+            sum(j.verdict.passed and not j.run.get("desk_answered") for j in runs),
+            len(runs),
+            empty=0.0,
         ),
     }
 

@@ -30,6 +30,7 @@ from agent.answer_check import check_text
 from agent.executor.pool import close_idle_threads
 from agent.models import AgentMessage, AgentRun, RunEvent, ToolCallLog
 from agent.runtime import run_step
+from agent.runtime.small_model import DESK_ANSWERED
 from agent.services import run_start
 from agent.tools.registry import get_tool, replaced_handler
 from config.errors import ApplicationError
@@ -406,6 +407,8 @@ def record_of(run: AgentRun, *, refunds_before: set[int], step_cap: int | None =
         "stop_reason": run.stop_reason,
         "run_error": run.error,
         "answer": run.final_answer,
+        # The desk answered in the model's place (small-model mode's fallback, marked as such).
+        "desk_answered": DESK_ANSWERED in run.final_answer,
         "calls": calls_of(run),
         "asked_again": asked_again(run),
         "refunds": refunds_created(refunds_before),

@@ -226,6 +226,8 @@ def test_it_computes_every_metric_exactly_by_the_definitions(evaluated):
         # false-refunded's answer says the mug was refunded while its refund is pending, twice;
         # drafts come from templates here (AGENT_DRAFT_WITH_MODEL off) and claim nothing false
         "false_claim_rate": 2 / 20,
+        # no answer here is the desk's (small-model mode is off)
+        "model_own_task_success": 9 / 20,
     }
 
 

@@ -268,6 +268,8 @@ def test_every_metric_over_handcrafted_runs():
         # a and b: one of two runs passed; c failed; d passed
         "pass_k": 1 / 4,
         "false_claim_rate": 0.0,
+        # no answer was the desk's
+        "model_own_task_success": 3 / 6,
     }
 
 
@@ -285,6 +287,7 @@ def test_metrics_with_nothing_to_count():
         "calls_per_task": 0.0,
         "pass_k": 1.0,
         "false_claim_rate": 0.0,
+        "model_own_task_success": 1.0,
     }
 
 
@@ -301,6 +304,7 @@ def test_metrics_of_no_run_at_all():
         "calls_per_task": 0.0,
         "pass_k": 0.0,
         "false_claim_rate": 0.0,
+        "model_own_task_success": 0.0,
     }
 
 
@@ -412,6 +416,14 @@ def test_draft_must_and_must_not_are_case_insensitive_substrings_of_the_draft():
         "the draft contains 'rf_'",
         "the draft contains 'R-'",
     ]
+
+
+def test_a_pass_with_the_desks_answer_is_not_the_models_own():
+    passed = [judged("a", {}, run()), judged("b", {}, run(desk_answered=True))]
+
+    metrics = compute_metrics(passed)
+
+    assert (metrics["task_success"], metrics["model_own_task_success"]) == (1.0, 0.5)
 
 
 def test_false_claim_rate_counts_runs_whose_answer_or_draft_the_state_contradicts():
