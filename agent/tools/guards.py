@@ -148,11 +148,8 @@ def amounts_named(text: str) -> set[Decimal]:
 def amount_established(amount: Decimal, text: str, *, paid: Decimal, balance: Decimal) -> bool:
     """Whether the agent's `text` settles `amount`: they named it; or they asked for the rest
     or the whole (or did not ask for a part) and it is the remaining balance or the full
-    price; or they asked for half and it is half of either. An amount
-    named otherwise ("refund 60 on the blender") is not settled by the balance: an order note
-    that says "refund the full 399" does not speak for the agent."""
-    named = amounts_named(text)
-    if amount in named:
+    price; or they asked for half and it is half of either."""
+    if amount in amounts_named(text):
         return True
     if _HALF.search(text or "") and amount in {
         (paid / 2).quantize(CENT),
