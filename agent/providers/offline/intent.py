@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from decimal import Decimal
 
 from agent.providers.offline.transcript import _ORDER_ID, Transcript, _money
-from agent.request_words import (
+from agent.vocabulary import (
     DAMAGED,
     EXPLICIT_REASON,
     FAULTY,
@@ -27,7 +27,7 @@ from agent.request_words import (
     WRONG_ITEM,
 )
 
-# Reasons in the vocabulary of policies.rules: their words live in agent/request_words.py.
+# Reasons in the vocabulary of policies.rules: their words live in agent/vocabulary.py.
 
 # --- What the agent asks for ----------------------------------------------------------------
 

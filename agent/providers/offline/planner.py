@@ -49,7 +49,7 @@ from agent.providers.offline.transcript import (
     _tool_names,
     read_transcript,
 )
-from agent.request_words import policy_keywords
+from agent.vocabulary import policy_keywords
 
 # Calls the planner makes in one turn before it answers with what it has.
 MAX_CALLS_PER_TURN = 7

@@ -1,7 +1,8 @@
-"""What the desk reads in a support agent's words, shared by the offline planner
-(agent/providers/offline) and the tools' guards (agent/tools/guards.py): the reasons the words
-describe, in the policy's vocabulary (damaged, not_received, wrong_item, other), whether they ask
-for what is left or the full price, and the policy topics a question names.
+"""The desk's vocabulary: what it reads in a support agent's words, shared by the offline planner
+(agent/providers/offline), the tools' guards (agent/tools/guards.py) and the run's records: the
+reasons the words describe, in the policy's vocabulary (damaged, not_received, wrong_item,
+other), whether they ask for what is left or the full price, and the policy topics a question
+names.
 """
 
 import re
