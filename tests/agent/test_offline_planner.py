@@ -296,13 +296,36 @@ def test_it_does_not_propose_when_the_agent_says_not_to():
 
 def test_it_asks_for_an_amount_instead_of_guessing_a_partial_refund():
     calls, answer = drive(
-        start("The mug arrived broken, refund half of it"),
+        start("The mug arrived broken, refund a bit of it"),
         {"get_order": order_result(), "search_policies": POLICY_RESULT},
     )
 
     assert [name for name, _ in calls] == ["get_order", "search_policies"]
     assert answer.endswith(
         "How much should I propose for order 202610110087 (refundable balance 129.00 CNY)?"
+    )
+
+
+def test_half_is_half_the_price_of_an_order_nothing_was_refunded_on():
+    calls, _ = drive(
+        start("The mug arrived broken, refund half of it"),
+        {"get_order": order_result(), "search_policies": POLICY_RESULT,
+         "create_refund": refund_result("64.50")},
+    )  # fmt: skip
+
+    assert calls[-1][1]["amount"] == Decimal("64.50")
+
+
+def test_half_of_a_partly_refunded_order_is_asked_about():
+    calls, answer = drive(
+        start("The mug arrived broken, refund half of it"),
+        {"get_order": order_result(balance="79.00"), "search_policies": POLICY_RESULT},
+    )
+
+    assert [name for name, _ in calls] == ["get_order", "search_policies"]
+    assert answer.endswith(
+        "Half of the order's price (64.50 CNY) or half of its refundable balance (39.50 CNY): "
+        "which should I propose for order 202610110087?"
     )
 
 
