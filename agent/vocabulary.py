@@ -286,7 +286,7 @@ REFUND_TOPIC = Lexicon(
 )
 # A refund spoken of as done, under way or proposed: not one to propose now.
 REFUND_STATE = Lexicon(
-    "refund* requested, got ~ money back, received ~ money back, already ~ money back, "
+    "退了, refund* requested, got ~ money back, received ~ money back, already ~ money back, "
     "was ~ refunded, were ~ refunded, been ~ refunded, is ~ refunded, got ~ refunded, "
     "already ~ refunded, i refunded, we refunded, you refunded, has refunded, have refunded, "
     "had refunded, proposed, refund* went, refund* gone, refund* go through, refund* is, "
@@ -1142,7 +1142,9 @@ def _products_in(prepared: str) -> set[str]:
     found = set()
     words = {_singular(word) for word in re.findall(r"[^\W\d_]+", prepared)}
     for key, names in PRODUCT_NAMES.items():
-        for name in (key, *names):
+        # "case" on its own is no product ("in that case"); "funda", "Handyhülle" are.
+        own = () if key in GENERIC_ITEM_WORDS else (key,)
+        for name in (*own, *names):
             name = fold(name)
             if (_UNSPACED.search(name) and name in prepared) or (
                 not _UNSPACED.search(name) and _singular(name) in words
@@ -1174,10 +1176,15 @@ def _thing_words(phrase: list[str]) -> frozenset[str]:
 
 def item_keys(item_name: str) -> set[str]:
     """What an order's item name names: its words as products ("Ceramic mug" -> mug,
-    ceramic), without the words that name no item of their own."""
+    ceramic; "Phone case" -> phone, case)."""
     words = re.findall(r"[^\W\d_]+", fold(item_name))
-    keys = {product_key(word) for word in words if word not in GENERIC_ITEM_WORDS}
-    return {key for key in keys if len(key) >= 3}
+    return {product_key(word) for word in words if len(word) >= 3 and word not in _PHRASE_ENDS}
+
+
+def is_product(thing: frozenset[str] | set[str]) -> bool:
+    """Whether a thing named is a product the vocabulary knows ("the jacket"), not just a word
+    after "the" that may or may not be one."""
+    return bool(set(thing) & set(PRODUCT_NAMES))
 
 
 def names_item(thing: frozenset[str] | set[str], item_name: str) -> bool:
@@ -1206,18 +1213,18 @@ def _one_slip_apart(typed: str, word: str) -> bool:
 
 # Where a refund stands: asked with a refund or money in the same sentence.
 STATUS_WORDS = Lexicon(
-    "status, state, stand, stands, progress, news, update, where, where's, yet, already, "
-    "approved, gone through, went through, go through, been paid, paid out, processed, done, "
-    "complete*, finished, settled, through, stuck, reached, arrived, landed, history, existing, "
-    "earlier, previous, pending, open, requests, happened, happening, so far, waiting, awaiting, "
-    "approval, wheres, estado, dónde, aprobad*, procesad*, pasó, llegó, hecho, pendiente, "
-    "historial, stand, wo, schon, bereits, genehmigt, bearbeitet, durch, angekommen, erledigt, "
-    "offen, verlauf, bisher, statut, état, où, déjà, passé, approuvé, traité, arrivé, en cours, "
-    "historique, stato, dove, già, approvato, passato, arrivato, in corso, waar, goedgekeurd, "
-    "verwerkt, gelukt, onde, já, aprovado, processado, andamento, histórico, gdzie, już, "
-    "zatwierdzon*, redan, godkänd, どうなって, 状況, 状態, 承認, 済み, 進捗, 상태, 어떻게 됐, "
-    "어떻게 되, 진행, 승인, 처리됐, 状态, 进度, 记录, 情况, 到了, 到账, 批了, 审批, 到哪, "
-    "怎么样, 退了吗, 退了没, 已经退, 退回, "
+    "aprob*, ya, status, state, stand, stands, progress, news, update, where, where's, yet, "
+    "already, approved, gone through, went through, go through, been paid, paid out, processed, "
+    "done, complete*, finished, settled, through, stuck, reached, arrived, landed, history, "
+    "existing, earlier, previous, pending, open, requests, happened, happening, so far, waiting, "
+    "awaiting, approval, wheres, estado, dónde, aprobad*, procesad*, pasó, llegó, hecho, "
+    "pendiente, historial, stand, wo, schon, bereits, genehmigt, bearbeitet, durch, angekommen, "
+    "erledigt, offen, verlauf, bisher, statut, état, où, déjà, passé, approuvé, traité, arrivé, "
+    "en cours, historique, stato, dove, già, approvato, passato, arrivato, in corso, waar, "
+    "goedgekeurd, verwerkt, gelukt, onde, já, aprovado, processado, andamento, histórico, gdzie, "
+    "już, zatwierdzon*, redan, godkänd, どうなって, 状況, 状態, 承認, 済み, 進捗, 상태, "
+    "어떻게 됐, 어떻게 되, 진행, 승인, 처리됐, 状态, 进度, 记录, 情况, 到了, 到账, 批了, 审批, "
+    "到哪, 怎么样, 退了吗, 退了没, 已经退, 退回, "
 )
 STATUS_PHRASES = Lexicon(
     "where things stand, where it stands, where they stand, refund* history, refund* requests, "
@@ -1407,7 +1414,7 @@ def asks_about_refunds(text: str) -> bool:
         is_question(sentence)
         and _names_refund(sentence)
         and not _asks_politely(sentence)
-        and not STATUS_WORDS.pattern.search(sentence)
+        and not asks_status(sentence)
         for sentence in sentences(prepare(text))
     )
 
@@ -1440,7 +1447,23 @@ def is_closing(text: str) -> bool:
 
 
 def defers_to_customer(text: str) -> bool:
-    return bool(DEFERRAL.search(text))
+    """Whether the words hand the customer's message over ("handle her email", "propose what
+    she asks for"), or only let it go ahead ("ok, go ahead", "sí, adelante")."""
+    return bool(DEFERRAL.search(text)) or _only_lets_it_go_ahead(text)
+
+
+def _only_lets_it_go_ahead(text: str) -> bool:
+    prepared = prepare(text)
+    if not GO_AHEAD.pattern.search(prepared):
+        return False
+    rest = CLOSING.pattern.sub(" ", GO_AHEAD.pattern.sub(" ", prepared))
+    return not (set(re.findall(r"[^\W\d_]+", rest)) - _GO_AHEAD_FILLERS)
+
+
+_GO_AHEAD_FILLERS = _words(
+    """ok okay yes yep sure please pls then now and with it that just sí si ja oui sim tak
+    bitte por favor s'il vous plaît 好 是 はい 네"""
+)
 
 
 def asks_only_an_answer(text: str) -> bool:

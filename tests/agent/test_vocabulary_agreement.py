@@ -111,7 +111,7 @@ def reasons_read(text: str) -> set[str]:
 def establishes_a_proposal(text: str, name: str) -> bool:
     """Whether the vocabulary's reading of `text` establishes one proposal on the order: a
     request, one reason (or a fault the policy names), one amount that the order's figures
-    settle, and nothing named that the order does not hold."""
+    settle, and no product named that the order does not hold."""
     order_id, item, _, paid, balance = ORDERS[name]
     if not vocabulary.asks_for_refund(text) or set(_ORDER_ID.findall(text)) - {order_id}:
         return False
@@ -122,7 +122,8 @@ def establishes_a_proposal(text: str, name: str) -> bool:
     if len(reasons) > 1 or not (reasons or vocabulary.fault_in_use(text)):
         return False
     things = vocabulary.things_named(text)
-    if things and not any(vocabulary.names_item(thing, item) for thing in things):
+    other = [thing for thing in things if not vocabulary.names_item(thing, item)]
+    if things and (len(other) == len(things) or any(map(vocabulary.is_product, other))):
         return False
     amounts = vocabulary.amounts_named(text)
     if amounts:

@@ -306,8 +306,8 @@ _QUESTIONS = {
         "{currency} should I propose (refundable balance {balance})?"
     ),
     "which_item": (
-        "None of this customer's orders holds just what you describe, or more than one does: "
-        "which order do you mean? Tell me its order number."
+        "None of this customer's orders holds just what you describe, or more than one does. "
+        "Which order do you mean? Tell me its order number and I will look it up."
     ),
     "which_order": "Which order do you mean? Tell me its order number and I will look it up.",
     "list": "Which order do you mean? Tell me its order number and I will look it up.",

@@ -58,6 +58,7 @@ from agent.vocabulary import (
     asks_only_an_answer,
     counts_faults_as_damage,
     doubts_the_order,
+    is_product,
     names_item,
     policy_keywords,
     things_named,
@@ -299,7 +300,9 @@ class _Step:
         if self.policy_only():
             return None, "policy"
         if t.ticket_order is None:
-            return None, "no_ticket_order"
+            # No order on the ticket: an item named finds one in the listing, or nothing does.
+            match = self.match_in_listing(listing) if listing and intent.things else None
+            return (match, "") if match else (None, "no_ticket_order")
         return t.ticket_order, ""
 
     def policy_only(self) -> bool:
@@ -353,7 +356,10 @@ class _Step:
             # A proposal or a question about the order looks the ticket's order up first
             # anyway (then compares); a status question, which needs no lookup, lists at once.
             return not (work.wants_refund or work.asks_policy)
-        return not any(self.holds(ticket_order, thing) for thing in intent.things)
+        other = [thing for thing in intent.things if not self.holds(ticket_order, thing)]
+        # Nothing of the ticket's order named, or another product beside it ("the mug and the
+        # jacket"): the listing says which order is meant.
+        return len(other) == len(intent.things) or any(is_product(thing) for thing in other)
 
     def match_in_listing(self, listing: Call) -> str | None:
         """The one listed order that holds what the agent named; None for none or several."""
