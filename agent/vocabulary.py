@@ -1503,6 +1503,24 @@ def is_chinese(text: str) -> bool:
     return has_han(text) and not re.search(r"[\u3040-\u30ff]", text)
 
 
+# --- The desk's own words ------------------------------------------------------------------------
+
+# What the desk says to itself and never to a customer.
+INTERNAL_VOCABULARY = re.compile(
+    r"\brf_[0-9a-z]+|\bR-\d+\b|\bversion\s*\d|\bv\d+\b|fingerprint|\b(?=[0-9a-f]*[a-f])[0-9a-f]{16,}\b"
+    r"|\b(?:get_order|list_customer_orders|search_policies|get_refund_status|create_refund|"
+    r"read_tool_result)\b|\b[A-Z]{2,}(?:_[A-Z]+)+\b|\b[a-z]+_[a-z_]+\b|\bbalance\b|余额"
+    r"|\buntrusted\b|\bclauses?\b|\btool\s*calls?\b|\bthe assistant\b|\bsystem prompt\b"
+    r"|\bpending approval\b|\breviewer\b",
+    re.IGNORECASE,
+)
+
+
+def internal_vocabulary(text: str) -> list[str]:
+    """The desk's own words in `text`, which a customer must never read."""
+    return list(dict.fromkeys(match.group(0) for match in INTERNAL_VOCABULARY.finditer(text)))
+
+
 def _spelling_sources() -> tuple[Lexicon, ...]:
     """The lists whose words a misspelling is read as."""
     return (
