@@ -1156,3 +1156,13 @@ def test_an_amount_an_order_note_names_is_never_proposed():
     calls, _ = drive(start("mug's broken, refund it pls"), results)
 
     assert proposals(calls)[0]["amount"] == Decimal("129.00")
+
+
+def test_it_asks_which_amount_when_the_customer_asked_for_part_and_the_agent_named_none():
+    calls, answer = drive(
+        with_thread("The mug is chipped, refund it.", "I'd be happy with 30 back, I keep the mug."),
+        ALL_RESULTS,
+    )
+
+    assert proposals(calls) == []
+    assert "The customer's message names 30.00 CNY" in answer and answer.endswith("?")

@@ -38,6 +38,7 @@ from agent.providers.offline.intent import (
     Reason,
     customer_doubts_order,
     customer_latest_asks,
+    customer_messages,
     customer_orders_named,
     customer_reason,
     read_intent,
@@ -198,18 +199,19 @@ def read_work(transcript: Transcript) -> Work:
         approve_command=approve_command,
         delegated=False,
     )
-    if intent.defers_to_customer:
-        customer = customer_latest_asks(transcript)
-        if customer is not None:
-            # Questions the customer asks are answered with read tools; a refund the customer
-            # asks for only when the agent's words hand it over ("handle", "propose what ...").
-            work.asks_status = work.asks_status or customer.asks_status
-            if customer.wants_refund and not asks_only_an_answer(intent.words):
-                work.wants_refund = True
-                work.delegated = not intent.wants_refund or not intent.reason
-                work.customer_amounts = customer.amounts
-            others = customer_orders_named(transcript) - {transcript.ticket_order}
-            work.customer_names_other_order = bool(others) or customer_doubts_order(transcript)
+    customer = customer_latest_asks(transcript)
+    if customer is not None and customer.wants_refund:
+        # What the customer asked for, to weigh the agent's amount against (never to act on).
+        work.customer_amounts = customer.amounts
+    if intent.defers_to_customer and customer is not None:
+        # Questions the customer asks are answered with read tools; a refund the customer
+        # asks for only when the agent's words hand it over ("handle", "propose what ...").
+        work.asks_status = work.asks_status or customer.asks_status
+        if customer.wants_refund and not asks_only_an_answer(intent.words):
+            work.wants_refund = True
+            work.delegated = not intent.wants_refund or not intent.reason
+        others = customer_orders_named(transcript) - {transcript.ticket_order}
+        work.customer_names_other_order = bool(others) or customer_doubts_order(transcript)
     return work
 
 
@@ -446,7 +448,7 @@ class _Step:
         if balance <= 0:
             return Move(order_id=order_id, notes=[*notes, "nothing_left"])
         paid = _money(order.get("amount_paid")) or balance
-        amount, question = self.amount(paid=paid, balance=balance)
+        amount, question = self.amount(order_id, paid=paid, balance=balance)
         currency = str(order.get("currency") or "")
         if amount is not None and intent.currencies and currency not in intent.currencies:
             question = "currency"
@@ -488,7 +490,9 @@ class _Step:
                 return self.call("get_refund_status", order_id=order_id)
         return Move(order_id=order_id, notes=notes)
 
-    def amount(self, *, paid: Decimal, balance: Decimal) -> tuple[Decimal | None, str | None]:
+    def amount(
+        self, order_id: str, *, paid: Decimal, balance: Decimal
+    ) -> tuple[Decimal | None, str | None]:
         """The agent's amount, kept as typed; what "the rest", "in full" or "half" come to on
         this order; a question when the amount is not established."""
         work, intent = self.work, self.intent
@@ -508,10 +512,26 @@ class _Step:
             return balance, None
         if said.full and paid != balance:
             return None, "full_or_rest"
-        customer = work.customer_amounts
+        customer = work.customer_amounts if self.customer_speaks_of(order_id) else frozenset()
         if work.delegated and customer and customer != {balance}:
             return None, "customer_amount"
+        # The agent named no amount and the customer asked for part of the order's: which?
+        if not said.full and any(0 < amount < balance for amount in customer):
+            return None, "customer_amount"
         return balance, None
+
+    def customer_speaks_of(self, order_id: str) -> bool:
+        """Whether the customer's latest message is about this order only (the ticket's, and
+        no other order or product named), so that an amount in it is an amount for it."""
+        messages = customer_messages(self.t)
+        if order_id != self.t.ticket_order or not messages:
+            return False
+        if customer_orders_named(self.t) - {order_id} or customer_doubts_order(self.t):
+            return False
+        order = self.order_result(order_id)
+        return all(
+            self.holds(order, thing) for thing in things_named(messages[-1]) if is_product(thing)
+        )
 
     def reason(self, order_id: str) -> Reason:
         """What went wrong, from the agent's words; failing that, from what the customer
