@@ -1084,7 +1084,10 @@ NOT_PRODUCT_WORDS = _words(
     defect receipt invoice tracking link attention requests proposals card bank charge
     chargeback pieces piece rim chip crack side friday monday tuesday wednesday thursday
     saturday sunday morning evening afternoon today tomorrow yesterday weekend call lot bits
-    place manager team colleague"""
+    place manager team colleague patience experience feedback complaint apology mood hassle
+    inconvenience delay wait picture image video evidence proof courier driver post mail
+    neighbour neighbor husband wife son daughter mother father friend birthday holiday trip
+    fault story words language name hotline website app life job"""
 )
 # Words that describe a thing without naming it: "the broken mug", "her other order".
 DESCRIBING_WORDS = _words(
@@ -1093,8 +1096,9 @@ DESCRIBING_WORDS = _words(
     own second third another half exact exactly remaining right left next previous"""
 )
 _DETERMINER_PHRASE = re.compile(
-    # A lookahead, so that "the status of the blender refund" yields both phrases.
-    r"(?:\b(?:the|her|his|their|my|a|an|that|this|your|our)|'s)\s+"
+    # A lookahead, so that "the status of the blender refund" yields both phrases. Only words
+    # that point at one thing count ("a terrible week" points at none).
+    r"(?:\b(?:the|her|his|their|my|that|this|your|our)|'s)\s+"
     r"(?=(?P<words>[a-z-]+(?:\s+[a-z-]+){0,2}))"
 )
 _PHRASE_ENDS = _words(
