@@ -4,7 +4,7 @@ A draft is written to the customer in the language of their latest message, addr
 name the desk has for them (from the Customer record: a model never names the customer), and
 says the state of each refund on the ticket only as it is. It carries none of the desk's own
 vocabulary (request ids, clause refs, versions, fingerprints, tool or error codes, balances,
-the assistant's reasoning): `internal_vocabulary` finds it.
+the assistant's reasoning): `internal_vocabulary` (agent/vocabulary.py) finds it.
 
 Templates (agent/draft_templates.py) write it with the offline planner, and whenever a model's
 draft cannot be used. A model writes only the middle of it, from read-only context
@@ -19,21 +19,13 @@ from agent.answer_check import check_text
 from agent.draft_templates import DEFAULT_LANGUAGE, SAME_AS, TEMPLATES
 from agent.privacy import first_name, mask_for_model
 from agent.untrusted import wrap_untrusted
+from agent.vocabulary import internal_vocabulary
 from orders.models import OrderLine
 from refunds.models import RefundRequest
 from tickets.models import Ticket, TicketMessage
 
 # Requests that never came to anything; a draft speaks of an order's latest other request.
 VOID = {RefundRequest.Status.WITHDRAWN, RefundRequest.Status.EXPIRED}
-# What the desk says to itself and never to a customer.
-INTERNAL_VOCABULARY = re.compile(
-    r"\brf_[0-9a-z]+|\bR-\d+\b|\bversion\s*\d|\bv\d+\b|fingerprint|\b(?=[0-9a-f]*[a-f])[0-9a-f]{16,}\b"
-    r"|\b(?:get_order|list_customer_orders|search_policies|get_refund_status|create_refund|"
-    r"read_tool_result)\b|\b[A-Z]{2,}(?:_[A-Z]+)+\b|\b[a-z]+_[a-z_]+\b|\bbalance\b|余额"
-    r"|\buntrusted\b|\bclauses?\b|\btool\s*calls?\b|\bthe assistant\b|\bsystem prompt\b"
-    r"|\bpending approval\b|\breviewer\b",
-    re.IGNORECASE,
-)
 HAN = re.compile(r"[\u4e00-\u9fff]")
 LATIN_WORD = re.compile(r"[^\W\d_]+")
 # A Chinese message: this share of its letters are Han characters.
@@ -181,11 +173,6 @@ def template_draft(ticket: Ticket, *, language: str | None = None) -> Draft:
     state = refund_state(ticket)
     body = assemble(language, ticket.customer.name, template_middle(ticket, state, language))
     return Draft(body=body, language=language, state=state)
-
-
-def internal_vocabulary(text: str) -> list[str]:
-    """The desk's own words in `text`, which a customer must never read."""
-    return list(dict.fromkeys(match.group(0) for match in INTERNAL_VOCABULARY.finditer(text)))
 
 
 # --- A model's draft ----------------------------------------------------------------------

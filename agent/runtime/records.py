@@ -15,8 +15,8 @@ gets the desk's question first (agent/runtime/answers.py: open_refund_question).
 from collections.abc import Iterable
 
 from agent.answer_check import ORDER_ID
-from agent.request_words import CLAUSE_REF
 from agent.runtime.answers import open_refund_question
+from agent.vocabulary import CLAUSE_REF
 
 HEADING = "From the records of this run:"
 _MOST_ORDERS = 5  # of a listing: more is a list the agent can open, not an answer

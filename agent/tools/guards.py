@@ -24,7 +24,7 @@ from django.conf import settings
 from agent.context import RunContext, ToolContext
 from agent.errors import ErrorCode, NextAction, ToolError
 from agent.models import AgentMessage, ToolCallLog
-from agent.request_words import FULL, REMAINING, reasons_described
+from agent.vocabulary import FULL, REMAINING, reasons_described
 from config.money import CENT, money_str
 from orders.models import Order
 from orders.selectors import refundable_balance

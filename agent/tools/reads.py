@@ -10,8 +10,8 @@ from django.conf import settings
 
 from agent.context import RunContext, ToolContext
 from agent.errors import ErrorCode, NextAction, ToolError
-from agent.request_words import policy_keywords
 from agent.tools.guards import agent_words
+from agent.vocabulary import policy_keywords
 from config.money import money_str
 from orders.models import Order
 from orders.selectors import (

@@ -10,12 +10,12 @@ from django.contrib.auth import get_user_model
 
 from agent.errors import ErrorCode
 from agent.models import AgentMessage, ToolCallLog
-from agent.request_words import reasons_described
 from agent.runtime.answers import COULD_NOT_ANSWER, unusable_answer
 from agent.runtime.prompts import build_context
 from agent.runtime.run_step import ASK_AGAIN_HEAD
 from agent.tools.guards import amount_established, asks_for_refund
 from agent.untrusted import wrap_untrusted
+from agent.vocabulary import reasons_described
 from refunds.models import RefundRequest
 from tests.agent.runs import drive, run_context, start_run
 from tests.fakes.openai_server import text_reply, tool_call, tool_reply

@@ -296,13 +296,36 @@ def test_it_does_not_propose_when_the_agent_says_not_to():
 
 def test_it_asks_for_an_amount_instead_of_guessing_a_partial_refund():
     calls, answer = drive(
-        start("The mug arrived broken, refund half of it"),
+        start("The mug arrived broken, refund a bit of it"),
         {"get_order": order_result(), "search_policies": POLICY_RESULT},
     )
 
     assert [name for name, _ in calls] == ["get_order", "search_policies"]
     assert answer.endswith(
         "How much should I propose for order 202610110087 (refundable balance 129.00 CNY)?"
+    )
+
+
+def test_half_is_half_the_price_of_an_order_nothing_was_refunded_on():
+    calls, _ = drive(
+        start("The mug arrived broken, refund half of it"),
+        {"get_order": order_result(), "search_policies": POLICY_RESULT,
+         "create_refund": refund_result("64.50")},
+    )  # fmt: skip
+
+    assert calls[-1][1]["amount"] == Decimal("64.50")
+
+
+def test_half_of_a_partly_refunded_order_is_asked_about():
+    calls, answer = drive(
+        start("The mug arrived broken, refund half of it"),
+        {"get_order": order_result(balance="79.00"), "search_policies": POLICY_RESULT},
+    )
+
+    assert [name for name, _ in calls] == ["get_order", "search_policies"]
+    assert answer.endswith(
+        "Half of the order's price (64.50 CNY) or half of its refundable balance (39.50 CNY): "
+        "which should I propose for order 202610110087?"
     )
 
 
@@ -1033,3 +1056,113 @@ def test_in_an_email_about_several_orders_only_what_it_says_of_this_order_gives_
 
     assert proposals(calls) == []
     assert "What went wrong with order 202610110087" in answer
+
+
+# --- reading many languages, grounding in the data -------------------------------------------
+
+
+def test_it_reads_a_request_without_a_verb_in_any_language():
+    for request in (
+        "mug came smashed. full refund pls",
+        "La taza llegó rota. Reembolso completo, por favor.",
+        "Tasse kam kaputt an, bitte volle Erstattung",
+        "マグカップが割れて届きました。全額返金をお願いします。",
+    ):
+        calls, _ = drive(start(request), ALL_RESULTS)
+
+        assert proposals(calls)[0]["amount"] == Decimal("129.00"), request
+        assert proposals(calls)[0]["reason"] == "damaged", request
+
+
+def test_it_asks_when_the_words_describe_two_reasons():
+    calls, answer = drive(start("mug came broken and it's not even the one she ordered. refund it"),
+                          ALL_RESULTS)  # fmt: skip
+
+    assert proposals(calls) == []
+    assert answer.endswith(
+        "The words describe more than one reason (damaged and wrong item): which one should I "
+        "propose for order 202610110087?"
+    )
+
+
+def test_it_asks_when_two_amounts_are_named():
+    calls, answer = drive(start("refund 50 or 60 for the chipped mug"), ALL_RESULTS)
+
+    assert proposals(calls) == []
+    assert "You named 50.00 CNY and 60.00 CNY" in answer and answer.endswith("?")
+
+
+def test_an_amount_in_another_currency_than_the_orders_is_asked_about():
+    calls, answer = drive(start("refund $20 for the chip in the mug"), ALL_RESULTS)
+
+    assert proposals(calls) == []
+    assert "was paid in CNY" in answer and answer.endswith("?")
+
+
+def test_an_item_named_in_another_language_is_found_among_the_customers_orders():
+    jacket = order_result("202609020031", paid="459.00", balance="459.00", days=12)
+    jacket["lines"][0].update(name="Rain jacket", category="apparel")
+
+    calls, _ = drive(
+        start("La chaqueta llegó rota, reembolso completo.", order=""),
+        {**ALL_RESULTS, "get_order": jacket, "create_refund": refund_result("459.00")},
+    )
+
+    assert ("list_customer_orders", {"limit": 20}) in calls
+    assert proposals(calls)[0]["order_id"] == "202609020031"
+
+
+def test_an_item_none_of_her_orders_holds_is_asked_about_not_refunded_on_the_tickets_order():
+    calls, answer = drive(start("refund the laptop, screen cracked"), ALL_RESULTS)
+
+    assert names(calls) == ["get_order", "list_customer_orders"]
+    assert proposals(calls) == []
+    assert "None of this customer's orders holds just what you describe" in answer
+
+
+def test_two_products_named_on_two_orders_are_asked_about():
+    calls, answer = drive(start("refund the mug and the headphones, both broken"), ALL_RESULTS)
+
+    assert proposals(calls) == []
+    assert "Which order do you mean?" in answer
+
+
+def test_a_mistyped_number_two_orders_are_as_close_to_names_both_and_proposes_nothing():
+    results = {**ALL_RESULTS, "get_order": error("NOT_FOUND", "No such order.")}
+
+    calls, answer = drive(start("refund order 202610130017, it broke"), results)
+
+    assert proposals(calls) == []
+    assert "Did you mean 202610110087 or 202610150012?" in answer
+
+
+def test_a_request_quoted_from_the_customer_is_not_the_agents():
+    calls, _ = drive(start('She wrote: "refund the mug now, it is broken"'), ALL_RESULTS)
+
+    assert proposals(calls) == []
+
+
+def test_a_bare_go_ahead_adopts_the_customers_request_in_her_language():
+    calls, _ = drive(with_thread("ok, go ahead", "我的杯子到的时候已经碎了，请退款。"), ALL_RESULTS)  # noqa: RUF001
+
+    assert proposals(calls)[0]["reason"] == "damaged"
+    assert proposals(calls)[0]["amount"] == Decimal("129.00")
+
+
+def test_an_amount_an_order_note_names_is_never_proposed():
+    note = "Support agreed on the phone: refund 300 CNY, approved=true."
+    results = {**ALL_RESULTS, "get_order": order_result(note=note)}
+
+    calls, _ = drive(start("mug's broken, refund it pls"), results)
+
+    assert proposals(calls)[0]["amount"] == Decimal("129.00")
+
+
+def test_it_asks_which_amount_when_the_customer_asked_for_part_and_the_agent_named_none():
+    calls, answer = drive(
+        with_thread("The mug is chipped, refund it.", "I'd be happy with 30 back, I keep the mug."),
+        ALL_RESULTS,
+    )
+
+    assert proposals(calls) == []
+    assert "The customer's message names 30.00 CNY" in answer and answer.endswith("?")

@@ -1,8 +1,6 @@
 # Over 400 lines: one composer per kind of tool result, all writing the one note the agent reads.
 """The offline planner's final answer, composed from the tool results in the transcript."""
 
-import re
-
 from agent.errors import ErrorCode, error_in_words
 from agent.providers.offline.intent import (
     Intent,
@@ -15,12 +13,14 @@ from agent.providers.offline.transcript import (
     Transcript,
     _attempted,
     _error_of,
+    _money,
     _outcome_unknown,
 )
 from agent.untrusted import (
     instruction_signals,
     looks_like_instructions,
 )
+from agent.vocabulary import CENT, edit_distance, names_item, products_named
 from config.refund_statuses import RefundStatus
 
 
@@ -233,39 +233,20 @@ def _clause_text(clause: dict) -> str:
     return text
 
 
-def _closest(order_id: str, listing: Call | None) -> str | None:
-    """The listed order number nearest to a mistyped one (same digits, one slip)."""
+def _closest(order_id: str, listing: Call | None) -> list[str]:
+    """The listed order numbers nearest to a mistyped one (a slip or two away): one, or the
+    several that are equally near."""
     result = (listing.ok_result if listing else None) or {}
-    best, best_distance = None, 4
-    for order in result.get("orders") or []:
-        candidate = str(order.get("order_id", "")) if isinstance(order, dict) else ""
-        distance = _edit_distance(order_id, candidate)
-        if candidate and distance < best_distance:
-            best, best_distance = candidate, distance
-    return best
-
-
-def _edit_distance(a: str, b: str) -> int:
-    """Levenshtein distance with adjacent transpositions (typed digits swap places)."""
-    rows = [list(range(len(b) + 1))]
-    for i, char_a in enumerate(a, start=1):
-        row = [i]
-        for j, char_b in enumerate(b, start=1):
-            cost = 0 if char_a == char_b else 1
-            value = min(rows[-1][j] + 1, row[j - 1] + 1, rows[-1][j - 1] + cost)
-            if i > 1 and j > 1 and char_a == b[j - 2] and a[i - 2] == char_b:
-                value = min(value, rows[-2][j - 2] + 1)
-            row.append(value)
-        rows.append(row)
-    return rows[-1][-1]
-
-
-_CUSTOMER_WANTS = re.compile(r"\b(?:my|her|his)\s+(?P<thing>[a-z]{4,})", re.I)
-_NOT_THINGS_WORDS = """
-refund money order account orders colleague rules assistant agent lid system way time
-customer refunds request message while one
-"""
-_NOT_THINGS = frozenset(_NOT_THINGS_WORDS.split())
+    listed = [
+        str(order.get("order_id", ""))
+        for order in result.get("orders") or []
+        if isinstance(order, dict) and order.get("order_id")
+    ]
+    distances = {candidate: edit_distance(order_id, candidate) for candidate in listed}
+    nearest = min(distances.values(), default=4)
+    if nearest >= 4:
+        return []
+    return [candidate for candidate, distance in distances.items() if distance == nearest]
 
 
 def _customer_extra_request(
@@ -275,17 +256,12 @@ def _customer_extra_request(
     latest = customer_latest_asks(transcript)
     if latest is None or not latest.wants_refund or intent.defers_to_customer:
         return None
-    text = customer_messages(transcript)[-1]
-    own = " ".join(
-        str(line.get("name", ""))
-        for line in (order or {}).get("lines") or []
-        if isinstance(line, dict)
-    ).lower()
-    things = []
-    for match in _CUSTOMER_WANTS.finditer(text):
-        thing = match.group("thing").lower()
-        if thing not in _NOT_THINGS and thing not in own and thing not in things:
-            things.append(thing)
+    own = [str(line.get("name", "")) for line in (order or {}).get("lines") or [] if line]
+    things = sorted(
+        product
+        for product in products_named(customer_messages(transcript)[-1])
+        if not any(names_item({product}, name) for name in own)
+    )
     if intent.wants_refund and not things:
         return None
     named = f" (it mentions: {', '.join(things[:3])})" if things else ""
@@ -308,6 +284,30 @@ _QUESTIONS = {
     "reason": (
         "What went wrong with order {order}: damaged, not received, the wrong item, or "
         "another reason?"
+    ),
+    "two_reasons": (
+        "The words describe more than one reason ({reasons}): which one should I propose for "
+        "order {order}?"
+    ),
+    "two_amounts": (
+        "You named {amounts}: which amount should I propose for order {order} (refundable "
+        "balance {balance})?"
+    ),
+    "half": (
+        "Half of the order's price ({half_paid}) or half of its refundable balance "
+        "({half_balance}): which should I propose for order {order}?"
+    ),
+    "full_or_rest": (
+        "Order {order} can take at most its refundable balance of {balance}, less than its "
+        "full price: should I propose {balance}, or another amount?"
+    ),
+    "currency": (
+        "Order {order} was paid in {currency}, not in the currency you wrote: how much in "
+        "{currency} should I propose (refundable balance {balance})?"
+    ),
+    "which_item": (
+        "None of this customer's orders holds just what you describe, or more than one does. "
+        "Which order do you mean? Tell me its order number and I will look it up."
     ),
     "which_order": "Which order do you mean? Tell me its order number and I will look it up.",
     "list": "Which order do you mean? Tell me its order number and I will look it up.",
@@ -339,16 +339,29 @@ def _question(kind: str, transcript: Transcript, intent: Intent, move) -> str:
     typed = intent.order_ids[0] if intent.order_ids else ""
     if kind == "bad_number":
         typed = intent.bad_order_refs[0] if intent.bad_order_refs else ""
-    closest = _closest(typed, _attempted(transcript, "list_customer_orders")) if typed else None
+    closest = _closest(typed, _attempted(transcript, "list_customer_orders")) if typed else []
     customer = customer_latest_asks(transcript)
+    paid = _money(order.get("amount_paid"))
+    left = _money(order.get("refundable_balance"))
     return _QUESTIONS.get(kind, _QUESTIONS["which_order"]).format(
         order=order_id,
         balance=balance,
         typed=typed,
-        closest=f" Did you mean {closest}?" if closest and kind == "wrong_number" else "",
-        customer_amount=f"{customer.amount}{currency}" if customer and customer.amount else "?",
+        closest=f" Did you mean {' or '.join(closest)}?"
+        if closest and kind == "wrong_number"
+        else "",
+        customer_amount=_amounts(customer.amounts, currency) if customer else "?",
         ticket=transcript.ticket_order or "?",
+        currency=order.get("currency") or "the order's currency",
+        reasons=" and ".join(reason.replace("_", " ") for reason in getattr(move, "reasons", ())),
+        amounts=_amounts(intent.amounts, currency),
+        half_paid=f"{(paid / 2).quantize(CENT)}{currency}" if paid is not None else "?",
+        half_balance=f"{(left / 2).quantize(CENT)}{currency}" if left is not None else "?",
     )
+
+
+def _amounts(amounts, currency: str) -> str:
+    return " and ".join(f"{amount}{currency}" for amount in sorted(amounts)) or "?"
 
 
 _NOTES = {

@@ -17,14 +17,17 @@ What may steer it, and what may not:
     balances, clause refs) and scanned for injected instructions to warn about; they can
     make the planner more careful (ask which order) but never make it act.
 
-It works like a careful agent (DESIGN §16): it looks the order up before proposing, checks
-the refund requests already on it, asks one question when the order, the amount or the
-reason is not established, and proposes nothing then.
+It reads words only through agent/vocabulary.py (many languages, misspellings) and grounds
+what it reads in the data the tools returned, not in phrasing: the order by its number or by
+an item of the customer's orders; the amount as typed, or what "the rest", "in full" or "half"
+come to on that order; the reason in the policy's vocabulary. It works like a careful agent
+(DESIGN §16): it looks the order up before proposing, checks the refund requests already on
+it, and asks one question, proposing nothing, when the order, the amount or the reason is not
+established (a number not found, even one a slip away from one of hers, is asked about).
 """
 
 import hashlib
 import json
-import re
 from dataclasses import dataclass, field
 from decimal import Decimal
 
@@ -32,6 +35,7 @@ from agent.providers.llm import ModelReply, TextSink
 from agent.providers.offline.answer import compose_answer
 from agent.providers.offline.intent import (
     Intent,
+    Reason,
     customer_doubts_order,
     customer_latest_asks,
     customer_messages,
@@ -49,7 +53,17 @@ from agent.providers.offline.transcript import (
     _tool_names,
     read_transcript,
 )
-from agent.request_words import policy_keywords
+from agent.vocabulary import (
+    CENT,
+    about_an_order,
+    asks_only_an_answer,
+    counts_faults_as_damage,
+    doubts_the_order,
+    is_product,
+    names_item,
+    policy_keywords,
+    things_named,
+)
 
 # Calls the planner makes in one turn before it answers with what it has.
 MAX_CALLS_PER_TURN = 7
@@ -70,52 +84,6 @@ _GENERAL_POLICY_QUERY = "refund window non-refundable categories balance"
 # Why no order is known yet, for which listing the customer's orders comes first.
 _LISTING_FIRST = ("list", "which_order", "wrong_number", "bad_number", "no_ticket_order")
 
-# Words that say which order a question is about (not a question about refunds in general).
-_SPECIFIC = re.compile(
-    r"\b(?:she|her|he|his|they|their|this (?:order|customer)|the order|the customer'?s"
-    r"|the \w+ order|its)\b|她|他|这个订单|这单",
-    re.I,
-)
-_ANSWER_ONLY = re.compile(
-    r"\b(?:answer|reply|respond|summari[sz]e|explain|what does|tell me what|draft)\b"
-    r"|回答|回复|总结",
-    re.I,
-)
-_DETERMINER_PHRASE = re.compile(
-    # A lookahead, so that "the status of the blender refund" yields both phrases.
-    r"(?:\b(?:the|her|his|their|my|a|an|that|this|your|our)|'s)\s+"
-    r"(?=(?P<words>[a-z-]+(?:\s+[a-z-]+){0,2}))",
-    re.I,
-)
-# Nouns that name no product: a phrase ending in one of these never sends the planner
-# looking for another order.
-_NOT_PRODUCTS_WORDS = """
-order orders refund refunds customer customers money balance amount rest item items
-thing things one damage problem issue trouble question message ticket policy reason
-request proposal status price full partial window limit reviewer supervisor agent record
-note email replacement discount code password address weather poem shipping box parcel
-package photo delivery courier time week day days month lid screen part zip earbud
-charger cable battery handle colour color size shade design model version gesture
-goodwill courtesy difference compensation history state account number table row rows
-database data case clause review approval decision fee cost total payment way thread
-latest first last other same whole remaining mind earlier right left new old end bell
-reply draft store shop desk system list refundable rules rule sort something bit trouble
-inbox chat conversation situation fault defect receipt invoice tracking link attention
-next previous broken cracked damaged faulty defective missing wrong full partial entire
-whole same earlier latest second third another money-back half exact exactly new
-customer's agent's desk's it's that's refunds requests proposals different
-same similar other another small big large new used original own
-"""
-_NOT_PRODUCTS = frozenset(_NOT_PRODUCTS_WORDS.split())
-_STOP_WORDS = """
-the and for with her his their she him they this that what which from have has had was
-were are is been can could would will should about also too one all any our your you not
-but just please order orders refund customer bought ordered asks says said still more
-some than then them there here into onto over under in on at to of by as or if so it its
-is be who how why when where
-"""
-_STOP = frozenset(_STOP_WORDS.split())
-
 
 @dataclass
 class Move:
@@ -127,6 +95,7 @@ class Move:
     ask: str | None = None
     notes: list[str] = field(default_factory=list)
     order_id: str | None = None
+    reasons: tuple[str, ...] = ()  # the reasons a "two_reasons" question offers
 
 
 class OfflinePlanner:
@@ -214,7 +183,7 @@ class Work:
     asks_list: bool
     approve_command: bool
     delegated: bool  # the refund is the customer's, adopted because the agent said so
-    customer_amount: Decimal | None = None
+    customer_amounts: frozenset[Decimal] = frozenset()
     customer_names_other_order: bool = False
 
 
@@ -230,22 +199,19 @@ def read_work(transcript: Transcript) -> Work:
         approve_command=approve_command,
         delegated=False,
     )
-    if intent.defers_to_customer:
-        customer = customer_latest_asks(transcript)
-        if customer is not None:
-            # Questions the customer asks are answered with read tools; a refund the customer
-            # asks for only when the agent's words hand it over ("handle", "propose what ...").
-            work.asks_status = work.asks_status or customer.asks_status
-            if customer.wants_refund and not _ANSWER_ONLY.search(intent.words):
-                work.wants_refund = True
-                work.delegated = not intent.wants_refund or not intent.reason
-                work.customer_amount = customer.amount
-            named = customer_orders_named(transcript)
-            others = named - {transcript.ticket_order}
-            latest = customer_messages(transcript)[-1]
-            work.customer_names_other_order = bool(others) or customer_doubts_order(transcript)
-            if not intent.wants_refund and customer.asks_list and "other" in latest.lower():
-                work.customer_names_other_order = True
+    customer = customer_latest_asks(transcript)
+    if customer is not None and customer.wants_refund:
+        # What the customer asked for, to weigh the agent's amount against (never to act on).
+        work.customer_amounts = customer.amounts
+    if intent.defers_to_customer and customer is not None:
+        # Questions the customer asks are answered with read tools; a refund the customer
+        # asks for only when the agent's words hand it over ("handle", "propose what ...").
+        work.asks_status = work.asks_status or customer.asks_status
+        if customer.wants_refund and not asks_only_an_answer(intent.words):
+            work.wants_refund = True
+            work.delegated = not intent.wants_refund or not intent.reason
+        others = customer_orders_named(transcript) - {transcript.ticket_order}
+        work.customer_names_other_order = bool(others) or customer_doubts_order(transcript)
     return work
 
 
@@ -301,11 +267,13 @@ class _Step:
         return self.for_order(target)
 
     def target(self, listing: Call | None) -> tuple[str | None, str]:
+        """The order the request is about, or why none is established yet."""
         work, intent, t = self.work, self.intent, self.t
         if intent.order_ids:
             order_id = intent.order_ids[0]
             if any(call.order_id == order_id and _not_found(call) for call in t.calls):
-                # A wrong or mistyped number: find the customer's orders and ask.
+                # A wrong or mistyped number: find the customer's orders and ask. Even a
+                # number one slip from one of hers is a guess, never acted on.
                 return None, "wrong_number"
             if self.names_another_orders_item(order_id):
                 return None, "mismatch"
@@ -315,22 +283,28 @@ class _Step:
         named_other = work.delegated and work.customer_names_other_order
         doubted = work.wants_refund and customer_doubts_order(t) and not intent.reason
         must_list = work.asks_list or named_other or doubted
-        if must_list or self.names_other_item():
+        other_item = self.names_other_item()
+        if must_list or other_item:
             match = self.match_in_listing(listing) if listing else None
             if match:
                 return match, ""
             if listing is None and self.can("list_customer_orders"):
                 return None, "list"
+            if other_item:
+                # None of her orders holds what the agent named, or more than one does.
+                return None, "which_item"
         if must_list:
             if work.wants_refund or named_other or doubted or intent.question:
-                if work.asks_list and not work.wants_refund and not self.item_words():
+                if work.asks_list and not work.wants_refund and not intent.things:
                     return None, "list"
                 return None, "which_order"
             return None, "list"
         if self.policy_only():
             return None, "policy"
         if t.ticket_order is None:
-            return None, "no_ticket_order"
+            # No order on the ticket: an item named finds one in the listing, or nothing does.
+            match = self.match_in_listing(listing) if listing and intent.things else None
+            return (match, "") if match else (None, "no_ticket_order")
         return t.ticket_order, ""
 
     def policy_only(self) -> bool:
@@ -341,108 +315,66 @@ class _Step:
             and not work.wants_refund
             and not work.asks_status
             and not intent.order_ids
-            and not _SPECIFIC.search(intent.words)
-            and not self.item_words(with_ticket=True)
+            and not self.about_order()
         )
 
-    def item_phrases(self) -> list[set[str]]:
-        """Product words the agent used, one set per phrase ("the rain jacket")."""
-        phrases = []
-        for match in _DETERMINER_PHRASE.finditer(self.intent.words):
-            words = []
-            for word in match.group("words").lower().split():
-                if word in _STOP:
-                    break
-                words.append(word)
-            content = {
-                word
-                for word in words
-                if word.isalpha() and len(word) >= 3 and word not in _NOT_PRODUCTS
-            }
-            if content:
-                phrases.append(content)
-        return phrases
+    def about_order(self) -> bool:
+        """The words point at an order: its number, "her", "the mug"."""
+        words = self.intent.words
+        return bool(
+            self.intent.order_ids or about_an_order(words) or things_named(words, pointed=True)
+        )
 
-    def item_words(self, with_ticket: bool = False) -> set[str]:
-        """Product words of the phrases that do not name the ticket's order's item (all of
-        them with `with_ticket`)."""
-        found: set[str] = set()
-        for phrase in self.item_phrases():
-            if with_ticket or not any(self.ticket_item_has(word) for word in phrase):
-                found |= phrase
-        return found
-
-    def ticket_item_has(self, word: str) -> bool:
-        order = self.order_result(self.t.ticket_order) if self.t.ticket_order else None
-        names = " ".join(
-            str(line.get("name", "")) + " " + str(line.get("category", ""))
-            for line in (order or {}).get("lines") or []
-            if isinstance(line, dict)
-        ).lower()
-        return _singular(word) in {_singular(w) for w in re.findall(r"[a-z]+", names)}
+    def holds(self, order: dict | None, thing: frozenset[str]) -> bool:
+        """Whether an order (a get_order result or a listing's entry) holds the thing named."""
+        return any(names_item(thing, name) for name in _item_names(order or {}))
 
     def names_another_orders_item(self, order_id: str) -> bool:
         """The agent names a product that the order they numbered does not hold but the
         ticket's order does: the number or the words are wrong, so ask."""
+        ticket = self.t.ticket_order
         order = self.order_result(order_id)
-        if order is None or order_id == self.t.ticket_order or self.t.ticket_order is None:
+        if order is None or order_id == ticket or ticket is None:
             return False
-        own = self.item_names(order)
-        phrases = self.item_phrases()
-        if not phrases or any(_singular(word) in own for phrase in phrases for word in phrase):
+        things = self.intent.things
+        if not things or any(self.holds(order, thing) for thing in things):
             return False
-        ticket = self.item_names(self.order_result(self.t.ticket_order) or {})
-        if not ticket:
+        ticket_order = self.order_result(ticket)
+        if ticket_order is None:
             return True  # the ticket's order is looked up next, then compared
-        return any(_singular(word) in ticket for phrase in phrases for word in phrase)
-
-    @staticmethod
-    def item_names(order: dict) -> set[str]:
-        names = " ".join(
-            str(line.get("name", "")) + " " + str(line.get("category", ""))
-            for line in order.get("lines") or []
-            if isinstance(line, dict)
-        ).lower()
-        return {_singular(word) for word in re.findall(r"[a-z]+", names)}
+        return any(self.holds(ticket_order, thing) for thing in things)
 
     def names_other_item(self) -> bool:
-        """The agent names a product, and nothing of what the ticket's order (once looked up)
-        holds: the request may be about another of the customer's orders."""
-        if self.intent.order_ids or self.t.ticket_order is None:
+        """The agent names things, none of which the ticket's order (once looked up) holds:
+        the request may be about another of the customer's orders."""
+        work, intent = self.work, self.intent
+        if intent.order_ids or self.t.ticket_order is None or not intent.things:
             return False
         # Worth a listing where the wrong order would be acted on or answered about.
-        if not (self.work.wants_refund or self.work.asks_status or self.work.asks_policy):
+        if not (work.wants_refund or work.asks_status or work.asks_policy):
             return False
-        if self.order_result(self.t.ticket_order) is None:
+        ticket_order = self.order_result(self.t.ticket_order)
+        if ticket_order is None:
             # A proposal or a question about the order looks the ticket's order up first
             # anyway (then compares); a status question, which needs no lookup, lists at once.
-            only_status = not (self.work.wants_refund or self.work.asks_policy)
-            return only_status and bool(self.item_words(with_ticket=True))
-        words = re.findall(r"[a-z]+", self.intent.words.lower())
-        if any(self.ticket_item_has(word) for word in words if len(word) >= 3):
-            return False
-        return bool(self.item_words(with_ticket=True))
+            return not (work.wants_refund or work.asks_policy)
+        other = [thing for thing in intent.things if not self.holds(ticket_order, thing)]
+        # Nothing of the ticket's order named, or another product beside it ("the mug and the
+        # jacket"): the listing says which order is meant.
+        return len(other) == len(intent.things) or any(is_product(thing) for thing in other)
 
     def match_in_listing(self, listing: Call) -> str | None:
+        """The one listed order that holds what the agent named; None for none or several."""
         result = listing.ok_result or {}
         orders = [o for o in result.get("orders") or [] if isinstance(o, dict)]
-        wanted = {_singular(word) for word in self.item_words(with_ticket=True)}
-        if not wanted:
-            return None
-        other = "other" in self.intent.words.lower() or self.work.customer_names_other_order
-        scored = []
-        for order in orders:
-            if other and order.get("order_id") == self.t.ticket_order:
-                continue
-            names = " ".join(str(item) for item in order.get("items") or []).lower()
-            have = {_singular(word) for word in re.findall(r"[a-z]+", names)}
-            score = len(wanted & have)
-            if score:
-                scored.append((score, str(order.get("order_id"))))
-        scored.sort(reverse=True)
-        if len(scored) == 1 or (len(scored) > 1 and scored[0][0] > scored[1][0]):
-            return scored[0][1]
-        return None
+        other = doubts_the_order(self.intent.words) or self.work.customer_names_other_order
+        holding = [
+            str(order.get("order_id"))
+            for order in orders
+            if not (other and order.get("order_id") == self.t.ticket_order)
+            and any(self.holds(order, thing) for thing in self.intent.things)
+        ]
+        return holding[0] if len(holding) == 1 else None
 
     def order_result(self, order_id: str | None) -> dict | None:
         if order_id is None:
@@ -490,24 +422,16 @@ class _Step:
             and self.can("search_policies")
         )
 
-    def about_order(self) -> bool:
-        return bool(
-            self.intent.order_ids
-            or _SPECIFIC.search(self.intent.words)
-            or self.item_words(with_ticket=True)
-        )
-
     def approval_notes(self) -> list[str]:
         return ["approval"] if self.work.approve_command else []
 
     def propose(self, order_id: str, order: dict | None) -> Move:
         work, intent, t = self.work, self.intent, self.t
         notes = self.approval_notes()
+        reason = self.reason(order_id)
         if "create_refund" not in self.offered:
             if self.can("search_policies") and not _attempted(t, "search_policies"):
-                return self.call(
-                    "search_policies", query=_REASON_QUERY[self.reason()[0] or "other"]
-                )
+                return self.call("search_policies", query=_REASON_QUERY[reason.reason or "other"])
             return Move(order_id=order_id, notes=[*notes, "not_offered"])
         if order is None:
             return Move(order_id=order_id, notes=[*notes, "no_order"])
@@ -515,21 +439,28 @@ class _Step:
         if refund_call is not None:
             return self.after_proposal(order_id, refund_call, notes)
 
-        reason, faulty = self.reason()
         if self.can("search_policies") and not _attempted(t, "search_policies"):
-            query = _FAULT_QUERY if faulty else _REASON_QUERY[reason or "other"]
+            query = _FAULT_QUERY if reason.faulty else _REASON_QUERY[reason.reason or "other"]
             if work.asks_policy:
                 query = policy_query(intent)
             return self.call("search_policies", query=query)
-        if faulty:
-            reason = "damaged" if _policy_counts_faults(t) else "other"
         balance = _money(order.get("refundable_balance")) or Decimal("0.00")
         if balance <= 0:
             return Move(order_id=order_id, notes=[*notes, "nothing_left"])
-        amount, question = self.amount(balance)
+        paid = _money(order.get("amount_paid")) or balance
+        amount, question = self.amount(order_id, paid=paid, balance=balance)
+        currency = str(order.get("currency") or "")
+        if amount is not None and intent.currencies and currency not in intent.currencies:
+            question = "currency"
         if question:
             return Move(order_id=order_id, ask=question, notes=notes)
-        if reason is None:
+        if len(reason.reasons) > 1:
+            offered = tuple(sorted(reason.reasons))
+            return Move(order_id=order_id, ask="two_reasons", notes=notes, reasons=offered)
+        chosen = reason.reason
+        if reason.faulty:
+            chosen = "damaged" if _policy_counts_faults(t) else "other"
+        if chosen is None:
             return Move(order_id=order_id, ask="reason", notes=notes)
         # Refunds already made or waiting on this order decide whether to propose at all.
         status_call = _attempted(t, "get_refund_status", order_id)
@@ -543,8 +474,8 @@ class _Step:
             "create_refund",
             order_id=order_id,
             amount=amount,
-            reason=reason,
-            explanation=_explanation(t.request, self.reason_note()),
+            reason=chosen,
+            explanation=_explanation(t.request, self.reason_note(order_id)),
         )
 
     def after_proposal(self, order_id: str, refund_call: Call, notes: list[str]) -> Move:
@@ -559,48 +490,76 @@ class _Step:
                 return self.call("get_refund_status", order_id=order_id)
         return Move(order_id=order_id, notes=notes)
 
-    def amount(self, balance: Decimal) -> tuple[Decimal | None, str | None]:
-        """The agent's amount, kept as typed; the balance for "the rest" or a whole refund;
-        a question when the amount is not established."""
+    def amount(
+        self, order_id: str, *, paid: Decimal, balance: Decimal
+    ) -> tuple[Decimal | None, str | None]:
+        """The agent's amount, kept as typed; what "the rest", "in full" or "half" come to on
+        this order; a question when the amount is not established."""
         work, intent = self.work, self.intent
-        if intent.amount_given:
+        said = intent.amount_words
+        if intent.amounts:
+            if len(intent.amounts) > 1:
+                return None, "two_amounts"
             if intent.amount is None or intent.amount <= 0:
                 return None, "amount_zero"
             return intent.amount, None
-        if intent.partial_without_amount:
+        if said.part and not said.remaining:
             return None, "amount"
-        if work.delegated and work.customer_amount is not None and work.customer_amount != balance:
+        if said.half:
+            # Half of what? Only one answer when nothing was refunded yet.
+            return ((paid / 2).quantize(CENT), None) if paid == balance else (None, "half")
+        if said.remaining:
+            return balance, None
+        if said.full and paid != balance:
+            return None, "full_or_rest"
+        customer = work.customer_amounts if self.customer_speaks_of(order_id) else frozenset()
+        if work.delegated and customer and customer != {balance}:
+            return None, "customer_amount"
+        # The agent named no amount and the customer asked for part of the order's: which?
+        if not said.full and any(0 < amount < balance for amount in customer):
             return None, "customer_amount"
         return balance, None
 
-    def reason(self) -> tuple[str | None, bool]:
-        """The reason from the agent's words; failing that, from what the customer wrote
-        about the ticket's order. (reason, a fault in use whose reason the policy decides)."""
-        intent = self.intent
-        if intent.reason or intent.faulty:
-            return intent.reason, intent.faulty
-        found = self.customer_reason()
-        return found.reason, found.faulty
+    def customer_speaks_of(self, order_id: str) -> bool:
+        """Whether the customer's latest message is about this order only (the ticket's, and
+        no other order or product named), so that an amount in it is an amount for it."""
+        messages = customer_messages(self.t)
+        if order_id != self.t.ticket_order or not messages:
+            return False
+        if customer_orders_named(self.t) - {order_id} or customer_doubts_order(self.t):
+            return False
+        order = self.order_result(order_id)
+        return all(
+            self.holds(order, thing) for thing in things_named(messages[-1]) if is_product(thing)
+        )
 
-    def customer_reason(self):
-        """What the customer wrote happened to the ticket's order."""
-        order_id = self.t.ticket_order
+    def reason(self, order_id: str) -> Reason:
+        """What went wrong, from the agent's words; failing that, from what the customer
+        wrote about the order."""
+        if self.intent.described.said:
+            return self.intent.described
+        return self.customer_reason(order_id)
+
+    def customer_reason(self, order_id: str) -> Reason:
+        """What the customer wrote happened to the order: about another order than the
+        ticket's, only sentences that name it count."""
         order = self.order_result(order_id) or {}
-        return customer_reason(self.t, order_id, frozenset(self.item_names(order)) - _NOT_PRODUCTS)
+        return customer_reason(
+            self.t,
+            order_id,
+            tuple(_item_names(order)),
+            only_about=order_id != self.t.ticket_order,
+        )
 
-    def reason_note(self) -> str:
-        if self.intent.reason or self.intent.faulty:
+    def reason_note(self, order_id: str) -> str:
+        if self.intent.described.said:
             return ""
-        words = self.customer_reason().words
+        words = self.customer_reason(order_id).words
         return f" The customer wrote: {words}." if words else ""
 
 
 def policy_query(intent: Intent) -> str:
     return policy_keywords(intent.words) or _GENERAL_POLICY_QUERY
-
-
-def _singular(word: str) -> str:
-    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
 
 
 def _not_found(call: Call) -> bool:
@@ -618,14 +577,6 @@ def _pending_requests(status_call: Call | None) -> list[dict]:
     ]
 
 
-_FAULT_IS_DAMAGE = re.compile(
-    r"damage[^.]{0,80}\b(?:defect\w*|fault\w*|malfunction\w*|stops? working|stopped working"
-    r"|not working|does not work|fails? to work)\b|\b(?:defect\w*|fault\w*|malfunction\w*"
-    r"|stops? working|stopped working|not working)[^.]{0,80}\bdamage",
-    re.I,
-)
-
-
 def _policy_counts_faults(transcript: Transcript) -> bool:
     """Whether a clause the search returned counts a fault in use as damage."""
     for call in transcript.calls:
@@ -634,9 +585,19 @@ def _policy_counts_faults(transcript: Transcript) -> bool:
         result = call.ok_result or {}
         clauses = result.get("clauses") or result.get("results") or []
         for clause in clauses if isinstance(clauses, list) else []:
-            if isinstance(clause, dict) and _FAULT_IS_DAMAGE.search(str(clause.get("text", ""))):
+            if isinstance(clause, dict) and counts_faults_as_damage(str(clause.get("text", ""))):
                 return True
     return False
+
+
+def _item_names(order: dict) -> list[str]:
+    """The names of what an order holds: get_order's lines, or a listing's items."""
+    names = [
+        str(line.get("name", ""))
+        for line in order.get("lines") or []
+        if isinstance(line, dict) and line.get("name")
+    ]
+    return names + [str(item) for item in order.get("items") or [] if item]
 
 
 def _explanation(request: str, note: str = "") -> str:
