@@ -19,8 +19,8 @@ from collections.abc import Iterable
 from agent.answer_check import ORDER_ID, SENTENCE_END, check_text
 from agent.models import AgentRun
 from agent.runtime.small_model import clear_refund_request
-from agent.tools.guards import asks_for_refund
 from agent.untrusted import carries_untrusted_markers
+from agent.vocabulary import asks_for_refund
 
 # A tag, an opening or closing one, as chat templates and tool-call formats write them.
 _MARKUP = re.compile(r"</?\s*[A-Za-z_|][\w|:-]*(?:\s[^<>]*)?/?>")

@@ -37,7 +37,7 @@ from agent.providers.offline.answer import compose_answer
 from agent.providers.offline.intent import mentions_refunds, read_intent
 from agent.providers.offline.planner import plan
 from agent.providers.offline.transcript import read_transcript
-from agent.tools.guards import asks_for_refund
+from agent.vocabulary import asks_for_refund
 
 # Under an answer the desk wrote because the model gave none it could post ("fallback").
 DESK_ANSWERED = (

@@ -13,9 +13,8 @@ from agent.models import AgentMessage, ToolCallLog
 from agent.runtime.answers import COULD_NOT_ANSWER, unusable_answer
 from agent.runtime.prompts import build_context
 from agent.runtime.run_step import ASK_AGAIN_HEAD
-from agent.tools.guards import amount_established, asks_for_refund
 from agent.untrusted import wrap_untrusted
-from agent.vocabulary import reasons_described
+from agent.vocabulary import amount_established, asks_for_refund, reasons_described
 from refunds.models import RefundRequest
 from tests.agent.runs import drive, run_context, start_run
 from tests.fakes.openai_server import text_reply, tool_call, tool_reply

@@ -1,6 +1,8 @@
 import json
 from decimal import Decimal
 
+import pytest
+
 from agent.providers.offline.planner import OfflinePlanner
 from agent.untrusted import wrap_untrusted
 from desk.demo import ORDER_NOTE_INJECTION, TICKET_INJECTION
@@ -1090,6 +1092,23 @@ def test_it_asks_when_two_amounts_are_named():
 
     assert proposals(calls) == []
     assert "You named 50.00 CNY and 60.00 CNY" in answer and answer.endswith("?")
+
+
+@pytest.mark.parametrize(
+    "words",
+    ["refund the rest of the mug, 30 of it", "the mug broke, refund it in full: 60"],
+)
+def test_it_asks_when_an_amount_and_the_whole_disagree(words):
+    calls, answer = drive(start(words), ALL_RESULTS)
+
+    assert proposals(calls) == []
+    assert "which amount should I propose for order 202610110087?" in answer
+
+
+def test_an_amount_that_is_the_rest_is_proposed():
+    calls, _ = drive(start("mug arrived broken, refund the rest, 129"), ALL_RESULTS)
+
+    assert [call["amount"] for call in proposals(calls)] == [Decimal("129.00")]
 
 
 def test_an_amount_in_another_currency_than_the_orders_is_asked_about():

@@ -297,6 +297,10 @@ _QUESTIONS = {
         "Half of the order's price ({half_paid}) or half of its refundable balance "
         "({half_balance}): which should I propose for order {order}?"
     ),
+    "amount_or_rest": (
+        "You named {amounts} and asked for the whole of what is left ({balance}): which amount "
+        "should I propose for order {order}?"
+    ),
     "full_or_rest": (
         "Order {order} can take at most its refundable balance of {balance}, less than its "
         "full price: should I propose {balance}, or another amount?"

@@ -502,6 +502,11 @@ class _Step:
                 return None, "two_amounts"
             if intent.amount is None or intent.amount <= 0:
                 return None, "amount_zero"
+            # "The rest" or "in full" beside a number that is neither: which one is meant is a
+            # guess, and a guess is never proposed.
+            whole = balance if said.remaining else paid if said.full else intent.amount
+            if intent.amount not in (whole, balance):
+                return None, "amount_or_rest"
             return intent.amount, None
         if said.part and not said.remaining:
             return None, "amount"
