@@ -59,7 +59,7 @@ from decimal import Decimal, InvalidOperation
 from difflib import SequenceMatcher
 from functools import cache
 
-from agent.claim_reading import NO_CLAIM, ReadClaim, read_claims
+from agent.claim_reading import NO_CLAIM, ReadClaim, model_configured, read_claims
 from agent.claim_words import (
     AMOUNT,
     APPROVED,
@@ -75,6 +75,7 @@ from agent.claim_words import (
     ClaimWords,
     Lexicon,
 )
+from agent.privacy import mask_for_model
 from orders.models import Customer, Order, OrderLine
 from refunds.models import RefundRequest
 from tickets.models import Ticket
@@ -626,7 +627,10 @@ def check_text(
     reader's claims and the model's are judged; with `fallback`, when no model answered, the
     recall-first reader's too (the module's docstring says which texts that is for)."""
     statements = statements_in(text)
-    reading = read_claims(text)
+    reading = None
+    if model_configured():
+        # What a model is sent is masked first (DESIGN §17), the reply's text too.
+        reading = read_claims(mask_for_model(text, customer=customer or ticket.customer))
     read = [claim for claim in reading or [] if claim.claimed_state != NO_CLAIM]
     if reading is None and fallback:
         statements += lexicon_statements(text, skip={s.sentence for s in statements})

@@ -7,6 +7,7 @@ names, the state it says the refund is in, and its sentence. The desk, not the m
 judges each against the database (agent/answer_check.py). The call goes through the official
 `openai` client with the desk's model settings (OPENAI_BASE_URL, OPENAI_API_KEY, AGENT_MODEL,
 LLM_MAX_TOKENS, LLM_TEMPERATURE), without retries, and is given CLAIM_CHECK_TIMEOUT_S in all.
+The caller masks the text first (agent/privacy.py), as everything a model is sent.
 
 The model's reply is untrusted data, read strictly: anything but an object with exactly the
 schema's members and values (a refusal, text around the JSON, a state outside the enum, a
@@ -39,7 +40,7 @@ SCHEMA_NAME = "refund_claims"
 NO_CLAIM = "none"
 CLAIM_STATES = (REFUNDED, ON_ITS_WAY, APPROVED, REQUESTED, NO_CLAIM)
 # Part of the cache key: a new prompt or schema reads every text again.
-PROMPT_VERSION = "1"
+PROMPT_VERSION = "3"
 CACHE_S = 7 * 24 * 3600
 # Longer texts are cut before they are sent; replies and answers are far shorter.
 MAX_TEXT_CHARS = 20_000
@@ -94,7 +95,44 @@ went out, is back in the account or on the card, the refund is done or complete;
 it is about as a short English noun phrase (translated if the message is in another language, \
 spelled as the message spells it otherwise); null when it names no order and no product \
 ("your refund", "the money").
-With no such statement, return {"claims": []}."""
+Judge what has happened by the whole sentence: "once approved", "when", "if", "will", "after \
+approval", "as soon as", "pending", "under review", "not yet" mean it has not happened \
+("none", or "requested" for a request under review). Goods shipped, delivered or sent back are \
+not money: leave them out. With no statement about money, return {"claims": []}.
+
+Examples (not the message):
+"""
+# Each example: a message and the reading it gets (shown in the instructions as JSON).
+EXAMPLES: list[tuple[str, list[tuple[str | None, str, str]]]] = [
+    (
+        "If the reviewer agrees, we will pay the 50.00 EUR back next week.",
+        [(None, "none", "If the reviewer agrees, we will pay the 50.00 EUR back next week.")],
+    ),
+    (
+        "Thanks for the photo. We paid your kettle refund to your card on Tuesday.",
+        [("kettle", "refunded", "We paid your kettle refund to your card on Tuesday.")],
+    ),
+    ("Your kettle was shipped yesterday.", []),
+    ("Ihr Antrag wird noch geprüft.", [(None, "requested", "Ihr Antrag wird noch geprüft.")]),
+    (
+        "Refunds usually reach the card within a week.",
+        [(None, "none", "Refunds usually reach the card within a week.")],
+    ),
+]
+INSTRUCTIONS += "\n".join(
+    json.dumps(message, ensure_ascii=False)
+    + " -> "
+    + json.dumps(
+        {
+            "claims": [
+                {"order_or_product": name, "claimed_state": state, "sentence": sentence}
+                for name, state, sentence in claims
+            ]
+        },
+        ensure_ascii=False,
+    )
+    for message, claims in EXAMPLES
+)
 
 
 @dataclass(frozen=True)

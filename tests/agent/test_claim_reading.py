@@ -74,6 +74,17 @@ def test_it_asks_the_model_once_without_tools_for_a_strict_schema(demo, fake_ope
 
 
 @pytest.mark.django_db
+def test_the_model_reads_the_text_masked_as_everything_it_is_sent(demo, fake_openai):
+    text = "Dear Li Wei (li.wei@example.com), your refund has been processed."
+
+    check_text(text=text, ticket=_ticket())
+
+    sent = fake_openai.claim_requests[0]["messages"][1]["content"]
+    assert "Dear Li (l***@example.com), your refund has been processed." in sent
+    assert "Wei" not in sent
+
+
+@pytest.mark.django_db
 def test_a_claim_about_a_product_the_customer_never_bought_is_false(demo, fake_openai):
     ticket = _ticket("TCK-1001")
     _request(ticket, MUG, "succeeded", "129.00")
