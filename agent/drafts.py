@@ -236,6 +236,7 @@ def model_body_refusal(body: str, ticket: Ticket, language: str) -> str | None:
         return "internal vocabulary: " + ", ".join(internal_vocabulary(body)[:3])
     if language == "zh" and not HAN.search(body):
         return "not in the customer's language"
-    if not check_text(text=body, ticket=ticket).ok:
+    # Read by the word lists too when no model read it: a flag here only means the templates.
+    if not check_text(text=body, ticket=ticket, fallback=True).ok:
         return "claims the records contradict"
     return None

@@ -430,6 +430,9 @@ TOOL_RESULT_STORE_MAX_CHARS = env.int("TOOL_RESULT_STORE_MAX_CHARS", default=200
 # requests, confirmations, events and the tool-call log's metadata stay for audit.
 DATA_RETENTION_DAYS = env.int("DATA_RETENTION_DAYS", default=365)
 LLM_TIMEOUT_S = env.float("LLM_TIMEOUT_S", default=60.0)
+# With a model, the claim check (DESIGN §13) has it read each reply, draft and answer in one
+# call given this long in all; past it the check reads the text without a model.
+CLAIM_CHECK_TIMEOUT_S = env.float("CLAIM_CHECK_TIMEOUT_S", default=5.0)
 # Every model call says how long its answer may be and how much it may vary (DESIGN §16): an
 # unbounded reply from a small model ran for minutes, and an unset temperature is the
 # endpoint's own default (often 1.0, a different answer on every try).

@@ -179,6 +179,8 @@ def _stamp_first_response(ticket: Ticket, at: datetime) -> None:
 
 
 def _actual_in_words(claim: dict) -> str:
+    if claim["actual"] == "not_ordered":
+        return "it is not one of the customer's orders"
     where = f"order {claim['order_id']}" if claim.get("order_id") else "this ticket"
     if claim["actual"] == "none":
         return f"{where} has no refund request"

@@ -11,6 +11,13 @@ A scripted response is one of
   * `Streamed(reply, delay=..., cut_after=...)` — a reply streamed slowly, or cut off.
 Every request body is recorded in `requests` for assertions.
 
+The claim check's reading call (agent/claim_reading.py, known by its response_format schema
+name) is answered apart, never from that script and never recorded in `requests`, so that a
+test scripting the agent's own calls need not know about it: from `enqueue_claims()` when a
+test queued answers for it (a list of claims, or any scripted response above), else by
+`read_claims_with(rule)`, a callable from the text read to either; by default the model reads
+no claim. Those requests are recorded in `claim_requests`.
+
 A request with `"stream": true` gets a completion reply (a dict with choices, `Streamed` too) as
 real server-sent events, as OpenAI sends them: `chat.completion.chunk`s with the text in
 word-sized pieces, each tool call's id and name once and its arguments in fragments, a chunk
@@ -29,6 +36,9 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from agent.claim_reading import SCHEMA_NAME
+from agent.untrusted import untrusted_blocks
 
 _ids = itertools.count(1)
 HOST = "127.0.0.1"
@@ -102,6 +112,33 @@ def tool_reply(*calls: dict, content: str | None = None, **usage) -> dict:
         finish_reason="tool_calls",
         **usage,
     )
+
+
+def claims_reply(*claims: dict | tuple) -> dict:
+    """The claim reading's answer: each claim a dict in the schema's shape, or a tuple
+    (order_or_product, claimed_state, sentence)."""
+    listed = [
+        claim
+        if isinstance(claim, dict)
+        else dict(zip(("order_or_product", "claimed_state", "sentence"), claim, strict=True))
+        for claim in claims
+    ]
+    return text_reply(json.dumps({"claims": listed}, ensure_ascii=False))
+
+
+def is_claim_reading(request: dict) -> bool:
+    response_format = request.get("response_format")
+    if not isinstance(response_format, dict):
+        return False
+    schema = response_format.get("json_schema")
+    return isinstance(schema, dict) and schema.get("name") == SCHEMA_NAME
+
+
+def text_read(request: dict) -> str:
+    """The text a claim reading request asks about."""
+    user = [m.get("content") or "" for m in request.get("messages", []) if m["role"] == "user"]
+    blocks = untrusted_blocks(user[-1]) if user else []
+    return blocks[0] if blocks else ""
 
 
 def is_completion(body) -> bool:
@@ -201,6 +238,10 @@ class FakeOpenAI:
         self.streaming = True
         self._script: deque = deque()
         self._handler: Callable[[dict], object] | None = None
+        # The claim check's reading calls, answered apart (see the module's docstring).
+        self.claim_requests: list[dict] = []
+        self._claim_script: deque = deque()
+        self._claim_rule: Callable[[str], object] = lambda text: []
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
 
@@ -214,7 +255,29 @@ class FakeOpenAI:
         self._handler = handler
         return self
 
+    def enqueue_claims(self, *responses) -> "FakeOpenAI":
+        """Answers to the next claim readings: lists of claims (see `claims_reply`) or any
+        scripted response."""
+        with self._lock:
+            self._claim_script.extend(responses)
+        return self
+
+    def read_claims_with(self, rule: Callable[[str], object]) -> "FakeOpenAI":
+        """How claim readings are answered once the queued ones are used: `rule(text)` gives
+        a list of claims or a scripted response."""
+        self._claim_rule = rule
+        return self
+
+    def _claim_reading(self, request: dict):
+        with self._lock:
+            self.claim_requests.append(request)
+            scripted = self._claim_script.popleft() if self._claim_script else None
+        answer = scripted if scripted is not None else self._claim_rule(text_read(request))
+        return claims_reply(*answer) if isinstance(answer, list) else answer
+
     def _next_response(self, request: dict, headers: dict[str, str]):
+        if is_claim_reading(request):
+            return self._claim_reading(request)
         with self._lock:
             self.requests.append(request)
             self.headers.append(headers)

@@ -154,3 +154,96 @@ def test_confirm_claims_must_be_true_or_false(demo, value):
     assert response.status_code == 400
     assert response.json()["extra"]["fields"]["confirm_claims"]
     assert not public_replies().exists()
+
+
+# --- Read without a model, and by one ----------------------------------------------------------
+
+
+def _pending_mug(reference: str = "TCK-1001") -> None:
+    ticket = Ticket.objects.get(reference=reference)
+    RefundRequestFactory(
+        ticket=ticket,
+        order=Order.objects.get(order_id="202610110087"),
+        amount=Decimal("129.00"),
+        status="pending_approval",
+    )
+
+
+def test_a_claim_only_the_word_lists_find_is_refused_until_confirmed(demo, settings):
+    settings.LLM_PROVIDER = "offline"
+    _pending_mug()
+    text = "Li Wei，您好！款项已原路返回。"
+
+    refused = reply(text, reference="TCK-1001")
+    confirmed = reply(text, reference="TCK-1001", confirm_claims=True)
+
+    assert refused.status_code == 409
+    assert refused.json()["code"] == "claim_contradicts_state"
+    assert refused.json()["extra"] == {
+        "claims": [
+            {
+                "text": "款项已原路返回。",
+                "order_id": None,
+                "claimed": "refunded",
+                "actual": "pending_approval",
+            }
+        ]
+    }
+    assert confirmed.status_code == 201
+    assert public_replies("TCK-1001").get().body == text
+    event = TicketEvent.objects.get(type="claims_confirmed")
+    assert event.data["claims"] == refused.json()["extra"]["claims"]
+
+
+def test_a_hedged_reply_is_sent_without_confirmation(demo, settings):
+    settings.LLM_PROVIDER = "offline"
+    _pending_mug()
+
+    response = reply(
+        "Once approved, it takes 3–5 business days to reach your card.", reference="TCK-1001"
+    )
+
+    assert response.status_code == 201
+    assert not TicketEvent.objects.filter(type="claims_confirmed").exists()
+
+
+def test_an_internal_note_the_word_lists_would_stop_is_written(demo, settings):
+    settings.LLM_PROVIDER = "offline"
+    _pending_mug()
+
+    response = reply("退款搞定了", visibility="internal", reference="TCK-1001")
+
+    assert response.status_code == 201
+
+
+def test_with_a_model_a_refund_of_something_never_bought_is_refused(demo, fake_openai, settings):
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+            "LOCATION": "reply-claims-backpack",
+        }
+    }
+    ticket = Ticket.objects.get(reference="TCK-1001")
+    RefundRequestFactory(
+        ticket=ticket,
+        order=Order.objects.get(order_id="202610110087"),
+        amount=Decimal("129.00"),
+        status="succeeded",
+    )
+    text = "The refund for your backpack has been processed."
+    fake_openai.read_claims_with(lambda read: [("backpack", "refunded", read)])
+    browser = Client()
+    browser.force_login(get_user_model().objects.get(username="agent"))
+
+    response = reply(text, reference="TCK-1001")
+    page = browser.post("/tickets/TCK-1001/messages/", {"body": text, "visibility": "public"})
+
+    assert response.status_code == 409
+    assert response.json()["extra"]["claims"] == [
+        {"text": text, "order_id": None, "claimed": "refunded", "actual": "not_ordered"}
+    ]
+    assert "not one of the customer's orders" in response.json()["message"]
+    assert page.status_code == 409
+    assert "not one of this customer's orders" in page.content.decode()
+    assert not public_replies("TCK-1001").exists()
+    assert fake_openai.requests == []
