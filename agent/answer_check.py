@@ -36,6 +36,12 @@ a model only, asked for (`requested`). Three readers find them:
       a modal, a habit, "pending"), no condition in the sentence's first clause ("Once
       approved, …"), not a question; for `done` and `underway`, no word of a request or a
       review in the clause ("your refund request has been sent to the team").
+  The customer's own figures (what they paid, what was proposed: "your 129 is back") are
+  money too, with or without a currency. A text in which no reader found a claim is read once
+  more, sentence by sentence: one that speaks of the customer's refund or money with no cue
+  and with nothing that takes a claim back (no hedge, request or review, document or goods,
+  opening condition, question) is read as the weakest claim, that the refund was approved
+  ("Regarding your 129.00 CNY refund for the mug: all good on our side.").
   Such a clause claims what its strongest cue says (done > underway > approved) and is judged
   as the others are: a reply that says money moved is asked to confirm unless every refund it
   is judged against succeeded; one that says a refund was approved or is on its way, unless
@@ -359,14 +365,21 @@ def _lexicon_kind(clause: str, lexicons: tuple[_Lexicon, ...], money: bool) -> s
 
 
 def lexicon_statements(
-    text: str, *, skip: set[str] | frozenset[str] = frozenset()
+    text: str,
+    *,
+    skip: set[str] | frozenset[str] = frozenset(),
+    amounts: set[Decimal] | frozenset[Decimal] = frozenset(),
 ) -> list[Statement]:
     """The claims the recall-first reader finds in `text` (see the module's docstring), in the
     sentences not in `skip`. `Statement.clause` is the clause with the cue, `before` the
-    sentence before it."""
+    sentence before it. `amounts`: the customer's own figures (what they paid, what was
+    proposed), which are money in the text even without a currency ("your 129 is back")."""
     lexicons, money, breaks = _lexicons()
+    if amounts:
+        money = re.compile(f"{money.pattern}|{_figures(amounts)}", re.IGNORECASE)
     sentences = [s.strip() for s in SENTENCE_END.split(text or "") if s.strip()]
     found: list[Statement] = []
+    unhedged: list[Statement] = []
     for index, sentence in enumerate(sentences):
         if sentence in skip or QUESTION_END.search(sentence):
             continue
@@ -387,7 +400,43 @@ def lexicon_statements(
             statement = Statement(kind, sentence, clause, previous)
             if statement not in found:
                 found.append(statement)
-    return found
+        bare = _unhedged_money(sentence, lexicons, money)
+        if bare is not None:
+            unhedged.append(Statement(APPROVED, sentence, bare, previous))
+    # A text that makes a claim some reader found is judged by it; one that makes none, by
+    # what it says of the customer's money unhedged.
+    return found or ([] if skip else unhedged)
+
+
+def _figures(amounts: set[Decimal] | frozenset[Decimal]) -> str:
+    """`amounts` as they are written: "129", "129.00", "129,00" (not part of a longer number)."""
+    written = set()
+    for amount in amounts:
+        whole, _, cents = f"{amount:.2f}".partition(".")
+        written.add(whole if cents == "00" else rf"{whole}[.,]{cents}")
+        written.add(rf"{whole}[.,]{cents}")
+    return rf"(?<![\d.,])(?:{'|'.join(sorted(written))})(?![\d]|[.,]\d)"
+
+
+def _customer_figures(customer: Customer) -> set[Decimal]:
+    """What the customer paid for their orders and what their refund requests are for."""
+    paid = Order.objects.filter(customer=customer).values_list("amount_paid", flat=True)
+    asked = RefundRequest.objects.filter(order__customer=customer).values_list("amount", flat=True)
+    return {*paid, *asked}
+
+
+def _unhedged_money(sentence: str, lexicons: tuple[_Lexicon, ...], money: re.Pattern) -> str | None:
+    """A sentence about the customer's refund or money with no cue and nothing that takes a
+    claim back ("Regarding your 129.00 CNY refund for the mug: all good."): recall first, it
+    is read as the weakest claim, that the refund was approved. Its words, or None when it
+    speaks of no money or a hedge, a request or review, a document or goods stand in it."""
+    if not money.search(sentence):
+        return None
+    for lexicon in lexicons:
+        for words in (lexicon.hedge, lexicon.process, lexicon.paper, lexicon.other):
+            if words.search(sentence):
+                return None
+    return sentence
 
 
 # --- Judging ------------------------------------------------------------------------------
@@ -633,7 +682,11 @@ def check_text(
         reading = read_claims(mask_for_model(text, customer=customer or ticket.customer))
     read = [claim for claim in reading or [] if claim.claimed_state != NO_CLAIM]
     if reading is None and fallback:
-        statements += lexicon_statements(text, skip={s.sentence for s in statements})
+        statements += lexicon_statements(
+            text,
+            skip={s.sentence for s in statements},
+            amounts=_customer_figures(customer or ticket.customer),
+        )
     if not statements and not read:
         return TextCheck()
     shop = _Shop.load(ticket=ticket, customer=customer)

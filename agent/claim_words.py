@@ -342,7 +342,7 @@ LEXICON: dict[str, Lexicon] = {
         r"generally|always|often|refunds\s+(?:are|take|get)|policy|eligible|ineligible|"
         r"asked|asking|wonder\w*|hope\w*|let\s+(?:me|us)\s+(?:check|know)|to\s+be|"
         r"to\s+(?:complete|process|issue|finali[sz]e|send|refund)",
-        process=r"requests?|requested|application|claim|claims|review\w*|forwarded|"
+        process=r"requests?|requested|application|claim|claims|review\w*|forwarded|look\w*\s+into|investigat\w*|"
         r"escalat\w*|submitted|proposal|proposed",
         paper=r"e-?mails?|emailed|messages?|labels?|letter|form|link|instructions|photos?|"
         r"invoice|receipt|details|survey",

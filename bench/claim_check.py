@@ -52,6 +52,7 @@ def state_key(row: dict) -> tuple:
 def set_up(key: tuple):
     """The ticket of `key`, with its refund in the state `key` says."""
     from evals.shop import apply_setup
+    from orders.models import Order
     from refunds.models import RefundRequest
     from tickets.models import Ticket
 
@@ -60,12 +61,14 @@ def set_up(key: tuple):
     if status is None:
         return ticket
     placed = status if status in SET_UP_DIRECTLY else PLACED_AS
+    delivered = Order.objects.get(order_id=order_id).status == Order.Status.DELIVERED
     step = {
         "kind": "refund",
         "order_id": order_id,
         "amount": amount,
         "status": placed,
-        "reason": "damaged",
+        # A reason the policy allows in the order's state (R-4).
+        "reason": "damaged" if delivered else "not_received",
     }
     apply_setup([step], ticket=ticket)
     if placed != status:

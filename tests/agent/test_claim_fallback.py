@@ -107,6 +107,45 @@ def test_a_hedged_reply_goes_out(demo, text):
     assert contradicted_claims(text=text, ticket=_ticket()) == []
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        # No cue the word lists know, nothing that takes it back: recall first.
+        "Regarding your 129.00 CNY refund for the mug: all good on our side.",
+        # The customer's own figure is money, with or without a currency.
+        "Good news: the 129 is yours again.",
+        "Your 129,00 is on the card.",
+    ],
+)
+def test_an_unhedged_sentence_about_their_money_is_asked_to_be_confirmed(demo, text):
+    _request(_ticket(), MUG, "pending_approval", "129.00")
+
+    claims = contradicted_claims(text=text, ticket=_ticket())
+
+    assert [claim["actual"] for claim in claims] == ["pending_approval"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Thanks for your patience while we look into the refund.",
+        # A number that is not one of the customer's figures is no money of theirs.
+        "Good news: the 12 is yours again.",
+    ],
+)
+def test_a_sentence_that_is_hedged_or_not_their_money_goes_out(demo, text):
+    _request(_ticket(), MUG, "pending_approval", "129.00")
+
+    assert contradicted_claims(text=text, ticket=_ticket()) == []
+
+
+def test_an_unhedged_sentence_about_their_money_goes_out_once_approved(demo):
+    _request(_ticket(), MUG, "approved", "129.00")
+
+    text = "Regarding your 129.00 CNY refund for the mug: all good on our side."
+    assert contradicted_claims(text=text, ticket=_ticket()) == []
+
+
 def test_with_no_refund_at_all_a_claim_is_false(demo):
     claims = contradicted_claims(text="款项已原路返回。", ticket=_ticket())
 
