@@ -502,10 +502,10 @@ class _Step:
                 return None, "two_amounts"
             if intent.amount is None or intent.amount <= 0:
                 return None, "amount_zero"
-            # "The rest" or "in full" beside a number that is neither: which one is meant is a
-            # guess, and a guess is never proposed.
-            whole = balance if said.remaining else paid if said.full else intent.amount
-            if intent.amount not in (whole, balance):
+            # "The rest" beside a number that is not what is left, and no word that the number
+            # is a part ("a partial refund of 50; finance handles the rest"): which one is meant
+            # is a guess, and a guess is never proposed.
+            if said.remaining and not said.part and intent.amount != balance:
                 return None, "amount_or_rest"
             return intent.amount, None
         if said.part and not said.remaining:
