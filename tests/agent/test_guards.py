@@ -349,8 +349,10 @@ def test_an_amount_other_than_the_one_the_agent_named_is_flagged_not_refused(
     assert "The agent asked" in page
     assert "Refund 60 on the blender, it came dented." in page
     assert "The agent&#x27;s words name 60.00; the proposal is 399.00 CNY." in page
+    # and the queue marks it
+    queue = client.get("/review/").content.decode()
+    assert "agent's words differ" in queue
     # and the API carries it on the version
-    client.force_login(get_user_model().objects.get(username="reviewer"))
     body = client.get(f"/api/refunds/{refund.request_id}/").json()
     assert body["confirmations"][0]["requester_note"]["flags"] == note["flags"]
 
