@@ -261,15 +261,15 @@ REFUND = Lexicon(
     # French, Italian
     "rembours*, recrédit*, rendre ~ argent, rimbors*, restitu* ~ soldi, soldi ~ indietro, "
     # Dutch, Swedish, Norwegian, Danish
-    "terugbetal*, terugstort*, terugboek*, geld ~ terug, betaal ~ terug, stort ~ terug, "
-    "återbetal*, pengarna tillbaka, pengar tillbaka, tilbakebetal*, tilbagebetal*, refusjon*, "
-    "penge tilbage, pengene tilbake, "
+    "terugbetal*, terugstort*, terugboek*, geld ~ terug, betaal ~ terug, stort ~ terug, # terug, "
+    "återbetal*, pengarna tillbaka, pengar tillbaka, # tillbaka, tilbakebetal*, tilbagebetal*, "
+    "refusjon*, penge tilbage, pengene tilbake, "
     # Polish, Czech, Turkish, Russian
     "zwrot*, zwróć*, zwrócić, refundacj*, vrácení peněz, vrátit peníze, iade*, возврат*, "
     "вернуть деньги, верните деньги, верни деньги, возмест*, "
     # Chinese, Japanese, Korean
-    "退款, 退钱, 退费, 退还, 退给, 退她, 退他, 全退, 退全, 退一半, 退剩, 退#, 返还, 赔偿, 补偿, "
-    "返金, 払い戻, 払戻, 환불, "
+    "退款, 退钱, 退费, 退还, 退给, 退她, 退他, 全退, 都退, 退全, 退一半, 退剩, 退#, 退掉, 返还, "
+    "赔偿, 补偿, 返金, 払い戻, 払戻, 환불, "
 )
 # Money on its own: wanted by someone, it is a refund they wish for ("she wants her money").
 MONEY = Lexicon(
@@ -295,8 +295,9 @@ REFUND_STATE = Lexicon(
     "refund* normally, refund* was, refund* seems, refund* still, refund* stuck, refund* has, "
     "refund* already, ya reembolsad*, fue reembolsad*, ha sido reembolsad*, wurde erstattet, "
     "ist erstattet, bereits erstattet, schon erstattet, a été rembours*, déjà rembours*, "
-    "è stato rimborsat*, già rimborsat*, is terugbetaald, al terugbetaald, foi reembolsad*, "
-    "já reembolsad*, już zwrócon*, redan återbetal*, 已退, 已经退, 退了吗, 退了没, 返金済, "
+    "è stato rimborsat*, già rimborsat*, is ~ terugbetaald, al ~ terugbetaald, foi reembolsad*, "
+    "já ~ reembolsad*, już ~ zwrócon*, redan ~ återbetal*, schon ~ erstattet, bereits ~ erstattet, "
+    "ya ~ reembolsad*, déjà ~ rembours*, già ~ rimborsat*, 已退, 已经退, 退了吗, 退了没, 返金済, "
     "返金され, 환불됐, 환불되었, 환불 완료, "
 )
 # A refund spoken of as someone's or as a subject ("her refund", "about the refund"): a
@@ -321,6 +322,9 @@ NEGATION = Lexicon(
     "nie, ohne, ne, pas, sans, jamais, non, senza, mai, niet, geen, nooit, zonder, não, sem, "
     "bez, inte, ej, aldrig, utan, ikke, ikkje, aldri, не, нет, без, 不要, 别, 不用, 暂时不, "
     "先不, 不, "
+    # Waiting with it: "vänta med återbetalningen", "warte mit der Erstattung".
+    "wait with, wait on, vänta med, warte mit, warten mit, wacht met, wachten met, aspetta con, "
+    "aspetta a, espera con, espera para, espere com, espera com, czekaj z, poczekaj z, vent med, "
 )
 # Words that may stand between a negation and the refund it takes back.
 NEGATION_GAP = _words(
@@ -328,7 +332,9 @@ NEGATION_GAP = _words(
     want wants need needs ask asking expect expecting get getting
     for anything now right away please full partial such le la lo el les un una todavia aun es
     das den die ihr ihm noch bitte jetzt lui encore de une het haar hem nog o ela ele ainda
-    jej mu jeszcze henne honom an annu делайте делай оформляйте делать"""
+    jej mu jeszcze henne honom an annu делайте делай оформляйте делать faca facas fazer faz
+    haga hagas hacer mach mache machen fais faites faire fare fate fai doe doen gor gora zrob
+    rob robic"""
 )
 # Words right after a refund that take it back ("erstatte es noch nicht", "返金しないで").
 NEGATION_AFTER = Lexicon(
@@ -367,7 +373,7 @@ GO_AHEAD = Lexicon(
     "dale, mach das, mach es, leg los, nur zu, vas-y, allez-y, fais-le, procédez, procedi, "
     "vai pure, fallo, ga je gang, doe maar, ga door, pode fazer, vai em frente, prossiga, "
     "śmiało, zrób to, kör på, gör det, varsågod, 去办, 照办, 办理吧, 处理吧, 就退吧, 退吧, "
-    "進めて, 진행해, 처리해, "
+    "進めて, 진행해, 처리해, 退了吧, 退掉吧, "
 )
 # Verbs that ask to read, show or tell: a refund after them is what to read about.
 READING = Lexicon(
@@ -429,6 +435,16 @@ CONDITION = Lexicon(
     "when they, when we, after she, after he, after they, after we, si, una vez, en cuanto, "
     "sobald, falls, dès que, une fois, appena, una volta, zodra, assim que, depois que, jeśli, "
     "jeżeli, jak tylko, ifall, så snart, hvis, 如果, 一旦, 要是, 等她, 等他, 等客户, "
+    # Until something happens.
+    "tills, till dess, bis sie, bis er, bis wir, bis die, bis der, bis das, hasta que, "
+    "jusqu'à ce que, jusqu'à ce qu, finché, fino a quando, totdat, tot ze, tot hij, até que, "
+    "dopóki, aż, 直到, "
+)
+# A condition closed by its last word, before the refund it holds back (Japanese, Korean,
+# Chinese): "返送したら、返金して", "보내면 환불해", "收到再退".
+CONDITION_CLOSING = Lexicon(
+    "たら, ましたら, れば, 次第, 後で, あとで, 場合は, までは, 하면, 되면, 오면, 보내면, 주면, "
+    "받으면, 으면, 후에, 다음에, 之后再, 以后再, 后再, 了再, 再退, "
 )
 # Words that make a condition only when they open the sentence: "when she sends photos, ...".
 CONDITION_OPENING = Lexicon(
@@ -440,7 +456,7 @@ POLICY_CONDITION = Lexicon(
     "rule*, can, may, permitid*, posible, política, puede, erlaubt, möglich, zulässig, "
     "richtlinie, darf, autorisé*, permis, politique, peut, consentit*, possibile, permess*, "
     "politica, toegestaan, mogelijk, beleid, possível, pode, dozwolon*, możliwe, można, "
-    "tillåtet, möjligt, 允许, 可以, 符合, 政策, 规定, 可能, 가능, "
+    "tillåtet, möjligt, 允许, 可以, 符合, 政策, 规定, 可能, 가능, でき, 問題な, 문제없, 문제가 없, "
 )
 
 
@@ -454,7 +470,7 @@ def asks_for_refund(text: str) -> bool:
     for sentence in sentences(prepared):
         if not (_names_refund(sentence) or MONEY.pattern.search(sentence)):
             continue
-        if _opens_with_condition(sentence):
+        if _opens_with_condition(sentence) or _closes_condition(sentence):
             continue
         polite = _asks_politely(sentence)
         if is_question(sentence) and not polite:
@@ -521,6 +537,19 @@ def _opens_with_condition(sentence: str) -> bool:
         return False
     condition = re.split(r"[,;，]", sentence.lstrip(" ¿¡\"'(*-")[opening.end() :], maxsplit=1)[0]
     return bool(condition.strip()) and not POLICY_CONDITION.pattern.search(condition)
+
+
+def _closes_condition(sentence: str) -> bool:
+    """A condition that ends before the refund it holds back ("返送したら、全額返金して")."""
+    for closing in CONDITION_CLOSING.pattern.finditer(sentence):
+        before = sentence[: closing.start()]
+        if (
+            REFUND.pattern.search(sentence, closing.start())
+            and before.strip()
+            and not POLICY_CONDITION.pattern.search(before)
+        ):
+            return True
+    return False
 
 
 def _waits_for_something(clause: str) -> bool:
@@ -847,6 +876,17 @@ WRONG_ITEM = Lexicon(
     "잘못된 상품, 잘못 배송, 주문한 것과 다른, 다른 제품, 잘못 온, 오배송, 发错, 寄错, 送错, "
     "颜色不对, 尺码不对, 尺寸不对, 型号不对, 款式不对, 不是我买的, 不是我订的, 不是我要的, "
     "不是她买的, 不是她订的, 货不对, 发的不对, "
+    # Not the model, or not what was ordered: "não é o modelo que ela encomendou".
+    "not the model, not the same model, no es el modelo, no es lo que ~ pidió, "
+    "no es el que ~ pidió, modelo equivocado, modelo distinto, modelo diferente, "
+    "não é o modelo, não é o que ~ encomendou, não é o que ~ pediu, modelo errado, "
+    "nicht das ~ bestellt*, nicht das modell, nicht was ~ bestellt*, anderes modell, "
+    "pas le modèle, pas ce qu ~ commandé, autre modèle, non è il modello, "
+    "non è quello che ~ ordinat*, modello diverso, niet het model, niet wat ~ besteld*, "
+    "ander model, nie ten model, nie to ~ zamówił*, inny model, inte den modell, "
+    "inte det ~ beställde, annan modell, 모델이 아니, 주문한 모델이 아니, 주문한 게 아니, "
+    "주문한 것이 아니, 주문한 상품이 아니, 다른 모델, モデルが違, 注文したモデルと違, "
+    "注文した物と違, 別のモデル, 型号错了, 不是她要的, 不是她订的型号, "
 )
 DAMAGED = Lexicon(
     "broken, broke, breaks, damage, damaged, cracked, crack, cracks, shattered, smashed, "
@@ -907,6 +947,12 @@ OTHER = Lexicon(
     "передумал*, не понравил*, 気が変わった, 不要になった, いらなくなった, 気に入らない, "
     "마음이 바뀌, 단순 변심, 변심, 마음에 들지 않, 不想要了, 不要了, 不需要了, 改变主意, 反悔, "
     "不喜欢, 不满意, 七天无理由, "
+    # A goodwill gesture, an apology, compensation for a delay.
+    "gesto de cortesia, gesto de boa vontade, uit coulance, als gebaar, gest dobrej woli, "
+    "som en gest, som kompensation, in segno di, per scusarci, como compensación, "
+    "als entschädigung, en compensation, als compensatie, como compensação, 보상으로, 보상 차원, "
+    "서비스 차원, 호의로, 사과의 의미, 사과 차원, お詫び, 心ばかり, 補償として, 作为补偿, "
+    "表示歉意, 安抚, 致歉, "
 )
 # A reason named as such: "reason: other", "as wrong item", "the not-received refund".
 NAMED_REASONS = {
@@ -1087,18 +1133,26 @@ NOT_PRODUCT_WORDS = _words(
     place manager team colleague patience experience feedback complaint apology mood hassle
     inconvenience delay wait picture image video evidence proof courier driver post mail
     neighbour neighbor husband wife son daughter mother father friend birthday holiday trip
-    fault story words language name hotline website app life job"""
+    fault story words language name hotline website app life job woman women man men lady
+    ladies guy guys girl boy person people client buyer kid kids child children family sister
+    brother boss staff carrier postman postie glaze paint finish coating surface corner edge
+    inside outside button hinge cord plug seam stitching zipper sole heel label sticker
+    wrapping wrapper bubble tape seal instructions manual warranty guarantee"""
 )
 # Words that describe a thing without naming it: "the broken mug", "her other order".
 DESCRIBING_WORDS = _words(
     """broken cracked damaged faulty defective missing wrong full partial entire whole same
     earlier latest first last other new old different similar small big large used original
-    own second third another half exact exactly remaining right left next previous"""
+    own second third another half exact exactly remaining right left next previous rain snow
+    sun wind storm heat frost poor"""
 )
 _DETERMINER_PHRASE = re.compile(
     # A lookahead, so that "the status of the blender refund" yields both phrases. Only words
     # that point at one thing count ("a terrible week" points at none).
-    r"(?:\b(?:the|her|his|their|my|that|this|your|our)|'s)\s+"
+    r"(?:\b(?:the|her|his|their|my|that|this|your|our)"
+    # "'s" of a name ("Li's mug"), not "she's", "it's", "that's" (is, has).
+    r"|(?<!\bshe)(?<!\bhe)(?<!\bit)(?<!\bthat)(?<!\bwhat)(?<!\bthere)(?<!\bhere)"
+    r"(?<!\bwho)(?<!\blet)(?<!\bwhere)'s)\s+"
     r"(?=(?P<words>[a-z-]+(?:\s+[a-z-]+){0,2}))"
 )
 _PHRASE_ENDS = _words(
@@ -1106,7 +1160,7 @@ _PHRASE_ENDS = _words(
     were are is been can could would will should about also too one all any our your you not
     but just please order orders refund customer bought ordered asks says said still more some
     than then them there here into onto over under in on at to of by as or if so it its be who
-    how why when where"""
+    how why when where pls plz please thanks"""
 )
 
 
@@ -1230,6 +1284,17 @@ STATUS_WORDS = Lexicon(
     "어떻게 됐, 어떻게 되, 진행, 승인, 처리됐, 状态, 进度, 记录, 情况, 到了, 到账, 批了, 审批, "
     "到哪, 怎么样, 退了吗, 退了没, 已经退, 退回, "
 )
+# How much is left to refund on an order: its balance, asked about (not a policy question).
+BALANCE_QUESTION = Lexicon(
+    "how much ~ left, how much ~ still, how much more ~ refund*, how much ~ remaining, "
+    "wie viel ~ noch, wieviel ~ noch, wie viel ~ übrig, wieviel ~ übrig, cuánto ~ queda, "
+    "cuánto ~ todavía, cuánto ~ aún, combien ~ reste, combien ~ encore, quanto ~ resta, "
+    "quanto ~ ancora, quanto ~ rimane, hoeveel ~ nog, hoeveel ~ over, quanto ~ ainda, "
+    "quanto ~ sobra, quanto ~ falta, ile ~ jeszcze, ile ~ zostało, ile ~ pozostało, "
+    "hur mycket ~ kvar, hur mycket ~ fortfarande, hvor mye ~ igjen, hvor meget ~ tilbage, "
+    "还能退多少, 还剩多少, 剩多少, 还可以退多少, 可退多少, 可退金额, あといくら, まだいくら, "
+    "残りいくら, いくらまで, 얼마나 남, 아직 얼마, 얼마까지, 남은 금액, 얼마 남, "
+)
 STATUS_PHRASES = Lexicon(
     "where things stand, where it stands, where they stand, refund* history, refund* requests, "
     "refund* status, refund* state, refund* progress, "
@@ -1350,6 +1415,15 @@ DEFERRAL = Lexicon(
     "réponds*, quello che chiede, rispondi*, wat ze vraagt, o que ela pede, o que ele pede, "
     "按客户的要求, 按她的要求, 按他的要求, 按客户要求, 处理一下她的消息, 处理她的消息, "
     "处理他的请求, 处理她的请求, 回复她, 回复他, "
+    # As she asks: "bitte so umsetzen, wie sie es möchte", "ご希望どおりに進めて".
+    "wie sie es möchte, wie sie es will, wie sie es wünscht, wie er es möchte, wie gewünscht, "
+    "was sie verlangt, como pide, como ella pide, como ella quiere, como solicita, "
+    "lo que solicita, comme elle le demande, comme il le demande, comme demandé, come chiede, "
+    "come richiesto, zoals ze vraagt, zoals hij vraagt, zoals gevraagd, como ela pediu, "
+    "como ela pede, como pedido, o que ela pediu, que ela pediu, que ele pediu, jak prosi, "
+    "o co prosi, zgodnie z prośbą, som hon vill, som han vill, som hon ber om, som begärt, "
+    "希望どおり, 希望通り, 要望どおり, 要望通り, 依頼どおり, 依頼通り, 요청대로, 요청하신 대로, "
+    "요청한 대로, 원하는 대로, 원하시는 대로, 照客户说的, 按照客户, 按照她, 照她说的, "
 )
 # Words that ask only for an answer, a summary or a draft: the customer's wish stays hers.
 ANSWER_ONLY = Lexicon(
@@ -1385,7 +1459,7 @@ def asks_status(text: str) -> bool:
     """Whether the words ask where a refund stands: a refund or money with words of its state
     in one sentence ("is the mug refund approved yet", "¿ya llegó el dinero?", "退款到账了吗")."""
     prepared = prepare(text)
-    if STATUS_PHRASES.pattern.search(prepared):
+    if STATUS_PHRASES.pattern.search(prepared) or BALANCE_QUESTION.pattern.search(prepared):
         return True
     return any(
         REFUND_STATE.pattern.search(clause)
