@@ -223,6 +223,9 @@ def _known_words() -> dict:
         for slip in _deletions(word) | _swaps(word):
             if slip != word:
                 slips.setdefault(slip, set()).add(word)
+    # Words spelt right that are a slip away from one above ("quanto", "quantos"): kept.
+    for lexicon in _kept_sources():
+        words |= lexicon.words()
     return {"words": words, "stems": tuple(sorted(stems)), "slips": slips}
 
 
@@ -339,7 +342,25 @@ NEGATION_GAP = _words(
 # Words right after a refund that take it back ("erstatte es noch nicht", "返金しないで").
 NEGATION_AFTER = Lexicon(
     "nicht, noch nicht, niet, nog niet, inte, ikke, pas, しないで, しない, しなくて, はまだ, "
-    "は不要, 하지 마, 하지 않, 은 아직, 는 아직, 보류, 不用, 先不, 暂时不, "
+    "は不要, 하지 마, 하지 않, 은 아직, 는 아직, 보류, 不用, 先不, 暂时不, 手続きしないで, "
+    "処理しないで, 進めないで, 진행하지 마, 진행하지 않, 처리하지 마, 처리하지 않, 하지 말, "
+    "진행 안, 처리 안, 先别, 别, "
+)
+# Telling to wait: a clause that opens with one ("wait until she sends photos before refunding",
+# "Attends avant de rembourser", "Warte mit der Erstattung") holds its refund back.
+WAIT = Lexicon(
+    "wait, hold, hold off, hang on, pause, espera, espere, esperemos, aguarda, aguarde, "
+    "attends, attendez, attendons, warte, wartet, warten sie, warten wir, abwarten, aspetta, "
+    "aspettate, aspettiamo, attendi, wacht, wachten we, laten we wachten, poczekaj, poczekajmy, "
+    "czekaj, vänta, vent, "
+)
+# Waiting said anywhere beside the refund (Japanese, Korean, Chinese put it after it:
+# "返金はちょっと待ってください", "환불은 잠깐 기다려 주세요", "退款先等等"), or the refund
+# put on hold.
+WAIT_BESIDE = Lexicon(
+    "待って, 待ちましょう, 保留, 기다려, 기다립시다, 기다리세요, 보류, 잠깐만, 等等, 先等, 等一下, "
+    "稍等, 缓一缓, 缓一下, 暂缓, on hold, en espera, in attesa, en attente, in de wacht, "
+    "auf eis, zurückstellen, em espera, wstrzymaj*, "
 )
 # Wanting or asking for something: the customer's wish, unless the one who wants is the agent.
 WISH = Lexicon(
@@ -427,6 +448,9 @@ QUESTION_SUBJECT = Lexicon(
     "a, an, i, you, we, they, she, he, it, there, this, that, the, anything, anyone, any, her, "
     "his, sie, er, es, die, der, das, ze, hij, het, hon, han, det, elle, il, "
 )
+# Question words that also mean "as" or "like" ("Como gesto de boa vontade, ...", "Wie
+# besprochen, ..."): a question only with a question mark.
+_AS_OR_HOW = frozenset({"como", "wie", "come", "comme", "hoe", "jak"})
 _QUESTION_END = re.compile(r"(?:[?]|吗|呢|か|까|나요)\W*$")
 # A condition that waits for something to happen, anywhere in the clause of the refund:
 # "refund her once she sends it back".
@@ -438,17 +462,25 @@ CONDITION = Lexicon(
     # Until something happens.
     "tills, till dess, bis sie, bis er, bis wir, bis die, bis der, bis das, hasta que, "
     "jusqu'à ce que, jusqu'à ce qu, finché, fino a quando, totdat, tot ze, tot hij, até que, "
-    "dopóki, aż, 直到, "
+    "dopóki, aż, 直到, erst wenn, erst nachdem, erst sobald, nur wenn, solo cuando, solo si, "
+    "seulement quand, seulement si, pas avant, not before, nicht vor, solo quando, solo dopo, "
+    "alleen als, pas als, pas wanneer, als ze, als hij, als zij, als de klant, só quando, "
+    "só depois, até ela, até ele, até a cliente, até o cliente, dopiero gdy, dopiero po, "
+    "först när, först efter, bara om, "
 )
 # A condition closed by its last word, before the refund it holds back (Japanese, Korean,
 # Chinese): "返送したら、返金して", "보내면 환불해", "收到再退".
 CONDITION_CLOSING = Lexicon(
-    "たら, ましたら, れば, 次第, 後で, あとで, 場合は, までは, 하면, 되면, 오면, 보내면, 주면, "
+    "たら, ましたら, れば, 次第, 後で, 後に, あとで, てから, でから, 場合は, までは, 하면, 되면, "
+    "오면, 보내면, 주면, "
     "받으면, 으면, 후에, 다음에, 之后再, 以后再, 后再, 了再, 再退, "
 )
 # Words that make a condition only when they open the sentence: "when she sends photos, ...".
 CONDITION_OPENING = Lexicon(
     "when, after, cuando, wenn, nachdem, quand, quando, wanneer, nadat, gdy, kiedy, när, 等, "
+    # Italian and Portuguese "se" (if), not Spanish "se rompió": before who or what.
+    "se il, se lo, se la, se lei, se lui, se i, se le, se gli, se a, se o, se os, se as, "
+    "se ela, se ele, se elas, se eles, se você, se voce, "
 )
 # A condition the policy answers ("if it's allowed, refund it"): checked by proposing.
 POLICY_CONDITION = Lexicon(
@@ -456,7 +488,7 @@ POLICY_CONDITION = Lexicon(
     "rule*, can, may, permitid*, posible, política, puede, erlaubt, möglich, zulässig, "
     "richtlinie, darf, autorisé*, permis, politique, peut, consentit*, possibile, permess*, "
     "politica, toegestaan, mogelijk, beleid, possível, pode, dozwolon*, możliwe, można, "
-    "tillåtet, möjligt, 允许, 可以, 符合, 政策, 规定, 可能, 가능, でき, 問題な, 문제없, 문제가 없, "
+    "tillåtet, möjligt, 允许, 可以, 符合, 政策, 规定, 可能, 가능, 問題な, 문제없, 문제가 없, "
 )
 
 
@@ -472,12 +504,19 @@ def asks_for_refund(text: str) -> bool:
             continue
         if _opens_with_condition(sentence) or _closes_condition(sentence):
             continue
+        if WAIT_BESIDE.pattern.search(sentence) or any(
+            WAIT.starts(clause) for clause in clauses(sentence)
+        ):
+            continue
         polite = _asks_politely(sentence)
         if is_question(sentence) and not polite:
             continue
-        for clause in clauses(sentence):
+        parts = clauses(sentence)
+        for index, clause in enumerate(parts):
             if _waits_for_something(clause) or _negated(clause) or _only_reads(clause):
                 continue
+            if any(_opens_with_condition(later) for later in parts[index + 1 :]):
+                continue  # "erst erstatten, wenn die Tasse zurück ist"
             if _relays_wish(clause) and not polite:
                 relayed = True
             elif _names_refund(clause) and not _refund_state(clause, polite=polite):
@@ -518,7 +557,8 @@ def is_question(sentence: str) -> bool:
     prepared = prepare(sentence).strip()
     if _QUESTION_END.search(prepared):
         return True
-    if QUESTION_WORD.starts(prepared):
+    opening = QUESTION_WORD.starts(prepared)
+    if opening and opening.group(0).strip() not in _AS_OR_HOW:
         return True
     verb = QUESTION_VERB.starts(prepared)
     if verb is None:
@@ -543,6 +583,8 @@ def _closes_condition(sentence: str) -> bool:
     """A condition that ends before the refund it holds back ("返送したら、全額返金して")."""
     for closing in CONDITION_CLOSING.pattern.finditer(sentence):
         before = sentence[: closing.start()]
+        if before.strip() in ("でき", "出来"):
+            continue  # "できれば" (if it can be done): the policy's to answer
         if (
             REFUND.pattern.search(sentence, closing.start())
             and before.strip()
@@ -617,9 +659,17 @@ def _only_reads(clause: str) -> bool:
     )
 
 
+# Good will is no one's wish: "als gebaar van goede wil", "de boa vontade".
+GOODWILL = Lexicon(
+    "good will, goede wil, goeie wil, boa vontade, buena voluntad, bonne volonté, "
+    "buona volontà, dobrej woli, guten willens, god vilje, "
+)
+
+
 def _relays_wish(clause: str) -> bool:
     """Someone other than the agent wants a refund or money: "she wants a refund", "客户要求退
     款", "返金を希望しています"."""
+    clause = GOODWILL.pattern.sub(" ", clause)
     wanted = REFUND.pattern.search(clause) or MONEY.pattern.search(clause)
     if wanted is None:
         return False
@@ -1199,6 +1249,13 @@ def products_named(text: str) -> set[str]:
 def _products_in(prepared: str) -> set[str]:
     found = set()
     words = {_singular(word) for word in re.findall(r"[^\W\d_]+", prepared)}
+    # Swedish, Norwegian, Danish put "the" at the end: "mixern", "lampen", "koppet".
+    words |= {
+        word[: -len(end)]
+        for word in list(words)
+        for end in ("en", "et", "n")
+        if len(word) >= 5 and word.endswith(end)
+    }
     for key, names in PRODUCT_NAMES.items():
         # "case" on its own is no product ("in that case"); "funda", "Handyhülle" are.
         own = () if key in GENERIC_ITEM_WORDS else (key,)
@@ -1230,6 +1287,49 @@ def _thing_words(phrase: list[str]) -> frozenset[str]:
         if len(word) >= 3 and word.isalpha() and not (len(word) > 5 and word.endswith("ing")):
             kept.add(_singular(word))
     return frozenset(kept)
+
+
+# Words that point back at something named before: "Refund it", "she wants them refunded".
+POINTING_BACK = Lexicon("it, its, them, that, this, those, these, one, ones, same, ")
+
+
+# What is said of an item, not of the things around it: "the umbrella arrived broken", "she
+# ordered the teapot".
+ITEM_VERBS = Lexicon(
+    "arriv*, ordered, bought, purchased, received, delivered, returned, shipped, sent back, "
+    "got the, got a, got her, got his, "
+)
+# A thing after these is what the message is about: "she called about the umbrella".
+_TOPIC = re.compile(r"\b(?:about|for|regarding|re|with|on|concerning)\s+(?:the|her|his|their|my)\b")
+
+
+def named_in_passing(text: str) -> bool:
+    """Whether the things the words name are named only in passing: the sentences that ask
+    for something (a refund, a status, an answer) name nothing and point back at nothing, and
+    nothing said of a thing makes it an item: not what went wrong, arrived or was ordered, nor
+    what the message is about ("the courier left the box out in the rain ... Refund her the 129
+    please", but not "The umbrella arrived broken. Full refund please.")."""
+    asking, telling = [], []
+    for sentence in sentences(prepare(text)):
+        if asks_for_refund(sentence) or asks_status(sentence) or is_question(sentence):
+            asking.append(sentence)
+        else:
+            telling.append(sentence)
+    if not asking or any(
+        things_named(sentence) or POINTING_BACK.pattern.search(sentence) for sentence in asking
+    ):
+        return False
+    return not any(
+        things_named(clause)
+        and (
+            reasons_described(clause)
+            or fault_in_use(clause)
+            or ITEM_VERBS.pattern.search(clause)
+            or _TOPIC.search(clause)
+        )
+        for sentence in telling
+        for clause in clauses(sentence)
+    )
 
 
 def item_keys(item_name: str) -> set[str]:
@@ -1282,7 +1382,10 @@ STATUS_WORDS = Lexicon(
     "goedgekeurd, verwerkt, gelukt, onde, já, aprovado, processado, andamento, histórico, gdzie, "
     "już, zatwierdzon*, redan, godkänd, どうなって, 状況, 状態, 承認, 済み, 進捗, 상태, "
     "어떻게 됐, 어떻게 되, 진행, 승인, 처리됐, 状态, 进度, 记录, 情况, 到了, 到账, 批了, 审批, "
-    "到哪, 怎么样, 退了吗, 退了没, 已经退, 退回, "
+    "到哪, 怎么样, 退了吗, 退了没, 已经退, 退回, 了吗, 了没, 成功, 完了, 完了し, 返金され, "
+    "処理され, 入金, 되었나요, 됐나요, 됐어요, 완료, effectué*, été fait*, été rembours*, fatto, "
+    "effettuat*, gedaan, uitgevoerd, feito, realizad*, efetuad*, efectuad*, zrobion*, wykonan*, "
+    "gjord, genomförd, ännu, gemacht, durchgeführt, inzwischen, mittlerweile, "
 )
 # How much is left to refund on an order: its balance, asked about (not a policy question).
 BALANCE_QUESTION = Lexicon(
@@ -1293,7 +1396,8 @@ BALANCE_QUESTION = Lexicon(
     "quanto ~ sobra, quanto ~ falta, ile ~ jeszcze, ile ~ zostało, ile ~ pozostało, "
     "hur mycket ~ kvar, hur mycket ~ fortfarande, hvor mye ~ igjen, hvor meget ~ tilbage, "
     "还能退多少, 还剩多少, 剩多少, 还可以退多少, 可退多少, 可退金额, あといくら, まだいくら, "
-    "残りいくら, いくらまで, 얼마나 남, 아직 얼마, 얼마까지, 남은 금액, 얼마 남, "
+    "残りいくら, いくらまで, 可能額, 返金できる金額, 얼마나 남, 아직 얼마, 얼마까지, 남은 금액, "
+    "얼마 남, 가능한 금액, 가능 금액, "
 )
 STATUS_PHRASES = Lexicon(
     "where things stand, where it stands, where they stand, refund* history, refund* requests, "
@@ -1423,7 +1527,8 @@ DEFERRAL = Lexicon(
     "como ela pede, como pedido, o que ela pediu, que ela pediu, que ele pediu, jak prosi, "
     "o co prosi, zgodnie z prośbą, som hon vill, som han vill, som hon ber om, som begärt, "
     "希望どおり, 希望通り, 要望どおり, 要望通り, 依頼どおり, 依頼通り, 요청대로, 요청하신 대로, "
-    "요청한 대로, 원하는 대로, 원하시는 대로, 照客户说的, 按照客户, 按照她, 照她说的, "
+    "요청한 대로, 원하는 대로, 원하시는 대로, 照客户说的, 按照客户, 按照她, 照她说的, 按客户说的, "
+    "按她说的, 按他说的, 按客户的意思, 按她的意思, 照客户的要求, 照她的要求, "
 )
 # Words that ask only for an answer, a summary or a draft: the customer's wish stays hers.
 ANSWER_ONLY = Lexicon(
@@ -1472,6 +1577,12 @@ def asks_status(text: str) -> bool:
         for sentence in sentences(prepared)
         for clause in clauses(sentence)
     )
+
+
+def asks_balance(text: str) -> bool:
+    """Whether the words ask how much is left to refund on an order ("how much is still
+    refundable", "あといくら返金できますか"): the order's balance, not the policy."""
+    return bool(BALANCE_QUESTION.search(text))
 
 
 def names_policy(text: str) -> bool:
@@ -1597,6 +1708,15 @@ INTERNAL_VOCABULARY = re.compile(
 def internal_vocabulary(text: str) -> list[str]:
     """The desk's own words in `text`, which a customer must never read."""
     return list(dict.fromkeys(match.group(0) for match in INTERNAL_VOCABULARY.finditer(text)))
+
+
+def _kept_sources() -> tuple[Lexicon, ...]:
+    """Lists whose words are never read as another's misspelling (nor misspellings read as
+    them): question words, conditions, waits, negations."""
+    return (
+        QUESTION_WORD, BALANCE_QUESTION, CONDITION, CONDITION_OPENING, WAIT, NEGATION, GO_AHEAD,
+        DEFERRAL, WISH,
+    )  # fmt: skip
 
 
 def _spelling_sources() -> tuple[Lexicon, ...]:
