@@ -192,7 +192,26 @@ def _spelt(word: str, known: dict) -> str:
     # A letter too many inside the word; one at its end is an ending ("proposed", "cracks").
     inner = {word[:i] + word[i + 1 :] for i in range(len(word) - 1)}
     candidates |= inner & known["words"]
+    if not candidates:
+        candidates = _stem_slips(word, known["long_stems"])
     return candidates.pop() if len(candidates) == 1 else word
+
+
+def _stem_slips(word: str, stems: tuple[str, ...]) -> set[str]:
+    """A long stem's inflected word with a slip inside the stem ("erstaten", "zerbrochn"): a
+    letter missing or two swapped, the ending kept."""
+    found = set()
+    for stem in stems:
+        # Two swapped before one missing ("aterbetlaa" is "aterbetala"); a letter too many is
+        # not read here: "terugbetaald" is spelt right.
+        for typed in (word[: len(stem)], word[: len(stem) - 1]):
+            if typed[:1] != stem[:1] or typed == stem or edit_distance(typed, stem) != 1:
+                continue
+            if len(typed) == len(stem) and sorted(typed) != sorted(stem):
+                continue  # a letter swapped for another is not a slip read here
+            found.add(stem + word[len(typed) :])
+            break
+    return found
 
 
 def _deletions(word: str) -> set[str]:
@@ -226,7 +245,8 @@ def _known_words() -> dict:
     # Words spelt right that are a slip away from one above ("quanto", "quantos"): kept.
     for lexicon in _kept_sources():
         words |= lexicon.words()
-    return {"words": words, "stems": tuple(sorted(stems)), "slips": slips}
+    long_stems = tuple(sorted(stem for stem in stems if len(stem) >= 7 and stem.isalpha()))
+    return {"words": words, "stems": tuple(sorted(stems)), "slips": slips, "long_stems": long_stems}
 
 
 def edit_distance(a: str, b: str) -> int:
@@ -271,8 +291,8 @@ REFUND = Lexicon(
     "zwrot*, zwróć*, zwrócić, refundacj*, vrácení peněz, vrátit peníze, iade*, возврат*, "
     "вернуть деньги, верните деньги, верни деньги, возмест*, "
     # Chinese, Japanese, Korean
-    "退款, 退钱, 退费, 退还, 退给, 退她, 退他, 全退, 都退, 退全, 退一半, 退剩, 退#, 退掉, 返还, "
-    "赔偿, 补偿, 返金, 払い戻, 払戻, 환불, "
+    "退款, 退钱, 退费, 退还, 退给, 给她退, 给他退, 帮她退, 给客户退, 退她, 退他, 全退, 都退, "
+    "退全, 退一半, 退剩, 退#, 退掉, 返还, 赔偿, 补偿, 返金, 払い戻, 払戻, 환불, "
 )
 # Money on its own: wanted by someone, it is a refund they wish for ("she wants her money").
 MONEY = Lexicon(
@@ -956,8 +976,8 @@ DAMAGED = Lexicon(
     "pęknięt*, rozbit*, połaman*, złaman*, zniszczon*, porysowan*, potłuczon*, pękł*, trasig*, "
     "skadad*, sönder, spräck*, krossad*, knust, ødelagt, skadet, i stykker, sprukket, разбит*, "
     "сломан*, поврежден*, повреждён*, треснул*, kırık, hasarlı, 割れ, 壊れ, 破損, ひび, 欠け, "
-    "潰れ, 깨졌, 깨진, 파손, 부서졌, 부서진, 금이 갔, 망가졌, 찌그러, 坏了, 摔坏, 碎了, 破了, "
-    "破损, 损坏, 裂了, 裂开, 压坏, 有裂痕, 划痕, 摔碎, 磕坏, "
+    "潰れ, 깨졌, 깨진, 파손, 부서졌, 부서진, 금이 갔, 망가졌, 찌그러, 坏了, 坏的, 坏掉, "
+    "摔坏, 碎了, 破了, 破损, 损坏, 裂了, 裂开, 压坏, 有裂痕, 划痕, 摔碎, 磕坏, "
 )
 # A fault in use: "damaged" only where the policy says so, the policy's to decide.
 FAULTY = Lexicon(
@@ -1385,7 +1405,7 @@ STATUS_WORDS = Lexicon(
     "到哪, 怎么样, 退了吗, 退了没, 已经退, 退回, 了吗, 了没, 成功, 完了, 完了し, 返金され, "
     "処理され, 入金, 되었나요, 됐나요, 됐어요, 완료, effectué*, été fait*, été rembours*, fatto, "
     "effettuat*, gedaan, uitgevoerd, feito, realizad*, efetuad*, efectuad*, zrobion*, wykonan*, "
-    "gjord, genomförd, ännu, gemacht, durchgeführt, inzwischen, mittlerweile, "
+    "gjord, genomförd, ännu, gemacht, durchgeführt, inzwischen, mittlerweile, made, "
 )
 # How much is left to refund on an order: its balance, asked about (not a policy question).
 BALANCE_QUESTION = Lexicon(
@@ -1569,13 +1589,19 @@ def asks_status(text: str) -> bool:
     return any(
         REFUND_STATE.pattern.search(clause)
         or (REFUND_SPOKEN_OF.pattern.search(clause) and not _directs(clause))
-        or (
-            (REFUND.pattern.search(clause) or MONEY.pattern.search(clause))
-            and STATUS_WORDS.pattern.search(clause)
-            and not _negated(clause)
-        )  # "don't refund yet"
+        or _refund_with_state_words(clause)
         for sentence in sentences(prepared)
-        for clause in clauses(sentence)
+        # A question may name the refund in one clause and ask its state in the next: "e o
+        # reembolso dos fones, já foi aprovado?", "ヘッドホンの返金、承認されましたか?".
+        for clause in [*clauses(sentence), *([sentence] if is_question(sentence) else [])]
+    )
+
+
+def _refund_with_state_words(text: str) -> bool:
+    return bool(
+        (REFUND.pattern.search(text) or MONEY.pattern.search(text))
+        and STATUS_WORDS.pattern.search(text)
+        and not _negated(text)  # "don't refund yet"
     )
 
 
@@ -1715,7 +1741,7 @@ def _kept_sources() -> tuple[Lexicon, ...]:
     them): question words, conditions, waits, negations."""
     return (
         QUESTION_WORD, BALANCE_QUESTION, CONDITION, CONDITION_OPENING, WAIT, NEGATION, GO_AHEAD,
-        DEFERRAL, WISH,
+        DEFERRAL, WISH, REFUND_STATE, NEGATION_AFTER, POLITE_REQUEST, READING, HESITATION,
     )  # fmt: skip
 
 
