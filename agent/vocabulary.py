@@ -192,7 +192,26 @@ def _spelt(word: str, known: dict) -> str:
     # A letter too many inside the word; one at its end is an ending ("proposed", "cracks").
     inner = {word[:i] + word[i + 1 :] for i in range(len(word) - 1)}
     candidates |= inner & known["words"]
+    if not candidates:
+        candidates = _stem_slips(word, known["long_stems"])
     return candidates.pop() if len(candidates) == 1 else word
+
+
+def _stem_slips(word: str, stems: tuple[str, ...]) -> set[str]:
+    """A long stem's inflected word with a slip inside the stem ("erstaten", "zerbrochn"): a
+    letter missing or two swapped, the ending kept."""
+    found = set()
+    for stem in stems:
+        # Two swapped before one missing ("aterbetlaa" is "aterbetala"); a letter too many is
+        # not read here: "terugbetaald" is spelt right.
+        for typed in (word[: len(stem)], word[: len(stem) - 1]):
+            if typed[:1] != stem[:1] or typed == stem or edit_distance(typed, stem) != 1:
+                continue
+            if len(typed) == len(stem) and sorted(typed) != sorted(stem):
+                continue  # a letter swapped for another is not a slip read here
+            found.add(stem + word[len(typed) :])
+            break
+    return found
 
 
 def _deletions(word: str) -> set[str]:
@@ -223,7 +242,11 @@ def _known_words() -> dict:
         for slip in _deletions(word) | _swaps(word):
             if slip != word:
                 slips.setdefault(slip, set()).add(word)
-    return {"words": words, "stems": tuple(sorted(stems)), "slips": slips}
+    # Words spelt right that are a slip away from one above ("quanto", "quantos"): kept.
+    for lexicon in _kept_sources():
+        words |= lexicon.words()
+    long_stems = tuple(sorted(stem for stem in stems if len(stem) >= 7 and stem.isalpha()))
+    return {"words": words, "stems": tuple(sorted(stems)), "slips": slips, "long_stems": long_stems}
 
 
 def edit_distance(a: str, b: str) -> int:
@@ -261,15 +284,15 @@ REFUND = Lexicon(
     # French, Italian
     "rembours*, recrédit*, rendre ~ argent, rimbors*, restitu* ~ soldi, soldi ~ indietro, "
     # Dutch, Swedish, Norwegian, Danish
-    "terugbetal*, terugstort*, terugboek*, geld ~ terug, betaal ~ terug, stort ~ terug, "
-    "återbetal*, pengarna tillbaka, pengar tillbaka, tilbakebetal*, tilbagebetal*, refusjon*, "
-    "penge tilbage, pengene tilbake, "
+    "terugbetal*, terugstort*, terugboek*, geld ~ terug, betaal ~ terug, stort ~ terug, # terug, "
+    "återbetal*, pengarna tillbaka, pengar tillbaka, # tillbaka, tilbakebetal*, tilbagebetal*, "
+    "refusjon*, penge tilbage, pengene tilbake, "
     # Polish, Czech, Turkish, Russian
     "zwrot*, zwróć*, zwrócić, refundacj*, vrácení peněz, vrátit peníze, iade*, возврат*, "
     "вернуть деньги, верните деньги, верни деньги, возмест*, "
     # Chinese, Japanese, Korean
-    "退款, 退钱, 退费, 退还, 退给, 退她, 退他, 全退, 退全, 退一半, 退剩, 退#, 返还, 赔偿, 补偿, "
-    "返金, 払い戻, 払戻, 환불, "
+    "退款, 退钱, 退费, 退还, 退给, 给她退, 给他退, 帮她退, 给客户退, 退她, 退他, 全退, 都退, "
+    "退全, 退一半, 退剩, 退#, 退掉, 返还, 赔偿, 补偿, 返金, 払い戻, 払戻, 환불, "
 )
 # Money on its own: wanted by someone, it is a refund they wish for ("she wants her money").
 MONEY = Lexicon(
@@ -295,8 +318,9 @@ REFUND_STATE = Lexicon(
     "refund* normally, refund* was, refund* seems, refund* still, refund* stuck, refund* has, "
     "refund* already, ya reembolsad*, fue reembolsad*, ha sido reembolsad*, wurde erstattet, "
     "ist erstattet, bereits erstattet, schon erstattet, a été rembours*, déjà rembours*, "
-    "è stato rimborsat*, già rimborsat*, is terugbetaald, al terugbetaald, foi reembolsad*, "
-    "já reembolsad*, już zwrócon*, redan återbetal*, 已退, 已经退, 退了吗, 退了没, 返金済, "
+    "è stato rimborsat*, già rimborsat*, is ~ terugbetaald, al ~ terugbetaald, foi reembolsad*, "
+    "já ~ reembolsad*, już ~ zwrócon*, redan ~ återbetal*, schon ~ erstattet, bereits ~ erstattet, "
+    "ya ~ reembolsad*, déjà ~ rembours*, già ~ rimborsat*, 已退, 已经退, 退了吗, 退了没, 返金済, "
     "返金され, 환불됐, 환불되었, 환불 완료, "
 )
 # A refund spoken of as someone's or as a subject ("her refund", "about the refund"): a
@@ -321,6 +345,9 @@ NEGATION = Lexicon(
     "nie, ohne, ne, pas, sans, jamais, non, senza, mai, niet, geen, nooit, zonder, não, sem, "
     "bez, inte, ej, aldrig, utan, ikke, ikkje, aldri, не, нет, без, 不要, 别, 不用, 暂时不, "
     "先不, 不, "
+    # Waiting with it: "vänta med återbetalningen", "warte mit der Erstattung".
+    "wait with, wait on, vänta med, warte mit, warten mit, wacht met, wachten met, aspetta con, "
+    "aspetta a, espera con, espera para, espere com, espera com, czekaj z, poczekaj z, vent med, "
 )
 # Words that may stand between a negation and the refund it takes back.
 NEGATION_GAP = _words(
@@ -328,12 +355,32 @@ NEGATION_GAP = _words(
     want wants need needs ask asking expect expecting get getting
     for anything now right away please full partial such le la lo el les un una todavia aun es
     das den die ihr ihm noch bitte jetzt lui encore de une het haar hem nog o ela ele ainda
-    jej mu jeszcze henne honom an annu делайте делай оформляйте делать"""
+    jej mu jeszcze henne honom an annu делайте делай оформляйте делать faca facas fazer faz
+    haga hagas hacer mach mache machen fais faites faire fare fate fai doe doen gor gora zrob
+    rob robic"""
 )
 # Words right after a refund that take it back ("erstatte es noch nicht", "返金しないで").
 NEGATION_AFTER = Lexicon(
     "nicht, noch nicht, niet, nog niet, inte, ikke, pas, しないで, しない, しなくて, はまだ, "
-    "は不要, 하지 마, 하지 않, 은 아직, 는 아직, 보류, 不用, 先不, 暂时不, "
+    "は不要, 하지 마, 하지 않, 은 아직, 는 아직, 보류, 不用, 先不, 暂时不, 手続きしないで, "
+    "処理しないで, 進めないで, 진행하지 마, 진행하지 않, 처리하지 마, 처리하지 않, 하지 말, "
+    "진행 안, 처리 안, 先别, 别, "
+)
+# Telling to wait: a clause that opens with one ("wait until she sends photos before refunding",
+# "Attends avant de rembourser", "Warte mit der Erstattung") holds its refund back.
+WAIT = Lexicon(
+    "wait, hold, hold off, hang on, pause, espera, espere, esperemos, aguarda, aguarde, "
+    "attends, attendez, attendons, warte, wartet, warten sie, warten wir, abwarten, aspetta, "
+    "aspettate, aspettiamo, attendi, wacht, wachten we, laten we wachten, poczekaj, poczekajmy, "
+    "czekaj, vänta, vent, "
+)
+# Waiting said anywhere beside the refund (Japanese, Korean, Chinese put it after it:
+# "返金はちょっと待ってください", "환불은 잠깐 기다려 주세요", "退款先等等"), or the refund
+# put on hold.
+WAIT_BESIDE = Lexicon(
+    "待って, 待ちましょう, 保留, 기다려, 기다립시다, 기다리세요, 보류, 잠깐만, 等等, 先等, 等一下, "
+    "稍等, 缓一缓, 缓一下, 暂缓, on hold, en espera, in attesa, en attente, in de wacht, "
+    "auf eis, zurückstellen, em espera, wstrzymaj*, "
 )
 # Wanting or asking for something: the customer's wish, unless the one who wants is the agent.
 WISH = Lexicon(
@@ -367,7 +414,7 @@ GO_AHEAD = Lexicon(
     "dale, mach das, mach es, leg los, nur zu, vas-y, allez-y, fais-le, procédez, procedi, "
     "vai pure, fallo, ga je gang, doe maar, ga door, pode fazer, vai em frente, prossiga, "
     "śmiało, zrób to, kör på, gör det, varsågod, 去办, 照办, 办理吧, 处理吧, 就退吧, 退吧, "
-    "進めて, 진행해, 처리해, "
+    "進めて, 진행해, 처리해, 退了吧, 退掉吧, "
 )
 # Verbs that ask to read, show or tell: a refund after them is what to read about.
 READING = Lexicon(
@@ -421,6 +468,9 @@ QUESTION_SUBJECT = Lexicon(
     "a, an, i, you, we, they, she, he, it, there, this, that, the, anything, anyone, any, her, "
     "his, sie, er, es, die, der, das, ze, hij, het, hon, han, det, elle, il, "
 )
+# Question words that also mean "as" or "like" ("Como gesto de boa vontade, ...", "Wie
+# besprochen, ..."): a question only with a question mark.
+_AS_OR_HOW = frozenset({"como", "wie", "come", "comme", "hoe", "jak"})
 _QUESTION_END = re.compile(r"(?:[?]|吗|呢|か|까|나요)\W*$")
 # A condition that waits for something to happen, anywhere in the clause of the refund:
 # "refund her once she sends it back".
@@ -429,10 +479,28 @@ CONDITION = Lexicon(
     "when they, when we, after she, after he, after they, after we, si, una vez, en cuanto, "
     "sobald, falls, dès que, une fois, appena, una volta, zodra, assim que, depois que, jeśli, "
     "jeżeli, jak tylko, ifall, så snart, hvis, 如果, 一旦, 要是, 等她, 等他, 等客户, "
+    # Until something happens.
+    "tills, till dess, bis sie, bis er, bis wir, bis die, bis der, bis das, hasta que, "
+    "jusqu'à ce que, jusqu'à ce qu, finché, fino a quando, totdat, tot ze, tot hij, até que, "
+    "dopóki, aż, 直到, erst wenn, erst nachdem, erst sobald, nur wenn, solo cuando, solo si, "
+    "seulement quand, seulement si, pas avant, not before, nicht vor, solo quando, solo dopo, "
+    "alleen als, pas als, pas wanneer, als ze, als hij, als zij, als de klant, só quando, "
+    "só depois, até ela, até ele, até a cliente, até o cliente, dopiero gdy, dopiero po, "
+    "först när, först efter, bara om, "
+)
+# A condition closed by its last word, before the refund it holds back (Japanese, Korean,
+# Chinese): "返送したら、返金して", "보내면 환불해", "收到再退".
+CONDITION_CLOSING = Lexicon(
+    "たら, ましたら, れば, 次第, 後で, 後に, あとで, てから, でから, 場合は, までは, 하면, 되면, "
+    "오면, 보내면, 주면, "
+    "받으면, 으면, 후에, 다음에, 之后再, 以后再, 后再, 了再, 再退, "
 )
 # Words that make a condition only when they open the sentence: "when she sends photos, ...".
 CONDITION_OPENING = Lexicon(
     "when, after, cuando, wenn, nachdem, quand, quando, wanneer, nadat, gdy, kiedy, när, 等, "
+    # Italian and Portuguese "se" (if), not Spanish "se rompió": before who or what.
+    "se il, se lo, se la, se lei, se lui, se i, se le, se gli, se a, se o, se os, se as, "
+    "se ela, se ele, se elas, se eles, se você, se voce, "
 )
 # A condition the policy answers ("if it's allowed, refund it"): checked by proposing.
 POLICY_CONDITION = Lexicon(
@@ -440,7 +508,7 @@ POLICY_CONDITION = Lexicon(
     "rule*, can, may, permitid*, posible, política, puede, erlaubt, möglich, zulässig, "
     "richtlinie, darf, autorisé*, permis, politique, peut, consentit*, possibile, permess*, "
     "politica, toegestaan, mogelijk, beleid, possível, pode, dozwolon*, możliwe, można, "
-    "tillåtet, möjligt, 允许, 可以, 符合, 政策, 规定, 可能, 가능, "
+    "tillåtet, möjligt, 允许, 可以, 符合, 政策, 规定, 可能, 가능, 問題な, 문제없, 문제가 없, "
 )
 
 
@@ -454,14 +522,21 @@ def asks_for_refund(text: str) -> bool:
     for sentence in sentences(prepared):
         if not (_names_refund(sentence) or MONEY.pattern.search(sentence)):
             continue
-        if _opens_with_condition(sentence):
+        if _opens_with_condition(sentence) or _closes_condition(sentence):
+            continue
+        if WAIT_BESIDE.pattern.search(sentence) or any(
+            WAIT.starts(clause) for clause in clauses(sentence)
+        ):
             continue
         polite = _asks_politely(sentence)
         if is_question(sentence) and not polite:
             continue
-        for clause in clauses(sentence):
+        parts = clauses(sentence)
+        for index, clause in enumerate(parts):
             if _waits_for_something(clause) or _negated(clause) or _only_reads(clause):
                 continue
+            if any(_opens_with_condition(later) for later in parts[index + 1 :]):
+                continue  # "erst erstatten, wenn die Tasse zurück ist"
             if _relays_wish(clause) and not polite:
                 relayed = True
             elif _names_refund(clause) and not _refund_state(clause, polite=polite):
@@ -502,7 +577,8 @@ def is_question(sentence: str) -> bool:
     prepared = prepare(sentence).strip()
     if _QUESTION_END.search(prepared):
         return True
-    if QUESTION_WORD.starts(prepared):
+    opening = QUESTION_WORD.starts(prepared)
+    if opening and opening.group(0).strip() not in _AS_OR_HOW:
         return True
     verb = QUESTION_VERB.starts(prepared)
     if verb is None:
@@ -521,6 +597,21 @@ def _opens_with_condition(sentence: str) -> bool:
         return False
     condition = re.split(r"[,;，]", sentence.lstrip(" ¿¡\"'(*-")[opening.end() :], maxsplit=1)[0]
     return bool(condition.strip()) and not POLICY_CONDITION.pattern.search(condition)
+
+
+def _closes_condition(sentence: str) -> bool:
+    """A condition that ends before the refund it holds back ("返送したら、全額返金して")."""
+    for closing in CONDITION_CLOSING.pattern.finditer(sentence):
+        before = sentence[: closing.start()]
+        if before.strip() in ("でき", "出来"):
+            continue  # "できれば" (if it can be done): the policy's to answer
+        if (
+            REFUND.pattern.search(sentence, closing.start())
+            and before.strip()
+            and not POLICY_CONDITION.pattern.search(before)
+        ):
+            return True
+    return False
 
 
 def _waits_for_something(clause: str) -> bool:
@@ -588,9 +679,17 @@ def _only_reads(clause: str) -> bool:
     )
 
 
+# Good will is no one's wish: "als gebaar van goede wil", "de boa vontade".
+GOODWILL = Lexicon(
+    "good will, goede wil, goeie wil, boa vontade, buena voluntad, bonne volonté, "
+    "buona volontà, dobrej woli, guten willens, god vilje, "
+)
+
+
 def _relays_wish(clause: str) -> bool:
     """Someone other than the agent wants a refund or money: "she wants a refund", "客户要求退
     款", "返金を希望しています"."""
+    clause = GOODWILL.pattern.sub(" ", clause)
     wanted = REFUND.pattern.search(clause) or MONEY.pattern.search(clause)
     if wanted is None:
         return False
@@ -847,6 +946,17 @@ WRONG_ITEM = Lexicon(
     "잘못된 상품, 잘못 배송, 주문한 것과 다른, 다른 제품, 잘못 온, 오배송, 发错, 寄错, 送错, "
     "颜色不对, 尺码不对, 尺寸不对, 型号不对, 款式不对, 不是我买的, 不是我订的, 不是我要的, "
     "不是她买的, 不是她订的, 货不对, 发的不对, "
+    # Not the model, or not what was ordered: "não é o modelo que ela encomendou".
+    "not the model, not the same model, no es el modelo, no es lo que ~ pidió, "
+    "no es el que ~ pidió, modelo equivocado, modelo distinto, modelo diferente, "
+    "não é o modelo, não é o que ~ encomendou, não é o que ~ pediu, modelo errado, "
+    "nicht das ~ bestellt*, nicht das modell, nicht was ~ bestellt*, anderes modell, "
+    "pas le modèle, pas ce qu ~ commandé, autre modèle, non è il modello, "
+    "non è quello che ~ ordinat*, modello diverso, niet het model, niet wat ~ besteld*, "
+    "ander model, nie ten model, nie to ~ zamówił*, inny model, inte den modell, "
+    "inte det ~ beställde, annan modell, 모델이 아니, 주문한 모델이 아니, 주문한 게 아니, "
+    "주문한 것이 아니, 주문한 상품이 아니, 다른 모델, モデルが違, 注文したモデルと違, "
+    "注文した物と違, 別のモデル, 型号错了, 不是她要的, 不是她订的型号, "
 )
 DAMAGED = Lexicon(
     "broken, broke, breaks, damage, damaged, cracked, crack, cracks, shattered, smashed, "
@@ -866,8 +976,8 @@ DAMAGED = Lexicon(
     "pęknięt*, rozbit*, połaman*, złaman*, zniszczon*, porysowan*, potłuczon*, pękł*, trasig*, "
     "skadad*, sönder, spräck*, krossad*, knust, ødelagt, skadet, i stykker, sprukket, разбит*, "
     "сломан*, поврежден*, повреждён*, треснул*, kırık, hasarlı, 割れ, 壊れ, 破損, ひび, 欠け, "
-    "潰れ, 깨졌, 깨진, 파손, 부서졌, 부서진, 금이 갔, 망가졌, 찌그러, 坏了, 摔坏, 碎了, 破了, "
-    "破损, 损坏, 裂了, 裂开, 压坏, 有裂痕, 划痕, 摔碎, 磕坏, "
+    "潰れ, 깨졌, 깨진, 파손, 부서졌, 부서진, 금이 갔, 망가졌, 찌그러, 坏了, 坏的, 坏掉, "
+    "摔坏, 碎了, 破了, 破损, 损坏, 裂了, 裂开, 压坏, 有裂痕, 划痕, 摔碎, 磕坏, "
 )
 # A fault in use: "damaged" only where the policy says so, the policy's to decide.
 FAULTY = Lexicon(
@@ -907,6 +1017,12 @@ OTHER = Lexicon(
     "передумал*, не понравил*, 気が変わった, 不要になった, いらなくなった, 気に入らない, "
     "마음이 바뀌, 단순 변심, 변심, 마음에 들지 않, 不想要了, 不要了, 不需要了, 改变主意, 反悔, "
     "不喜欢, 不满意, 七天无理由, "
+    # A goodwill gesture, an apology, compensation for a delay.
+    "gesto de cortesia, gesto de boa vontade, uit coulance, als gebaar, gest dobrej woli, "
+    "som en gest, som kompensation, in segno di, per scusarci, como compensación, "
+    "als entschädigung, en compensation, als compensatie, como compensação, 보상으로, 보상 차원, "
+    "서비스 차원, 호의로, 사과의 의미, 사과 차원, お詫び, 心ばかり, 補償として, 作为补偿, "
+    "表示歉意, 安抚, 致歉, "
 )
 # A reason named as such: "reason: other", "as wrong item", "the not-received refund".
 NAMED_REASONS = {
@@ -1087,18 +1203,26 @@ NOT_PRODUCT_WORDS = _words(
     place manager team colleague patience experience feedback complaint apology mood hassle
     inconvenience delay wait picture image video evidence proof courier driver post mail
     neighbour neighbor husband wife son daughter mother father friend birthday holiday trip
-    fault story words language name hotline website app life job"""
+    fault story words language name hotline website app life job woman women man men lady
+    ladies guy guys girl boy person people client buyer kid kids child children family sister
+    brother boss staff carrier postman postie glaze paint finish coating surface corner edge
+    inside outside button hinge cord plug seam stitching zipper sole heel label sticker
+    wrapping wrapper bubble tape seal instructions manual warranty guarantee"""
 )
 # Words that describe a thing without naming it: "the broken mug", "her other order".
 DESCRIBING_WORDS = _words(
     """broken cracked damaged faulty defective missing wrong full partial entire whole same
     earlier latest first last other new old different similar small big large used original
-    own second third another half exact exactly remaining right left next previous"""
+    own second third another half exact exactly remaining right left next previous rain snow
+    sun wind storm heat frost poor"""
 )
 _DETERMINER_PHRASE = re.compile(
     # A lookahead, so that "the status of the blender refund" yields both phrases. Only words
     # that point at one thing count ("a terrible week" points at none).
-    r"(?:\b(?:the|her|his|their|my|that|this|your|our)|'s)\s+"
+    r"(?:\b(?:the|her|his|their|my|that|this|your|our)"
+    # "'s" of a name ("Li's mug"), not "she's", "it's", "that's" (is, has).
+    r"|(?<!\bshe)(?<!\bhe)(?<!\bit)(?<!\bthat)(?<!\bwhat)(?<!\bthere)(?<!\bhere)"
+    r"(?<!\bwho)(?<!\blet)(?<!\bwhere)'s)\s+"
     r"(?=(?P<words>[a-z-]+(?:\s+[a-z-]+){0,2}))"
 )
 _PHRASE_ENDS = _words(
@@ -1106,7 +1230,7 @@ _PHRASE_ENDS = _words(
     were are is been can could would will should about also too one all any our your you not
     but just please order orders refund customer bought ordered asks says said still more some
     than then them there here into onto over under in on at to of by as or if so it its be who
-    how why when where"""
+    how why when where pls plz please thanks"""
 )
 
 
@@ -1145,6 +1269,13 @@ def products_named(text: str) -> set[str]:
 def _products_in(prepared: str) -> set[str]:
     found = set()
     words = {_singular(word) for word in re.findall(r"[^\W\d_]+", prepared)}
+    # Swedish, Norwegian, Danish put "the" at the end: "mixern", "lampen", "koppet".
+    words |= {
+        word[: -len(end)]
+        for word in list(words)
+        for end in ("en", "et", "n")
+        if len(word) >= 5 and word.endswith(end)
+    }
     for key, names in PRODUCT_NAMES.items():
         # "case" on its own is no product ("in that case"); "funda", "Handyhülle" are.
         own = () if key in GENERIC_ITEM_WORDS else (key,)
@@ -1176,6 +1307,49 @@ def _thing_words(phrase: list[str]) -> frozenset[str]:
         if len(word) >= 3 and word.isalpha() and not (len(word) > 5 and word.endswith("ing")):
             kept.add(_singular(word))
     return frozenset(kept)
+
+
+# Words that point back at something named before: "Refund it", "she wants them refunded".
+POINTING_BACK = Lexicon("it, its, them, that, this, those, these, one, ones, same, ")
+
+
+# What is said of an item, not of the things around it: "the umbrella arrived broken", "she
+# ordered the teapot".
+ITEM_VERBS = Lexicon(
+    "arriv*, ordered, bought, purchased, received, delivered, returned, shipped, sent back, "
+    "got the, got a, got her, got his, "
+)
+# A thing after these is what the message is about: "she called about the umbrella".
+_TOPIC = re.compile(r"\b(?:about|for|regarding|re|with|on|concerning)\s+(?:the|her|his|their|my)\b")
+
+
+def named_in_passing(text: str) -> bool:
+    """Whether the things the words name are named only in passing: the sentences that ask
+    for something (a refund, a status, an answer) name nothing and point back at nothing, and
+    nothing said of a thing makes it an item: not what went wrong, arrived or was ordered, nor
+    what the message is about ("the courier left the box out in the rain ... Refund her the 129
+    please", but not "The umbrella arrived broken. Full refund please.")."""
+    asking, telling = [], []
+    for sentence in sentences(prepare(text)):
+        if asks_for_refund(sentence) or asks_status(sentence) or is_question(sentence):
+            asking.append(sentence)
+        else:
+            telling.append(sentence)
+    if not asking or any(
+        things_named(sentence) or POINTING_BACK.pattern.search(sentence) for sentence in asking
+    ):
+        return False
+    return not any(
+        things_named(clause)
+        and (
+            reasons_described(clause)
+            or fault_in_use(clause)
+            or ITEM_VERBS.pattern.search(clause)
+            or _TOPIC.search(clause)
+        )
+        for sentence in telling
+        for clause in clauses(sentence)
+    )
 
 
 def item_keys(item_name: str) -> set[str]:
@@ -1228,7 +1402,22 @@ STATUS_WORDS = Lexicon(
     "goedgekeurd, verwerkt, gelukt, onde, já, aprovado, processado, andamento, histórico, gdzie, "
     "już, zatwierdzon*, redan, godkänd, どうなって, 状況, 状態, 承認, 済み, 進捗, 상태, "
     "어떻게 됐, 어떻게 되, 진행, 승인, 처리됐, 状态, 进度, 记录, 情况, 到了, 到账, 批了, 审批, "
-    "到哪, 怎么样, 退了吗, 退了没, 已经退, 退回, "
+    "到哪, 怎么样, 退了吗, 退了没, 已经退, 退回, 了吗, 了没, 成功, 完了, 完了し, 返金され, "
+    "処理され, 入金, 되었나요, 됐나요, 됐어요, 완료, effectué*, été fait*, été rembours*, fatto, "
+    "effettuat*, gedaan, uitgevoerd, feito, realizad*, efetuad*, efectuad*, zrobion*, wykonan*, "
+    "gjord, genomförd, ännu, gemacht, durchgeführt, inzwischen, mittlerweile, made, "
+)
+# How much is left to refund on an order: its balance, asked about (not a policy question).
+BALANCE_QUESTION = Lexicon(
+    "how much ~ left, how much ~ still, how much more ~ refund*, how much ~ remaining, "
+    "wie viel ~ noch, wieviel ~ noch, wie viel ~ übrig, wieviel ~ übrig, cuánto ~ queda, "
+    "cuánto ~ todavía, cuánto ~ aún, combien ~ reste, combien ~ encore, quanto ~ resta, "
+    "quanto ~ ancora, quanto ~ rimane, hoeveel ~ nog, hoeveel ~ over, quanto ~ ainda, "
+    "quanto ~ sobra, quanto ~ falta, ile ~ jeszcze, ile ~ zostało, ile ~ pozostało, "
+    "hur mycket ~ kvar, hur mycket ~ fortfarande, hvor mye ~ igjen, hvor meget ~ tilbage, "
+    "还能退多少, 还剩多少, 剩多少, 还可以退多少, 可退多少, 可退金额, あといくら, まだいくら, "
+    "残りいくら, いくらまで, 可能額, 返金できる金額, 얼마나 남, 아직 얼마, 얼마까지, 남은 금액, "
+    "얼마 남, 가능한 금액, 가능 금액, "
 )
 STATUS_PHRASES = Lexicon(
     "where things stand, where it stands, where they stand, refund* history, refund* requests, "
@@ -1350,6 +1539,16 @@ DEFERRAL = Lexicon(
     "réponds*, quello che chiede, rispondi*, wat ze vraagt, o que ela pede, o que ele pede, "
     "按客户的要求, 按她的要求, 按他的要求, 按客户要求, 处理一下她的消息, 处理她的消息, "
     "处理他的请求, 处理她的请求, 回复她, 回复他, "
+    # As she asks: "bitte so umsetzen, wie sie es möchte", "ご希望どおりに進めて".
+    "wie sie es möchte, wie sie es will, wie sie es wünscht, wie er es möchte, wie gewünscht, "
+    "was sie verlangt, como pide, como ella pide, como ella quiere, como solicita, "
+    "lo que solicita, comme elle le demande, comme il le demande, comme demandé, come chiede, "
+    "come richiesto, zoals ze vraagt, zoals hij vraagt, zoals gevraagd, como ela pediu, "
+    "como ela pede, como pedido, o que ela pediu, que ela pediu, que ele pediu, jak prosi, "
+    "o co prosi, zgodnie z prośbą, som hon vill, som han vill, som hon ber om, som begärt, "
+    "希望どおり, 希望通り, 要望どおり, 要望通り, 依頼どおり, 依頼通り, 요청대로, 요청하신 대로, "
+    "요청한 대로, 원하는 대로, 원하시는 대로, 照客户说的, 按照客户, 按照她, 照她说的, 按客户说的, "
+    "按她说的, 按他说的, 按客户的意思, 按她的意思, 照客户的要求, 照她的要求, "
 )
 # Words that ask only for an answer, a summary or a draft: the customer's wish stays hers.
 ANSWER_ONLY = Lexicon(
@@ -1385,19 +1584,31 @@ def asks_status(text: str) -> bool:
     """Whether the words ask where a refund stands: a refund or money with words of its state
     in one sentence ("is the mug refund approved yet", "¿ya llegó el dinero?", "退款到账了吗")."""
     prepared = prepare(text)
-    if STATUS_PHRASES.pattern.search(prepared):
+    if STATUS_PHRASES.pattern.search(prepared) or BALANCE_QUESTION.pattern.search(prepared):
         return True
     return any(
         REFUND_STATE.pattern.search(clause)
         or (REFUND_SPOKEN_OF.pattern.search(clause) and not _directs(clause))
-        or (
-            (REFUND.pattern.search(clause) or MONEY.pattern.search(clause))
-            and STATUS_WORDS.pattern.search(clause)
-            and not _negated(clause)
-        )  # "don't refund yet"
+        or _refund_with_state_words(clause)
         for sentence in sentences(prepared)
-        for clause in clauses(sentence)
+        # A question may name the refund in one clause and ask its state in the next: "e o
+        # reembolso dos fones, já foi aprovado?", "ヘッドホンの返金、承認されましたか?".
+        for clause in [*clauses(sentence), *([sentence] if is_question(sentence) else [])]
     )
+
+
+def _refund_with_state_words(text: str) -> bool:
+    return bool(
+        (REFUND.pattern.search(text) or MONEY.pattern.search(text))
+        and STATUS_WORDS.pattern.search(text)
+        and not _negated(text)  # "don't refund yet"
+    )
+
+
+def asks_balance(text: str) -> bool:
+    """Whether the words ask how much is left to refund on an order ("how much is still
+    refundable", "あといくら返金できますか"): the order's balance, not the policy."""
+    return bool(BALANCE_QUESTION.search(text))
 
 
 def names_policy(text: str) -> bool:
@@ -1523,6 +1734,15 @@ INTERNAL_VOCABULARY = re.compile(
 def internal_vocabulary(text: str) -> list[str]:
     """The desk's own words in `text`, which a customer must never read."""
     return list(dict.fromkeys(match.group(0) for match in INTERNAL_VOCABULARY.finditer(text)))
+
+
+def _kept_sources() -> tuple[Lexicon, ...]:
+    """Lists whose words are never read as another's misspelling (nor misspellings read as
+    them): question words, conditions, waits, negations."""
+    return (
+        QUESTION_WORD, BALANCE_QUESTION, CONDITION, CONDITION_OPENING, WAIT, NEGATION, GO_AHEAD,
+        DEFERRAL, WISH, REFUND_STATE, NEGATION_AFTER, POLITE_REQUEST, READING, HESITATION,
+    )  # fmt: skip
 
 
 def _spelling_sources() -> tuple[Lexicon, ...]:

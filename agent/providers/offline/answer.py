@@ -233,16 +233,25 @@ def _clause_text(clause: dict) -> str:
     return text
 
 
-def _closest(order_id: str, listing: Call | None) -> list[str]:
+def _closest(order_id: str, listing: Call | None, things: frozenset = frozenset()) -> list[str]:
     """The listed order numbers nearest to a mistyped one (a slip or two away): one, or the
-    several that are equally near."""
+    several that are equally near; of those a few slips away, the one order that holds what
+    the agent named, when exactly one does (still only offered, never acted on)."""
     result = (listing.ok_result if listing else None) or {}
-    listed = [
-        str(order.get("order_id", ""))
+    orders = {
+        str(order.get("order_id", "")): [str(item) for item in order.get("items") or [] if item]
         for order in result.get("orders") or []
         if isinstance(order, dict) and order.get("order_id")
+    }
+    distances = {candidate: edit_distance(order_id, candidate) for candidate in orders}
+    near = [candidate for candidate, distance in distances.items() if distance < 4]
+    holding = [
+        candidate
+        for candidate in near
+        if any(names_item(thing, name) for thing in things for name in orders[candidate])
     ]
-    distances = {candidate: edit_distance(order_id, candidate) for candidate in listed}
+    if len(holding) == 1:
+        return holding
     nearest = min(distances.values(), default=4)
     if nearest >= 4:
         return []
@@ -343,7 +352,8 @@ def _question(kind: str, transcript: Transcript, intent: Intent, move) -> str:
     typed = intent.order_ids[0] if intent.order_ids else ""
     if kind == "bad_number":
         typed = intent.bad_order_refs[0] if intent.bad_order_refs else ""
-    closest = _closest(typed, _attempted(transcript, "list_customer_orders")) if typed else []
+    listing = _attempted(transcript, "list_customer_orders")
+    closest = _closest(typed, listing, intent.things) if typed else []
     customer = customer_latest_asks(transcript)
     paid = _money(order.get("amount_paid"))
     left = _money(order.get("refundable_balance"))

@@ -116,7 +116,9 @@ def read_intent(request: str) -> Intent:
         wants_refund=wants_refund,
         defers_to_customer=vocabulary.defers_to_customer(words),
         asks_status=vocabulary.asks_status(words),
-        asks_policy=weighs_policy and (question or not wants_refund),
+        asks_policy=weighs_policy
+        and (question or not wants_refund)
+        and not vocabulary.asks_balance(words),
         asks_list=vocabulary.asks_listing(words),
         # "Who has to approve it?" is a policy question; "approve it now" asks for an approval.
         asks_approval=vocabulary.asks_approval(words),

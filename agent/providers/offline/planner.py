@@ -60,6 +60,7 @@ from agent.vocabulary import (
     counts_faults_as_damage,
     doubts_the_order,
     is_product,
+    named_in_passing,
     names_item,
     policy_keywords,
     things_named,
@@ -290,7 +291,7 @@ class _Step:
                 return match, ""
             if listing is None and self.can("list_customer_orders"):
                 return None, "list"
-            if other_item:
+            if other_item and not (not must_list and self.named_in_passing(listing)):
                 # None of her orders holds what the agent named, or more than one does.
                 return None, "which_item"
         if must_list:
@@ -306,6 +307,20 @@ class _Step:
             match = self.match_in_listing(listing) if listing and intent.things else None
             return (match, "") if match else (None, "no_ticket_order")
         return t.ticket_order, ""
+
+    def named_in_passing(self, listing: Call | None) -> bool:
+        """Things the agent named that are no product the vocabulary knows, that none of her
+        orders holds, and that the sentences asking for something do not name or point back
+        at ("the courier", "the glaze", "the neighbour"): the ticket's order is meant."""
+        intent = self.intent
+        result = (listing.ok_result if listing else None) or {}
+        orders = [o for o in result.get("orders") or [] if isinstance(o, dict)]
+        return (
+            listing is not None
+            and not any(is_product(thing) for thing in intent.things)
+            and not any(self.holds(order, thing) for order in orders for thing in intent.things)
+            and named_in_passing(intent.words)
+        )
 
     def policy_only(self) -> bool:
         """A question about the policy in general, about no order in particular."""
