@@ -718,6 +718,8 @@ _NUMBER = re.compile(
 AMOUNT_UNIT = Lexicon(
     "%, percent, per cent, prozent, por ciento, pour cent, per cento, procent, day*, week*, "
     "month*, year*, hour*, minute*, item*, piece*, pcs, unit*, times, order*, x, st, nd, rd, th, "
+    # the size of an attached file, as the ticket thread shows it ("cracked mug.png, 117 KB")
+    "kb, mb, gb, kib, mib, byte*, "
     "am, pm, h, días, día, semana*, meses, años, horas, tag, tage, tagen, woche*, monat*, "
     "stunde*, stück, jour*, semaine*, mois, ans, heure*, giorni, settiman*, mesi, ore, dag, "
     "dagen, dagar, weken, maand*, uur, dias, dni, dzień, tygodni*, miesi*, godzin*, veck*, "

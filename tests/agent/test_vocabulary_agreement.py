@@ -183,3 +183,10 @@ def test_the_vocabulary_reads_each_phrasing_as_labelled(row):
     assert sorted(f"{amount:.2f}" for amount in vocabulary.amounts_named(text)) == row["amounts"]
     assert sorted(key for key, flag in means.items() if flag) == row["means"]
     assert sorted(reasons_read(text)) == row["reasons"]
+
+
+@pytest.mark.parametrize(
+    "text", ["cracked mug.png (image/jpeg, 117 KB)", "a 2 MB photo of the box", "512 bytes"]
+)
+def test_the_size_of_an_attached_file_is_no_amount(text):
+    assert vocabulary.amounts_named(text) == set()
