@@ -176,3 +176,15 @@ def publish_role_limits(role_limits: dict):
         version=current, rules={**current.rules, "role_limits": role_limits}
     )
     return policy_version_publish(version=draft)
+
+
+def demo_refund(ticket, order_id: str, status: str, amount: str):
+    """A refund request in `status` on the demo shop's order `order_id`, on `ticket`."""
+    from orders.models import Order
+
+    return RefundRequestFactory(
+        ticket=ticket,
+        order=Order.objects.get(order_id=order_id),
+        amount=Decimal(amount),
+        status=status,
+    )

@@ -3,14 +3,11 @@
 the languages the desk drafts in and others, hedges read per clause, each claim judged per order
 against the refund requests that exist."""
 
-from decimal import Decimal
-
 import pytest
 
 from agent.answer_check import check_text, claims_in, statements_in
-from orders.models import Order
 from refunds.models import RefundRequest
-from tests.factories import RefundRequestFactory
+from tests.factories import demo_refund
 from tickets.models import Ticket
 
 # The false "your refund is done" answers of issue 33, and more of their kind: claims whatever
@@ -186,12 +183,7 @@ def _ticket(reference: str = "TCK-1004") -> Ticket:
 
 
 def _request(ticket: Ticket, order_id: str, status: str, amount: str) -> RefundRequest:
-    return RefundRequestFactory(
-        ticket=ticket,
-        order=Order.objects.get(order_id=order_id),
-        amount=Decimal(amount),
-        status=status,
-    )
+    return demo_refund(ticket, order_id, status, amount)
 
 
 MUG, HEADPHONES = "202610110087", "202610150012"

@@ -6,7 +6,6 @@ unrelated replies go out."""
 
 import json
 from collections import defaultdict
-from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -14,9 +13,8 @@ import pytest
 from agent.answer_check import check_text, contradicted_claims
 from agent.draft_templates import SAME_AS, TEMPLATES
 from agent.drafts import model_body_refusal, template_draft
-from orders.models import Order
 from refunds.models import RefundRequest
-from tests.factories import RefundRequestFactory
+from tests.factories import demo_refund
 from tickets.models import Ticket
 
 pytestmark = pytest.mark.django_db
@@ -35,12 +33,7 @@ def _ticket(reference: str = "TCK-1001") -> Ticket:
 
 
 def _request(ticket: Ticket, order_id: str, status: str, amount: str) -> RefundRequest:
-    return RefundRequestFactory(
-        ticket=ticket,
-        order=Order.objects.get(order_id=order_id),
-        amount=Decimal(amount),
-        status=status,
-    )
+    return demo_refund(ticket, order_id, status, amount)
 
 
 # Said while the mug's refund waits for approval; none of them is the precise patterns' kind.

@@ -6,15 +6,13 @@ or failed is no reading: the word lists read the text instead."""
 import json
 import time
 import uuid
-from decimal import Decimal
 
 import pytest
 
 from agent.answer_check import check_text, contradicted_claims
 from agent.claim_reading import SCHEMA_NAME, parse_reading
-from orders.models import Order
 from refunds.models import RefundRequest
-from tests.factories import RefundRequestFactory
+from tests.factories import demo_refund
 from tests.fakes.openai_server import Sleep, claims_reply, error_body, text_reply
 from tickets.models import Ticket
 
@@ -38,12 +36,7 @@ def _ticket(reference: str = "TCK-1004") -> Ticket:
 
 
 def _request(ticket: Ticket, order_id: str, status: str, amount: str) -> RefundRequest:
-    return RefundRequestFactory(
-        ticket=ticket,
-        order=Order.objects.get(order_id=order_id),
-        amount=Decimal(amount),
-        status=status,
-    )
+    return demo_refund(ticket, order_id, status, amount)
 
 
 @pytest.mark.django_db
