@@ -365,6 +365,14 @@ NEGATION_AFTER = Lexicon(
     "は不要, 하지 마, 하지 않, 은 아직, 는 아직, 보류, 不用, 先不, 暂时不, 手続きしないで, "
     "処理しないで, 進めないで, 진행하지 마, 진행하지 않, 처리하지 마, 처리하지 않, 하지 말, "
     "진행 안, 처리 안, 先别, 别, "
+    # Later, not now: "refund later", "erstatten wir später", "返金する前に".
+    "later, not now, später, más tarde, plus tard, più tardi, mais tarde, później, senare, "
+    "senere, する前, の前に, 前に, 之前, 以后再, 하기 전, 전에, 나중에, "
+)
+# A refund that comes after something else: "check the photos before refunding".
+BEFORE = Lexicon(
+    "before, avant de, avant d', avant que, antes de, antes que, bevor, ehe, prima di, "
+    "prima che, voordat, alvorens, zanim, innan, inden, før, "
 )
 # Telling to wait: a clause that opens with one ("wait until she sends photos before refunding",
 # "Attends avant de rembourser", "Warte mit der Erstattung") holds its refund back.
@@ -373,6 +381,11 @@ WAIT = Lexicon(
     "attends, attendez, attendons, warte, wartet, warten sie, warten wir, abwarten, aspetta, "
     "aspettate, aspettiamo, attendi, wacht, wachten we, laten we wachten, poczekaj, poczekajmy, "
     "czekaj, vänta, vent, "
+    # We wait: "let's wait for the photos before we refund", "On attend les photos".
+    "let's wait, let us wait, we wait, we'll wait, we will wait, we are waiting, we're waiting, "
+    "i'll wait, i will wait, we should wait, on attend, nous attendons, on va attendre, "
+    "esperamos, vamos a esperar, wir warten, ich warte, aspettiamo, attendiamo, wij wachten, "
+    "we wachten, vamos esperar, czekamy, poczekamy, vi väntar, väntar vi, "
 )
 # Waiting said anywhere beside the refund (Japanese, Korean, Chinese put it after it:
 # "返金はちょっと待ってください", "환불은 잠깐 기다려 주세요", "退款先等等"), or the refund
@@ -641,6 +654,8 @@ def _negated(clause: str) -> bool:
             before.pop()
         if before and NEGATION.ends(" ".join(before[-3:])):
             return True
+        if BEFORE.pattern.search(" ".join(clause[: refund.start()].split()[-4:])):
+            return True  # "check the photos before refunding": not now
         after = clause[refund.end() :].split()
         while after and after[0] in NEGATION_GAP:
             after.pop(0)
