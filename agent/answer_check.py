@@ -413,8 +413,9 @@ def _figures(amounts: set[Decimal] | frozenset[Decimal]) -> str:
     written = set()
     for amount in amounts:
         whole, _, cents = f"{amount:.2f}".partition(".")
-        written.add(whole if cents == "00" else rf"{whole}[.,]{cents}")
         written.add(rf"{whole}[.,]{cents}")
+        if cents == "00":
+            written.add(whole)
     return rf"(?<![\d.,])(?:{'|'.join(sorted(written))})(?![\d]|[.,]\d)"
 
 
