@@ -64,6 +64,7 @@ from dataclasses import asdict, dataclass, field
 from decimal import Decimal, InvalidOperation
 from difflib import SequenceMatcher
 from functools import cache
+from typing import Literal
 
 from agent.claim_reading import NO_CLAIM, ReadClaim, model_configured, read_claims
 from agent.claim_words import (
@@ -669,18 +670,37 @@ def _said_already(claim: Claim, claims: list[Claim]) -> bool:
     return False
 
 
+# check_text's default `reading`: the model is asked for it there and then.
+ASK: Literal["ask"] = "ask"
+Reading = list[ReadClaim] | None
+
+
+def read_for_check(*, text: str, ticket, customer: Customer | None = None) -> Reading:
+    """The model's reading of `text`, as check_text would ask for it; None when no model
+    answered. Asked apart from the judging, so that a caller about to open a transaction asks
+    (for up to CLAIM_CHECK_TIMEOUT_S) before it holds any lock."""
+    if not model_configured():
+        return None
+    # What a model is sent is masked first (DESIGN §17), the reply's text too.
+    return read_claims(mask_for_model(text, customer=customer or ticket.customer))
+
+
 def check_text(
-    *, text: str, ticket, customer: Customer | None = None, fallback: bool = False
+    *,
+    text: str,
+    ticket,
+    customer: Customer | None = None,
+    fallback: bool = False,
+    reading: Reading | Literal["ask"] = ASK,
 ) -> TextCheck:
     """Judge every claim `text` makes against the refunds of `ticket` (its customer's, or
     `customer`'s when given, for a run bound to the customer it started with). The precise
-    reader's claims and the model's are judged; with `fallback`, when no model answered, the
-    recall-first reader's too (the module's docstring says which texts that is for)."""
+    reader's claims and the model's (`reading`, read_for_check's, asked now by default) are
+    judged; with `fallback`, when no model answered, the recall-first reader's too (the
+    module's docstring says which texts that is for)."""
     statements = statements_in(text)
-    reading = None
-    if model_configured():
-        # What a model is sent is masked first (DESIGN §17), the reply's text too.
-        reading = read_claims(mask_for_model(text, customer=customer or ticket.customer))
+    if reading == ASK:
+        reading = read_for_check(text=text, ticket=ticket, customer=customer)
     read = [claim for claim in reading or [] if claim.claimed_state != NO_CLAIM]
     if reading is None and fallback:
         statements += lexicon_statements(
@@ -746,9 +766,10 @@ CLAIM_WORDS = {
 }
 
 
-def check_answer(*, answer: str, run) -> AnswerCheck:
-    """Judge a run's `answer` against the refunds of its ticket and customer."""
-    checked = check_text(text=answer, ticket=run.ticket, customer=run.customer)
+def check_answer(*, answer: str, run, reading: Reading | Literal["ask"] = ASK) -> AnswerCheck:
+    """Judge a run's `answer` against the refunds of its ticket and customer (with the model's
+    `reading` of it, when the caller asked for it already)."""
+    checked = check_text(text=answer, ticket=run.ticket, customer=run.customer, reading=reading)
     if not checked.claims:
         return AnswerCheck(contradicts=False)
     actual = [

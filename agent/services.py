@@ -10,14 +10,14 @@ import math
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Literal
 
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
-from agent.answer_check import AnswerCheck, check_answer
+from agent.answer_check import ASK, AnswerCheck, Reading, check_answer
 from agent.metrics import observe_run_end
 from agent.models import AgentMessage, AgentRun, RunEvent, ToolCallLog
 from agent.runtime.prompts import PROMPT_VERSION
@@ -391,6 +391,7 @@ def run_finish(
     stop_reason: str,
     final_answer: str = "",
     error: str = "",
+    claim_reading: Reading | Literal["ask"] = ASK,
     **fields: Any,
 ) -> bool:
     """End the run from the step holding its lease, as `stop_reason` says (ENDED_BY): failed
@@ -398,11 +399,13 @@ def run_finish(
     call), or completed with `final_answer`, which is also posted on the ticket as the
     assistant's internal note, checked first against the refunds that exist (a contradiction
     flags the run and adds a note with the real status). False: the lease was lost, and nothing
-    changed. `fields` are other run fields to set in the same UPDATE."""
+    changed. `claim_reading` is the model's reading of the answer (answer_check.read_for_check),
+    asked for here unless the caller did before its transaction. `fields` are other run fields
+    to set in the same UPDATE."""
     status = ENDED_BY.get(stop_reason, AgentRun.Status.COMPLETED)
     check = AnswerCheck(contradicts=False)
     if status == AgentRun.Status.COMPLETED:
-        check = check_answer(answer=final_answer, run=run)
+        check = check_answer(answer=final_answer, run=run, reading=claim_reading)
     # The check rides along only when the answer claimed something about a refund.
     checked = {"answer_check": check.as_dict()} if check.claims else {}
     ending: dict[str, dict] = {

@@ -36,6 +36,7 @@ from django.db import close_old_connections, transaction
 from django.utils import timezone
 
 from agent import run_selectors, services
+from agent.answer_check import read_for_check
 from agent.context import RunContext
 from agent.errors import codes_in_words, error_in_words
 from agent.executor import loops
@@ -797,6 +798,8 @@ class Step:
         answer away. An error code the model quoted reaches the desk user in words."""
         answer = codes_in_words(answer)
         draft = self.customer_draft()
+        # A model call, made before the transaction: run_finish judges it holding the run's row.
+        reading = read_for_check(text=answer, ticket=self.run.ticket, customer=self.run.customer)
         with transaction.atomic():
             if write is not None:
                 self.save(write, cancelled_ok=True)
@@ -805,6 +808,7 @@ class Step:
                 owner=self.owner,
                 stop_reason=stop_reason,
                 final_answer=answer,
+                claim_reading=reading,
                 draft_reply=draft.body,
                 draft_language=draft.language,
                 draft_state=draft.state,

@@ -8,10 +8,13 @@ import time
 import uuid
 
 import pytest
+from django.db import connection
 
-from agent.answer_check import check_text, contradicted_claims
+from agent import answer_check, claim_reading, services
+from agent.answer_check import check_text, contradicted_claims, read_for_check
 from agent.claim_reading import SCHEMA_NAME, parse_reading
 from refunds.models import RefundRequest
+from tests.agent.runs import drive, start_run
 from tests.factories import demo_refund
 from tests.fakes.openai_server import Sleep, claims_reply, error_body, text_reply
 from tickets.models import Ticket
@@ -294,3 +297,48 @@ def test_without_a_model_nothing_is_asked(demo, fake_openai, settings):
     check_text(text="Your refund has been processed.", ticket=_ticket())
 
     assert fake_openai.claim_requests == []
+
+
+@pytest.mark.django_db
+def test_a_run_ends_judged_by_the_reading_asked_before_its_transaction(demo, fake_openai):
+    # The step asks for the reading first: the run's row is not held while a model reads.
+    run = start_run(reference="TCK-1001")
+    _request(run.ticket, MUG, "pending_approval", "129.00")
+    services.run_acquire_lease(run_id=run.pk, owner="t")
+    fake_openai.read_claims_with(lambda text: [("mug", "refunded", text)])
+    answer = "All settled for the mug."
+    reading = read_for_check(text=answer, ticket=run.ticket, customer=run.customer)
+    asked = len(fake_openai.claim_requests)
+
+    services.run_finish(
+        run=run, owner="t", stop_reason="final_answer", final_answer=answer, claim_reading=reading
+    )
+
+    run.refresh_from_db()
+    assert asked == 1
+    assert len(fake_openai.claim_requests) == 1
+    assert run.answer_contradicts_state is True
+    assert run.answer_check["false_claims"][0]["order_id"] == MUG
+
+
+@pytest.mark.django_db
+def test_a_run_step_asks_for_the_reading_outside_its_ending_transaction(
+    demo, fake_openai, monkeypatch
+):
+    # Watched where it is called (the step's thread), then read for real over HTTP.
+    depths: list[int] = []
+
+    def watched(text):
+        depths.append(len(connection.atomic_blocks))
+        return claim_reading.read_claims(text)
+
+    monkeypatch.setattr(answer_check, "read_claims", watched)
+    fake_openai.enqueue(text_reply("The mug cost 129.00."))
+    run = start_run(reference="TCK-1001")
+    baseline = len(connection.atomic_blocks)
+
+    drive(run)
+
+    run.refresh_from_db()
+    assert run.status == "completed"
+    assert depths and all(depth == baseline for depth in depths)
