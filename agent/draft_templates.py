@@ -38,7 +38,7 @@ TEMPLATES: dict[str, dict] = {
             "rejected": "We are sorry, but we are unable to offer a refund for your {item} "
             "(order {order_id}). If you have any questions, just reply to this email.",
         },
-        "closing": "Kind regards,\nCustomer Support",
+        "closing": "Kind regards,",
         "currency": {},
     },
     "zh": {
@@ -62,7 +62,7 @@ TEMPLATES: dict[str, dict] = {
             "rejected": "很抱歉，您的{item}（订单 {order_id}）无法办理退款。"
             "如有任何疑问，请直接回复此邮件。",
         },
-        "closing": "祝好！\n客服团队",
+        "closing": "祝好！",
         "currency": {"CNY": "元"},
     },
     "de": {
@@ -92,7 +92,7 @@ TEMPLATES: dict[str, dict] = {
             "rejected": "Es tut uns leid, aber für Ihre Bestellung {order_id} ({item}) können "
             "wir keine Erstattung anbieten. Bei Fragen antworten Sie einfach auf diese E-Mail.",
         },
-        "closing": "Mit freundlichen Grüßen\nIhr Kundenservice",
+        "closing": "Mit freundlichen Grüßen",
         "currency": {},
     },
     "fr": {
@@ -124,7 +124,7 @@ TEMPLATES: dict[str, dict] = {
             "remboursement pour votre commande {order_id} ({item}). Pour toute question, "
             "répondez simplement à cet e-mail.",
         },
-        "closing": "Cordialement,\nLe service client",
+        "closing": "Cordialement,",
         "currency": {},
     },
     "es": {
@@ -152,7 +152,7 @@ TEMPLATES: dict[str, dict] = {
             "rejected": "Lo sentimos, pero no podemos ofrecer un reembolso por su pedido "
             "{order_id} ({item}). Si tiene alguna pregunta, responda a este correo.",
         },
-        "closing": "Atentamente,\nAtención al cliente",
+        "closing": "Atentamente,",
         "currency": {},
     },
 }

@@ -504,6 +504,8 @@ if EMAIL_URL.startswith("filemail://"):
     # (django-environ would read the first as the folder "mail" in the current directory.)
     EMAIL_FILE_PATH = str(BASE_DIR / EMAIL_URL.removeprefix("filemail://"))
 DEFAULT_FROM_EMAIL = env("DEFAULT_FROM_EMAIL", default="support@refund-desk.local")
+# Under every public reply after the agent's name, unless they set a signature of their own.
+TEAM_SIGNATURE = env("TEAM_SIGNATURE", default="Refund Desk support")
 SERVER_EMAIL = DEFAULT_FROM_EMAIL
 EMAIL_TIMEOUT = env.float("EMAIL_TIMEOUT_S", default=10.0)
 # A reply the mail server does not take is retried with exponential backoff (full jitter,

@@ -15,7 +15,7 @@ from orders.models import Customer, Order, OrderLine
 from refunds.identity import derive_request_id, fingerprint, fingerprint_params
 from refunds.models import RefundConfirmation, RefundEvent, RefundRequest
 from tickets import sla
-from tickets.models import Ticket, TicketEvent, TicketMessage
+from tickets.models import StaffProfile, Ticket, TicketEvent, TicketMessage
 
 # username -> (role or None for the superuser, is_staff)
 USERS = {
@@ -26,6 +26,16 @@ USERS = {
     "reviewer": (Role.REVIEWER, True),
     "reviewer2": (Role.REVIEWER, True),
     "admin": (None, True),
+}
+# username -> the name customers see on replies (DESIGN §19)
+NAMES = {
+    "intern": "Jamie Lee",
+    "agent": "Alex Morgan",
+    "agent2": "Priya Shah",
+    "supervisor": "Chen Jing",
+    "reviewer": "Olivia Brown",
+    "reviewer2": "Tomás Ruiz",
+    "admin": "Dana Fischer",
 }
 
 CUSTOMERS = {
@@ -166,9 +176,11 @@ def _ensure_users() -> dict:
         )
         if created:
             user.set_password(settings.DEMO_PASSWORD)
-            user.save(update_fields=["password"])
+            user.first_name, user.last_name = NAMES[username].split(" ", 1)
+            user.save(update_fields=["password", "first_name", "last_name"])
             if role is not None:
                 user.groups.add(Group.objects.get(name=GROUP_FOR_ROLE[role]))
+        StaffProfile.objects.get_or_create(user=user, defaults={"display_name": NAMES[username]})
         users[username] = user
     return users
 

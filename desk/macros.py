@@ -16,6 +16,7 @@ from config.roles import support_role
 from refunds.models import RefundRequest
 from tickets import services
 from tickets.models import MACRO_PLACEHOLDER, Macro, Ticket
+from tickets.people import display_name
 
 
 @dataclass(frozen=True)
@@ -39,13 +40,12 @@ def _values(ticket: Ticket, agent: User) -> dict[str, str | None]:
     customer = ticket.customer
     refund = _current_refund(ticket)
     name = customer.name.strip()
-    agent_name = agent.get_full_name().strip() or agent.username
     return {
         "customer.name": name or None,
         "customer.first_name": name.split()[0] if name else None,
         "ticket.reference": ticket.reference,
         "order.id": ticket.order.order_id if ticket.order else None,
-        "agent.name": agent_name,
+        "agent.name": display_name(agent),
         "refund.amount": f"{refund.amount} {refund.currency}" if refund else None,
         "refund.status": refund.status.replace("_", " ") if refund else None,
     }

@@ -9,7 +9,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 import agent.urls
 import refunds.urls
 from config.api_errors import JsonErrorsMixin, api_not_found
-from desk import api, views
+from desk import api, people, views
 from desk.live import api as live
 from ops.throttling import AnonThrottle, SignInTokenSerializer
 
@@ -142,6 +142,7 @@ api_urlpatterns = [
         ),
         name="api-token",
     ),
+    path("me/", people.MeApi.as_view(), name="api-me"),
     path("schema/", SchemaView.as_view(), name="api-schema"),
     # A page for a browser: a visitor who is not logged in is sent to the login page.
     path(
@@ -158,6 +159,7 @@ api_urlpatterns = [
 
 urlpatterns = [
     path("api/", include(api_urlpatterns)),
+    path("me/", people.me_page, name="me"),
     path("notifications/", views.notification_list, name="notifications"),
     path("notifications/read/", views.notification_read, name="notifications-read"),
     path("tickets/", include((ticket_urlpatterns, "tickets"))),

@@ -1,10 +1,20 @@
 import json
 
 from django.contrib import admin
+from django.contrib.auth import get_user_model
+from django.contrib.auth.admin import UserAdmin
 from django.utils.html import format_html
 
 from config.admin_tools import ReadOnlyMixin
-from tickets.models import Macro, SlaPolicy, Tag, Ticket, TicketEvent, TicketMessage
+from tickets.models import (
+    Macro,
+    SlaPolicy,
+    StaffProfile,
+    Tag,
+    Ticket,
+    TicketEvent,
+    TicketMessage,
+)
 
 
 class TicketMessageInline(ReadOnlyMixin, admin.TabularInline):
@@ -101,3 +111,19 @@ class MacroAdmin(admin.ModelAdmin):
     list_display = ["name", "visibility", "owner", "updated_at"]
     list_filter = ["visibility", "owner"]
     search_fields = ["name", "body"]
+
+
+class StaffProfileInline(admin.StackedInline):
+    """The name and signature a user's replies carry (DESIGN §19), edited with the user."""
+
+    model = StaffProfile
+    can_delete = False
+    verbose_name_plural = "Name and signature on replies"
+
+
+class DeskUserAdmin(UserAdmin):
+    inlines = [*UserAdmin.inlines, StaffProfileInline]
+
+
+admin.site.unregister(get_user_model())
+admin.site.register(get_user_model(), DeskUserAdmin)

@@ -7,6 +7,8 @@ import uuid
 from django.conf import settings
 from django.core.mail import EmailMessage
 
+from tickets.people import sign_off
+
 # What a mail server that is down, slow or refusing raises: the reply stays queued and is
 # tried again. Anything else is a bug and surfaces as one.
 MAIL_SERVER_ERRORS = (smtplib.SMTPException, OSError)
@@ -82,17 +84,10 @@ def header_message_id(message_id: str) -> str:
 def _body(message) -> str:
     return (
         f"{message.body}\n\n"
-        f"-- \n{_signature(message.author)}\n"
+        f"-- \n{sign_off(message.author)}\n"
         f"Reply to this email to continue; please keep [{message.ticket.reference}] "
         "in the subject.\n"
     )
-
-
-def _signature(author) -> str:
-    # The author may have been deleted while the reply waited for the mail server.
-    if author is None:
-        return "Refund Desk support"
-    return f"{author.get_full_name() or author.username}, Refund Desk support"
 
 
 def describe_error(exc: BaseException) -> str:

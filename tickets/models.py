@@ -461,3 +461,20 @@ class Notification(models.Model):
 
     def __str__(self) -> str:
         return f"{self.recipient_id}: {self.text}"
+
+
+class StaffProfile(models.Model):
+    """How a desk user appears to customers (DESIGN §19): the name replies are signed with and
+    their own signature (Markdown, sent as written in plain-text mail). Blank fields fall back
+    (tickets/people.py): the name to the user's full name, then their username; the signature
+    to the team's, TEAM_SIGNATURE."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="staff_profile"
+    )
+    display_name = models.CharField(max_length=80, blank=True)
+    signature = models.TextField(max_length=1000, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return self.display_name or str(self.user_id)

@@ -10,6 +10,7 @@
     count.textContent = String(unread);
     count.dataset.unread = String(unread);
     count.classList.toggle("count-alert", unread > 0);
+    count.hidden = unread === 0;  // nothing unread: no badge
     count.setAttribute("aria-label", unread + " unread");
   });
 })();

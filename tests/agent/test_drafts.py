@@ -201,7 +201,7 @@ def test_a_model_run_drafts_with_one_more_call_without_tools(demo, fake_openai, 
     assert run.draft_reply == (
         "Dear Li Wei,\n\nThank you for the photo of your mug. We have asked for a refund of "
         "129.00 CNY and will let you know as soon as it has been refunded.\n\n"
-        "Kind regards,\nCustomer Support"
+        "Kind regards,"
     )
 
 

@@ -232,3 +232,21 @@ def test_the_admin_refund_and_tool_call_lists_fit_a_laptop_newest_first(
         for href in links
     ]
     assert len(created) == 3 and created == sorted(created, reverse=True)
+
+
+@pytest.mark.parametrize("window", [PHONE, LAPTOP], ids=["phone", "laptop"])
+def test_an_agent_sets_the_name_and_signature_replies_carry(page, login, demo, window):
+    page.set_viewport_size(window)
+    login("agent")
+
+    page.locator(".topbar a.user").click()
+    page.fill("#display_name", "Alex from Refunds")
+    page.fill("#signature", "Refunds team\nMon-Fri 9-18 CET")
+    page.click("#me-save")
+
+    preview = page.locator("#me-sign-off").inner_text()
+    assert preview == "-- \nAlex from Refunds\nRefunds team\nMon-Fri 9-18 CET"
+    assert page_width(page) <= window["width"]
+    if os.environ.get("SCREENSHOTS_DIR"):
+        name = f"me-{window['width']}.png"
+        page.screenshot(path=str(Path(os.environ["SCREENSHOTS_DIR"]) / name), full_page=True)
