@@ -168,13 +168,13 @@
     withdraw.id = "assistant-proposal-withdraw";
     withdraw.textContent = "Withdraw";
     withdraw.hidden = true; // until the request says whose it is and that it still waits
-    withdraw.addEventListener("click", withdrawProposal);
+    withdraw.addEventListener("click", askWhyWithdraw);
     const refused = document.createElement("p");
     refused.className = "warning";
     refused.id = "assistant-proposal-refused";
     refused.setAttribute("role", "alert");
     refused.hidden = true;
-    proposal.append(title, detail, checked, withdraw, refused);
+    proposal.append(title, detail, checked, withdraw, withdrawForm(), refused);
     // approval.required is only sent for a request waiting for a reviewer; the request itself
     // says what it is now.
     showProposalStatus("pending_approval");
@@ -236,20 +236,69 @@
   function offerWithdraw(refund) {
     const button = document.getElementById("assistant-proposal-withdraw");
     if (!button) return;
-    button.hidden = !(refund.status === "pending_approval" &&
-      (refund.requested_by === panel.dataset.username || panel.dataset.supervisor === "true"));
+    const form = document.getElementById("assistant-withdraw-form");
+    const may = refund.status === "pending_approval" &&
+      (refund.requested_by === panel.dataset.username || panel.dataset.supervisor === "true");
+    if (!may && form) form.hidden = true;
+    button.hidden = !may || Boolean(form && !form.hidden); // the form asking why is open
   }
 
-  async function withdrawProposal() {
+  // Withdrawing asks first, as the Refunds panel does: why (optional), then a second press.
+  function withdrawForm() {
+    const form = document.createElement("form");
+    form.id = "assistant-withdraw-form";
+    form.className = "withdraw-form";
+    form.hidden = true;
+    const label = document.createElement("label");
+    label.htmlFor = "assistant-withdraw-note";
+    label.className = "muted";
+    label.textContent = "Why (optional)";
+    const note = document.createElement("input");
+    note.type = "text";
+    note.id = "assistant-withdraw-note";
+    note.maxLength = 2000;
+    const confirm = document.createElement("button");
+    confirm.type = "submit";
+    confirm.className = "warn";
+    confirm.id = "assistant-withdraw-confirm";
+    confirm.textContent = "Withdraw the proposal";
+    const keep = document.createElement("button");
+    keep.type = "button";
+    keep.id = "assistant-withdraw-keep";
+    keep.textContent = "Keep it";
+    keep.addEventListener("click", function () { closeWithdrawForm(true); });
+    form.addEventListener("submit", function (event) {
+      event.preventDefault();
+      withdrawProposal(note.value.trim());
+    });
+    form.append(label, note, confirm, keep);
+    return form;
+  }
+
+  function askWhyWithdraw() {
+    const form = document.getElementById("assistant-withdraw-form");
+    document.getElementById("assistant-proposal-withdraw").hidden = true;
+    form.hidden = false;
+    document.getElementById("assistant-withdraw-note").focus();
+  }
+
+  function closeWithdrawForm(offerAgain) {
+    const form = document.getElementById("assistant-withdraw-form");
+    if (form) form.hidden = true;
+    if (offerAgain) document.getElementById("assistant-proposal-withdraw").hidden = false;
+  }
+
+  async function withdrawProposal(note) {
     const data = shownProposal;
-    const button = document.getElementById("assistant-proposal-withdraw");
+    const button = document.getElementById("assistant-withdraw-confirm");
     const refused = document.getElementById("assistant-proposal-refused");
     if (!data || !data.request_id || !button) return;
     button.disabled = true;
     refused.hidden = true;
     try {
       const refund = await api(refundsUrl + encodeURIComponent(data.request_id) + "/withdraw/",
-        {method: "POST", body: JSON.stringify({})});
+        {method: "POST", body: JSON.stringify(note ? {note: note} : {})});
+      closeWithdrawForm(false);
       if (data !== shownProposal) return;
       showProposalStatus(refund.status);
       offerWithdraw(refund);

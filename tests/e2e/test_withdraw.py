@@ -5,6 +5,7 @@ from decimal import Decimal
 
 import pytest
 from django.contrib.auth import get_user_model
+from playwright.sync_api import expect
 
 from agent.models import AgentRun, RunEvent
 from refunds.models import RefundRequest
@@ -69,14 +70,27 @@ def test_the_requester_withdraws_the_proposal_in_the_assistant_box(page, login, 
     button = page.locator("#assistant-proposal-withdraw")
     button.wait_for(state="visible")
 
-    # When its requester presses Withdraw in the proposal box
+    # When its requester presses Withdraw in the proposal box, it asks why first
     button.click()
+    expect(page.locator("#assistant-withdraw-note")).to_be_focused()
+    refund.refresh_from_db()
+    assert refund.status == "pending_approval"  # nothing happens before the second press
+    # (and "Keep it" takes the question back)
+    page.click("#assistant-withdraw-keep")
+    expect(button).to_be_visible()
+    button.click()
+    page.fill("#assistant-withdraw-note", "The customer found the mug was fine.")
+    page.click("#assistant-withdraw-confirm")
 
-    # Then the box says so, and the request is withdrawn
+    # Then the box says so, and the request is withdrawn with the reason given
     page.locator("#assistant-proposal-status[data-status=withdrawn]").wait_for()
     assert button.is_hidden()
+    assert page.locator("#assistant-withdraw-form").is_hidden()
     refund.refresh_from_db()
-    assert refund.status == "withdrawn"
+    assert (refund.status, refund.confirmations.get().decision_note) == (
+        "withdrawn",
+        "The customer found the mug was fine.",
+    )
 
 
 def test_the_assistant_box_offers_no_withdraw_to_another_agent(page, login, demo):
