@@ -154,6 +154,8 @@ AUTH_PASSWORD_VALIDATORS = [
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
+# Django's own rendering of dates (the admin's) in the desk's one format, config/times.py.
+FORMAT_MODULE_PATH = "config.formats"
 USE_I18N = True
 USE_TZ = True
 

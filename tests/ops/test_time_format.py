@@ -85,3 +85,37 @@ def test_the_pages_show_times_in_the_one_format(client, demo):
         text = _visible_text(response.content.decode())
         assert not OTHER_SHAPES.search(text), OTHER_SHAPES.search(text).group(0)
     assert "4 Dec 2026, 14:05" in _visible_text(pages[1].content.decode())
+
+
+# Django's own month abbreviations ("Dec.", "Sept.") and its 12-hour clock ("2:05 p.m.", "noon").
+DJANGO_SHAPES = re.compile(r"\b[A-Z][a-z]{2,3}\.\s\d{1,2},|\b(?:a|p)\.m\.|\bnoon\b|\bmidnight\b")
+
+
+@pytest.mark.django_db
+def test_the_admin_shows_times_in_the_one_format(client, demo):
+    ticket = Ticket.objects.get(reference="TCK-1001")
+    refund = refund_propose(
+        ticket=ticket,
+        order=Order.objects.get(order_id="202610110087"),
+        amount=Decimal("129.00"),
+        reason="damaged",
+        explanation="Arrived in pieces.",
+        requested_by=get_user_model().objects.get(username="agent"),
+        role="agent",
+    ).refund
+    type(refund).objects.filter(pk=refund.pk).update(created_at=MOMENT, updated_at=MOMENT)
+    TicketMessage.objects.filter(ticket=ticket).update(created_at=MOMENT)
+    client.force_login(get_user_model().objects.get(username="admin"))
+
+    pages = [
+        client.get("/admin/refunds/refundrequest/"),
+        client.get(f"/admin/refunds/refundrequest/{refund.pk}/change/"),
+        client.get("/admin/tickets/ticketmessage/"),
+        client.get(f"/admin/tickets/ticket/{ticket.pk}/change/"),
+    ]
+
+    for response in pages:
+        assert response.status_code == 200, response
+        text = _visible_text(response.content.decode())
+        assert not DJANGO_SHAPES.search(text), DJANGO_SHAPES.search(text).group(0)
+    assert "4 Dec 2026, 14:05" in _visible_text(pages[1].content.decode())
