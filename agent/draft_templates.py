@@ -6,6 +6,8 @@ reads what the drafts say).
 Placeholders: {name} the customer's name, {amount} the refund with its currency, {item} what
 was bought, {order_id} the order's number. `refund` has one
 paragraph per status a refund can be in; a status not named falls back to "pending_approval".
+"rejected_with_note" is for a rejection whose reviewer wrote why: the note may say "not yet"
+("wait two days") rather than "no", and a template cannot read which, so it promises neither.
 Every paragraph says the refund's state only as it is: a template that claims more than its
 status fails tests/agent/test_drafts.py.
 """
@@ -37,6 +39,9 @@ TEMPLATES: dict[str, dict] = {
             "(order {order_id}). We are looking into it and will get back to you shortly.",
             "rejected": "We are sorry, but we are unable to offer a refund for your {item} "
             "(order {order_id}). If you have any questions, just reply to this email.",
+            "rejected_with_note": "Your refund request for your {item} (order {order_id}) "
+            "cannot go ahead as it stands. We will get back to you shortly about the next "
+            "steps.",
         },
         "closing": "Kind regards,",
         "currency": {},
@@ -61,6 +66,8 @@ TEMPLATES: dict[str, dict] = {
             "我们正在处理，会尽快给您答复。",
             "rejected": "很抱歉，您的{item}（订单 {order_id}）无法办理退款。"
             "如有任何疑问，请直接回复此邮件。",
+            "rejected_with_note": "您的{item}（订单 {order_id}）的退款申请目前还不能办理。"
+            "我们会尽快与您联系，告知后续安排。",
         },
         "closing": "祝好！",
         "currency": {"CNY": "元"},
@@ -91,6 +98,9 @@ TEMPLATES: dict[str, dict] = {
             "Kürze.",
             "rejected": "Es tut uns leid, aber für Ihre Bestellung {order_id} ({item}) können "
             "wir keine Erstattung anbieten. Bei Fragen antworten Sie einfach auf diese E-Mail.",
+            "rejected_with_note": "Ihr Erstattungsantrag für Ihre Bestellung {order_id} "
+            "({item}) kann so noch nicht bearbeitet werden. Wir melden uns in Kürze mit den "
+            "nächsten Schritten.",
         },
         "closing": "Mit freundlichen Grüßen",
         "currency": {},
@@ -123,6 +133,9 @@ TEMPLATES: dict[str, dict] = {
             "rejected": "Nous sommes désolés, mais nous ne pouvons pas proposer de "
             "remboursement pour votre commande {order_id} ({item}). Pour toute question, "
             "répondez simplement à cet e-mail.",
+            "rejected_with_note": "Votre demande de remboursement pour votre commande "
+            "{order_id} ({item}) ne peut pas aboutir en l'état. Nous revenons vers vous très "
+            "vite pour la suite.",
         },
         "closing": "Cordialement,",
         "currency": {},
@@ -151,6 +164,9 @@ TEMPLATES: dict[str, dict] = {
             "pedido {order_id} ({item}). Lo estamos revisando y le responderemos en breve.",
             "rejected": "Lo sentimos, pero no podemos ofrecer un reembolso por su pedido "
             "{order_id} ({item}). Si tiene alguna pregunta, responda a este correo.",
+            "rejected_with_note": "Su solicitud de reembolso del pedido {order_id} ({item}) "
+            "no puede seguir adelante tal como está. Le escribiremos en breve con los "
+            "próximos pasos.",
         },
         "closing": "Atentamente,",
         "currency": {},

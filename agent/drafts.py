@@ -21,7 +21,7 @@ from agent.privacy import first_name, mask_for_model
 from agent.untrusted import wrap_untrusted
 from agent.vocabulary import internal_vocabulary
 from orders.models import OrderLine
-from refunds.models import RefundRequest
+from refunds.models import RefundConfirmation, RefundRequest
 from tickets.models import Ticket, TicketMessage
 
 # Requests that never came to anything; a draft speaks of an order's latest other request.
@@ -53,6 +53,22 @@ def refund_state(ticket: Ticket) -> list[dict]:
         }
         for r in requests.order_by("created_at", "pk")
     ]
+
+
+def reviewer_notes(ticket: Ticket) -> dict[str, str]:
+    """request id -> the note its reviewer rejected it with, for the ticket's rejected requests
+    that have one."""
+    rows = (
+        RefundConfirmation.objects.filter(
+            refund_request__ticket=ticket,
+            refund_request__status=RefundRequest.Status.REJECTED,
+            status=RefundConfirmation.Status.REJECTED,
+        )
+        .exclude(decision_note="")
+        .order_by("version")
+        .values_list("refund_request__request_id", "decision_note")
+    )
+    return {request_id: note.strip() for request_id, note in rows if note.strip()}
 
 
 def detect_language(text: str) -> str:
@@ -144,9 +160,12 @@ def template_middle(ticket: Ticket, state: list[dict], language: str) -> str:
     if ticket_order is not None:
         order_ids.add(ticket_order)
     items = _items(order_ids)
+    notes = reviewer_notes(ticket)
     paragraphs = [template["thanks"]]
     for entry in current:
         status = SAME_AS.get(entry["status"], entry["status"])
+        if status == "rejected" and entry["request_id"] in notes:
+            status = "rejected_with_note"
         text = template["refund"].get(status, template["refund"]["pending_approval"])
         paragraphs.append(
             text.format(
@@ -195,9 +214,11 @@ def model_prompt(ticket: Ticket, state: list[dict], language: str) -> list[dict]
     sees the customer's first name only, and no tools."""
     current = _latest_per_order(state)
     items = _items({entry["order_id"] for entry in current})
+    notes = reviewer_notes(ticket)
     facts = [
         f"- order {entry['order_id']} ({items.get(entry['order_id'], 'item')}): "
         f"{entry['amount']} {entry['currency']}, {STATUS_IN_WORDS.get(entry['status'], 'open')}"
+        + _decided_because(notes.get(entry["request_id"], ""), ticket)
         for entry in current
     ] or ["- no refund has been requested on this ticket"]
     conversation = [
@@ -224,6 +245,18 @@ def model_prompt(ticket: Ticket, state: list[dict], language: str) -> list[dict]
         + wrap_untrusted("ticket_messages", "\n---\n".join(conversation))
     )
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+def _decided_because(note: str, ticket: Ticket) -> str:
+    """A rejection's note, for the model to tell the customer what it means for them ("wait
+    two days" is not "no refund ever")."""
+    if not note:
+        return ""
+    masked = mask_for_model(note, customer=ticket.customer)
+    return (
+        f'. The desk decided it with this note: "{masked}". Tell the customer what it means for '
+        "them (whether to wait, what to send, or that there is no refund) in your own words"
+    )
 
 
 def model_body_refusal(body: str, ticket: Ticket, language: str) -> str | None:

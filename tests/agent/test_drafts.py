@@ -10,11 +10,17 @@ import pytest
 
 from agent.answer_check import check_text
 from agent.draft_templates import TEMPLATES
-from agent.drafts import detect_language, internal_vocabulary, template_draft
+from agent.drafts import (
+    detect_language,
+    internal_vocabulary,
+    model_prompt,
+    refund_state,
+    template_draft,
+)
 from orders.models import Order
 from refunds.models import RefundRequest
 from tests.agent.runs import drive, start_run
-from tests.factories import RefundRequestFactory
+from tests.factories import RefundConfirmationFactory, RefundRequestFactory
 from tests.fakes.openai_server import error_body, text_reply, tool_call, tool_reply
 from tickets.models import Ticket, TicketMessage
 
@@ -104,6 +110,34 @@ def test_every_template_says_the_state_as_it_is_without_internal_words(demo, lan
             "status": status,
         }
     ]
+
+
+UNABLE = {
+    "en": "unable",
+    "zh": "无法",
+    "de": "keine Erstattung",
+    "fr": "ne pouvons pas",
+    "es": "no podemos",
+}
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("language", sorted(TEMPLATES))
+def test_a_rejection_with_the_reviewers_note_is_not_drafted_as_a_final_no(demo, language):
+    # "Wait two days" is not "no refund ever": a template cannot read which, so it says neither.
+    ticket = Ticket.objects.get(reference="TCK-1004")
+    refund = _refund(ticket, "rejected")
+    RefundConfirmationFactory(
+        refund_request=refund, status="rejected", decision_note="Wait two days, then resubmit."
+    )
+
+    draft = template_draft(ticket, language=language)
+
+    assert UNABLE[language] not in draft.body
+    assert TEMPLATES[language]["refund"]["rejected_with_note"].split("{")[0] in draft.body
+    assert internal_vocabulary(draft.body) == []
+    assert check_text(text=draft.body, ticket=ticket).public() == {"ok": True, "claims": []}
+    assert draft.state[0]["status"] == "rejected"
 
 
 @pytest.mark.django_db
@@ -232,3 +266,20 @@ def test_a_model_draft_that_cannot_be_sent_falls_back_to_templates(
     assert run.status == "completed"
     assert run.draft_reply == template_draft(run.ticket).body
     assert "has been processed" not in run.draft_reply
+
+
+@pytest.mark.django_db
+def test_the_model_drafts_a_rejection_from_its_reviewers_note_masked(demo):
+    ticket = Ticket.objects.get(reference="TCK-1004")
+    refund = _refund(ticket, "rejected")
+    RefundConfirmationFactory(
+        refund_request=refund,
+        status="rejected",
+        decision_note="Wait two days; Li Wei can call us on +86 138 0013 8000.",
+    )
+
+    facts = model_prompt(ticket, refund_state(ticket), "en")[1]["content"]
+
+    assert "declined: no refund" in facts
+    assert 'The desk decided it with this note: "Wait two days; Li can call us on' in facts
+    assert "138 0013 8000" not in facts
