@@ -11,10 +11,14 @@ from orders.models import Order
 from orders.selectors import OrderSummary, order_summary
 from policies.models import Clause
 from refunds.models import RefundConfirmation, RefundEvent, RefundRequest
-from tickets.models import TicketMessage
+from tickets.models import Attachment, TicketMessage
 
 # The customer's latest messages a reviewer reads before deciding; the ticket holds the rest.
 CUSTOMER_WORDS_SHOWN = 5
+# Past this many files the ticket page lists them all; the review shows the latest.
+CUSTOMER_FILES_SHOWN = 12
+# Raster images the browser shows as they are (never SVG: it can carry script).
+THUMBNAIL_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 
 
 def refund_list(*, status: str = "", reason: str = "", query: str = "") -> QuerySet[RefundRequest]:
@@ -102,6 +106,8 @@ class ReviewView:
     customer_messages: Sequence[TicketMessage] = ()
     # What the proposer's own words said for the version under review: {"words", "flags"}.
     requester_note: dict = field(default_factory=dict)
+    # The files the customer sent on the request's ticket (photos of the damage, receipts).
+    customer_files: Sequence[Attachment] = ()
 
 
 def refund_review(*, refund: RefundRequest) -> ReviewView:
@@ -141,6 +147,7 @@ def refund_review(*, refund: RefundRequest) -> ReviewView:
         untrusted_warning=bool(run is not None and run.untrusted_instructions),
         mcp_session=mcp_session,
         customer_messages=customer_words(refund=refund),
+        customer_files=customer_files(refund=refund),
         requester_note=_note_of(confirmation, confirmations),
     )
 
@@ -159,6 +166,18 @@ def customer_words(*, refund: RefundRequest) -> list[TicketMessage]:
     latest = TicketMessage.objects.filter(
         ticket_id=refund.ticket_id, author_kind=TicketMessage.AuthorKind.CUSTOMER
     ).order_by("-created_at", "-id")[:CUSTOMER_WORDS_SHOWN]
+    return list(reversed(latest))
+
+
+def customer_files(*, refund: RefundRequest) -> list[Attachment]:
+    """The files the customer sent on the request's ticket, oldest first: the evidence beside
+    their words."""
+    if refund.ticket_id is None:
+        return []
+    latest = Attachment.objects.filter(
+        message__ticket_id=refund.ticket_id,
+        message__author_kind=TicketMessage.AuthorKind.CUSTOMER,
+    ).order_by("-created_at", "-id")[:CUSTOMER_FILES_SHOWN]
     return list(reversed(latest))
 
 

@@ -148,6 +148,7 @@ def review_detail(request, request_id: str):
                 for c in review.confirmations
             ],
             "reject_confirmation": REJECT_CONFIRMATION,
+            "thumbnail_types": selectors.THUMBNAIL_TYPES,
         },
     )
 

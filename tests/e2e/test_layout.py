@@ -250,3 +250,61 @@ def test_an_agent_sets_the_name_and_signature_replies_carry(page, login, demo, w
     if os.environ.get("SCREENSHOTS_DIR"):
         name = f"me-{window['width']}.png"
         page.screenshot(path=str(Path(os.environ["SCREENSHOTS_DIR"]) / name), full_page=True)
+
+
+def _png(width: int, height: int) -> bytes:
+    """A real, decodable PNG of one colour."""
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        body = kind + data
+        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
+
+    rows = b"".join(b"\x00" + b"\xc8\x50\x3c" * width for _ in range(height))
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(rows))
+        + chunk(b"IEND", b"")
+    )
+
+
+@pytest.mark.parametrize("window", [PHONE, LAPTOP], ids=["phone", "laptop"])
+def test_the_reviewer_sees_the_customers_photo_beside_their_words(
+    page, login, proposal_with_a_long_trail, window, settings, tmp_path
+):
+    import hashlib
+
+    from django.core.files.base import ContentFile
+
+    from tickets.models import Attachment, TicketMessage
+
+    settings.MEDIA_ROOT = tmp_path
+    photo = _png(320, 240)
+    message = TicketMessage.objects.create(
+        ticket=proposal_with_a_long_trail.ticket,
+        author_kind=TicketMessage.AuthorKind.CUSTOMER,
+        body="Here is the photo of the broken mug.",
+    )
+    Attachment.objects.create(
+        message=message,
+        file=ContentFile(photo, name="broken-mug-photo-taken-on-arrival.png"),
+        filename="broken-mug-photo-taken-on-arrival.png",
+        content_type="image/png",
+        size=len(photo),
+        sha256=hashlib.sha256(photo).hexdigest(),
+    )
+    page.set_viewport_size(window)
+    login("reviewer")
+
+    page.goto(f"/review/{proposal_with_a_long_trail.request_id}/")
+
+    thumb = page.locator("#customer-files img")
+    thumb.wait_for()
+    assert thumb.evaluate("img => img.complete && img.naturalWidth") == 320
+    assert page_width(page) <= window["width"]
+    if os.environ.get("SCREENSHOTS_DIR"):
+        name = f"review-evidence-{window['width']}.png"
+        page.screenshot(path=str(Path(os.environ["SCREENSHOTS_DIR"]) / name), full_page=True)
