@@ -117,7 +117,7 @@ NOT_A_CONDITION = re.compile(r"^\W*(?:once\s+(?:again|more)|after\s+all)\b", re.
 ORDER_ID = re.compile(r"(?<!\d)\d{8,20}(?!\d)")
 AMOUNT_VALUE = re.compile(
     r"(?:[¥￥$€£]\s?(?P<a>\d+(?:[.,]\d{1,2})?))"
-    r"|(?P<b>\d+(?:[.,]\d{1,2})?)\s?(?:cny|rmb|usd|eur|gbp|jpy|yuan|元|块|euros?|dollars?|€|円)"
+    r"|(?<![\d.,])(?P<b>\d++(?:[.,]\d{1,2})?)\s?(?:cny|rmb|usd|eur|gbp|jpy|yuan|元|块|euros?|dollars?|€|円)"
     r"|(?<![\d.,])(?P<c>\d+[.,]\d{2})(?![\d.,]*\d)",
     re.IGNORECASE,
 )

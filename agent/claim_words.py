@@ -34,9 +34,11 @@ ON_ITS_WAY = "on_its_way"
 REQUESTED = "requested"
 
 # An amount with its currency, in any language: "899.00 CNY", "¥899", "899 元", "899,00 €".
+# A figure is read whole from its first digit, once (`(?<!…)` and `*+`): "0000…" of any length
+# is one try, not one per digit.
 AMOUNT = (
-    r"(?:[¥￥$€£]\s?\d[\d,.]*|\d[\d,.]*\s?(?:cny|rmb|usd|eur|gbp|jpy|yuan|元|块|euros?|"
-    r"dollars?|€|円)(?![a-z]))"
+    r"(?:[¥￥$€£]\s?\d[\d,.]*+|(?<![\d,.])\d[\d,.]*+\s?(?:cny|rmb|usd|eur|gbp|jpy|yuan|元|块|"
+    r"euros?|dollars?|€|円)(?![a-z]))"
 )
 
 
