@@ -13,6 +13,8 @@ happened stays. Blanked or deleted:
     (each claim's `text` blanked: its order, kind and the real status stay);
   * attachment files: the bytes are deleted from storage and the name becomes "purged"; the
     row stays with its message (so who attached it and when), content type, size and sha256;
+  * admin's log entries about a message name it "message <id>" (the name they kept held the
+    first words of its body); who did what to it, and when, stay;
   * run transcripts are deleted (AgentMessage rows), run answers and drafts blanked, and the
     payload of each run event replaced by {"purged": true} (its type and time stay);
   * tool results are blanked in ToolCallLog to {"ok": ..., "purged": true} (the row stays
@@ -40,8 +42,11 @@ from itertools import islice
 from typing import Any
 
 from django.conf import settings
+from django.contrib.admin.models import LogEntry
+from django.contrib.contenttypes.models import ContentType
 from django.db import transaction
-from django.db.models import Q, QuerySet
+from django.db.models import F, Q, QuerySet, Value
+from django.db.models.functions import Concat
 from django.utils import timezone
 
 from agent.models import AgentMessage, AgentRun, RunEvent, ToolCallLog
@@ -54,6 +59,8 @@ BATCH_SIZE = 1000
 PURGED = {"purged": True}
 # What a purged attachment is called: its real name may say as much as its bytes.
 PURGED_FILENAME = "purged"
+# How admin's log names a message once purged: "message <id>".
+LOGGED_MESSAGE = "message "
 # Runs still going may need their transcript; only a run that ended loses it.
 ENDED_RUNS = (AgentRun.Status.COMPLETED, AgentRun.Status.FAILED, AgentRun.Status.CANCELLED)
 # The payload keys that copy what someone wrote: a message's body, an escalation's note.
@@ -185,6 +192,18 @@ def _purge_attachment_files(rows: QuerySet) -> None:
     rows.update(file="", filename=PURGED_FILENAME)
 
 
+def _admin_log_naming_messages(cutoff: datetime) -> QuerySet:
+    """Admin's log entries about messages: each keeps the message's name as it was then,
+    which held the first words of its body."""
+    return LogEntry.objects.filter(
+        content_type=ContentType.objects.get_for_model(TicketMessage), action_time__lt=cutoff
+    ).exclude(object_repr__startswith=LOGGED_MESSAGE)
+
+
+def _rename_logged_messages(rows: QuerySet) -> None:
+    rows.update(object_repr=Concat(Value(LOGGED_MESSAGE), F("object_id")))
+
+
 def _older(model, cutoff: datetime) -> QuerySet:
     return model.objects.filter(created_at__lt=cutoff)
 
@@ -224,6 +243,11 @@ KINDS: tuple[Kind | FileKind, ...] = (
         "attachment files",
         lambda cutoff: _older(Attachment, cutoff).exclude(file=""),
         _purge_attachment_files,
+    ),
+    Kind(
+        "admin log entries naming messages",
+        _admin_log_naming_messages,
+        _rename_logged_messages,
     ),
     Kind(
         "run transcript messages",

@@ -1,5 +1,6 @@
-"""Retention (DESIGN §17): `manage.py purge_data` takes message bodies, run transcripts and
-tool results older than DATA_RETENTION_DAYS, keeps the audit trail, and beat runs it daily."""
+"""Retention (DESIGN §17): `manage.py purge_data` takes message bodies (and every copy of them:
+ticket changes, events, notifications, admin's log), run transcripts and tool results older
+than DATA_RETENTION_DAYS, keeps the audit trail, and beat runs it daily."""
 
 from datetime import timedelta
 from io import StringIO
@@ -8,6 +9,7 @@ from typing import cast
 import pytest
 from django.apps import apps
 from django.conf import settings
+from django.contrib.admin.models import CHANGE, LogEntry
 from django.core import serializers
 from django.core.management import call_command
 from django.utils import timezone
@@ -246,8 +248,16 @@ def an_old_ticket_where_everyone_wrote(*, agent, intern, supervisor):
             "false_claims": [{**claim, "actual": "none"}],
         },
     )
+    # and an administrator changed the customer's message in admin, which logged it by name
+    LogEntry.objects.log_actions(
+        user_id=supervisor.pk,
+        queryset=TicketMessage.objects.filter(ticket=ticket, author_kind="customer"),
+        action_flag=CHANGE,
+        change_message=[{"changed": {"fields": ["Visibility"]}}],
+    )
     for model in (TicketMessage, TicketChange, TicketEvent, Notification, AgentRun):
         backdate(model.objects.filter(ticket=ticket), 400)
+    LogEntry.objects.update(action_time=timezone.now() - timedelta(days=400))
     return ticket
 
 
@@ -281,7 +291,7 @@ def test_it_leaves_no_word_of_a_purged_message_in_events_notifications_or_any_ta
             assert words_left(response.content.decode()) == []
     # and no table of the desk holds a word of it
     for model in apps.get_models():
-        if model._meta.app_label in ("tickets", "agent", "refunds", "orders"):
+        if model._meta.app_label in ("tickets", "agent", "refunds", "orders", "admin"):
             dumped = serializers.serialize("json", model._default_manager.all())
             assert words_left(dumped) == [], model.__name__
     # and what happened stays: every change with its type, the notifications, the claims' kinds
@@ -317,5 +327,6 @@ def test_a_dry_run_counts_the_copies_and_changes_none(agent_user, intern, superv
     assert "words in notifications: 4 would be purged" in text
     assert "words in ticket events: 3 would be purged" in text
     assert "claims quoted in run answer checks: 1 would be purged" in text
+    assert "admin log entries naming messages: 1 would be purged" in text
     dumped = serializers.serialize("json", TicketChange.objects.filter(ticket=old))
     assert "quokka" in dumped.lower()
