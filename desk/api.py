@@ -291,6 +291,8 @@ ACTIVE_CONTENT = ("html", "xml", "javascript", "ecmascript", "svg", "xhtml")
 
 
 def attachment_download(attachment: Attachment) -> FileResponse:
+    if not attachment.file:
+        raise attachments.Purged("This file was deleted: it was older than the retention period.")
     content_type = attachment.content_type
     if any(word in content_type for word in ACTIVE_CONTENT):
         content_type = "application/octet-stream"
@@ -319,7 +321,13 @@ class TicketAttachmentApi(APIView):
                 description="The file, as `Content-Disposition: attachment` with "
                 "`X-Content-Type-Options: nosniff`.",
             ),
-            **error_responses(401, 403, 404),
+            **error_responses(
+                401,
+                403,
+                404,
+                e404="No such file on this ticket; code `attachment_purged`: its bytes were "
+                "deleted past DATA_RETENTION_DAYS.",
+            ),
         },
     )
     def get(self, request, reference: str, attachment_id: int):

@@ -90,6 +90,13 @@ def fast_password_hashing(settings):
 
 
 @pytest.fixture
+def media(settings, tmp_path):
+    """Every attachment file in a folder of this test's own."""
+    settings.MEDIA_ROOT = tmp_path
+    return tmp_path
+
+
+@pytest.fixture
 def demo(db):
     """The demo data of DESIGN §10."""
     seed_demo()

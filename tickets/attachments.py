@@ -16,6 +16,7 @@ from django.core.files.base import ContentFile
 from django.core.files.uploadedfile import UploadedFile
 
 from config.errors import ApplicationError
+from tickets import attachment_files
 from tickets.models import Attachment, TicketMessage
 
 UNKNOWN_TYPE = "application/octet-stream"
@@ -30,6 +31,13 @@ class TooLarge(ApplicationError):
 
     status_code = HTTPStatus.REQUEST_ENTITY_TOO_LARGE
     code = "attachment_too_large"
+
+
+class Purged(ApplicationError):
+    """The file's bytes were deleted past DATA_RETENTION_DAYS (ops/retention.py)."""
+
+    status_code = HTTPStatus.NOT_FOUND
+    code = "attachment_purged"
 
 
 @dataclass(frozen=True)
@@ -139,21 +147,23 @@ def check_uploads(uploads: Sequence[Upload], field: str) -> None:
 
 
 def attach(message: TicketMessage, uploads: Sequence[Upload]) -> list[Attachment]:
-    """Store checked uploads on the message. Called inside the message's transaction: if it
-    fails, the message is not kept (a file written before the failure may stay in storage,
-    unreferenced; no message points at half its files)."""
+    """Store checked uploads on the message. Call it inside the message's transaction, opened
+    by `attachment_files.atomic()`: if that fails, neither the message nor its files are kept
+    (no message points at half its files, and no file outlives its row)."""
     attachments = []
-    for upload in uploads:
-        attachment = Attachment(
-            message=message,
-            filename=safe_filename(upload.filename),
-            content_type=content_type_of(upload.content),
-            size=len(upload.content),
-            sha256=hashlib.sha256(upload.content).hexdigest(),
-        )
-        attachment.file.save(FALLBACK_NAME, ContentFile(upload.content), save=False)
-        attachment.save()
-        attachments.append(attachment)
+    with attachment_files.atomic():
+        for upload in uploads:
+            attachment = Attachment(
+                message=message,
+                filename=safe_filename(upload.filename),
+                content_type=content_type_of(upload.content),
+                size=len(upload.content),
+                sha256=hashlib.sha256(upload.content).hexdigest(),
+            )
+            attachment.file.save(FALLBACK_NAME, ContentFile(upload.content), save=False)
+            attachment_files.note_stored(str(attachment.file.name))
+            attachment.save()
+            attachments.append(attachment)
     return attachments
 
 

@@ -191,7 +191,7 @@ def _who_is_told(change: TicketChange, ticket: Ticket) -> tuple[Iterable[User | 
     ):
         return [ticket.assignee], N.CUSTOMER_REPLIED, f"{ticket.customer.name} replied on {ref}"
     if change.type == T.TICKET_ESCALATED and data.get("escalated"):
-        return _supervisors(), N.ESCALATED, f"{ref} was escalated: {data.get('note', '')}"
+        return _supervisors(), N.ESCALATED, escalation_raised_text(ref, data.get("note", ""))
     if change.type == T.TICKET_ESCALATED:
         told = [ticket.assignee, *_escalated_by(ticket)]
         by = f" by {data['by']}" if data.get("by") else ""
@@ -201,6 +201,11 @@ def _who_is_told(change: TicketChange, ticket: Ticket) -> tuple[Iterable[User | 
         amount = f"{data.get('amount')} {data.get('currency', '')}".strip()
         return [ticket.assignee], kind, f"The refund of {amount} on {ref} was {words}"
     return [], "", ""
+
+
+def escalation_raised_text(reference: str, note: str) -> str:
+    """The words of an `escalated` notification: the note, when it is still kept."""
+    return f"{reference} was escalated: {note}" if note else f"{reference} was escalated"
 
 
 def _supervisors() -> list[User]:

@@ -54,7 +54,8 @@ def reply_email(message) -> EmailMessage:
 def _attach_files(email: EmailMessage, message) -> None:
     """The reply's files (DESIGN §15), read back from storage with the type read from their
     bytes when they were received."""
-    for attachment in message.attachments.all():
+    # A file purged past retention (ops/retention.py) has no bytes left to send.
+    for attachment in message.attachments.exclude(file=""):
         with attachment.file.open("rb") as stored:
             email.attach(attachment.filename, stored.read(), attachment.content_type)
 

@@ -20,7 +20,7 @@ from config.errors import ApplicationError, Conflict, Forbidden
 from config.roles import Role, is_supervisor, support_role
 from orders.addresses import BadAddress, email_key
 from orders.models import Customer, Order
-from tickets import attachments, changes, mail, sla
+from tickets import attachment_files, attachments, changes, mail, sla
 from tickets.attachments import Upload
 from tickets.models import Tag, Ticket, TicketChange, TicketCounter, TicketEvent, TicketMessage
 
@@ -100,7 +100,7 @@ class ClaimsContradictState(Conflict):
     code = "claim_contradicts_state"
 
 
-@transaction.atomic
+@attachment_files.atomic()
 def ticket_write(
     *,
     ticket: Ticket,
@@ -770,7 +770,7 @@ def ticket_receive_email(
     if seen is not None:
         return seen
     try:
-        with transaction.atomic():
+        with attachment_files.atomic():
             inbound = _receive(sender, name, subject, body, message_id)
             _add_cc(inbound.ticket, list(cc))
             if files:

@@ -1,13 +1,19 @@
-"""Retention (DESIGN §17): `manage.py purge_data` takes message bodies, run transcripts and
-tool results older than DATA_RETENTION_DAYS, keeps the audit trail, and beat runs it daily."""
+"""Retention (DESIGN §17): `manage.py purge_data` takes message bodies (and every copy of them:
+ticket changes, events, notifications, admin's log), run transcripts and tool results older
+than DATA_RETENTION_DAYS, keeps the audit trail, and beat runs it daily."""
 
 from datetime import timedelta
 from io import StringIO
+from typing import cast
 
 import pytest
+from django.apps import apps
 from django.conf import settings
+from django.contrib.admin.models import CHANGE, LogEntry
+from django.core import serializers
 from django.core.management import call_command
 from django.utils import timezone
+from rest_framework.test import APIClient
 
 from agent.models import AgentMessage, AgentRun, RunEvent, ToolCallLog
 from ops.tasks import purge_data
@@ -18,7 +24,8 @@ from tests.factories import (
     TicketFactory,
     TicketMessageFactory,
 )
-from tickets.models import TicketEvent, TicketMessage
+from tickets import services
+from tickets.models import Notification, Ticket, TicketChange, TicketEvent, TicketMessage
 
 pytestmark = pytest.mark.django_db
 
@@ -183,3 +190,143 @@ def test_beat_runs_the_purge_daily():
 
     assert entries == [{"task": "ops.tasks.purge_data", "schedule": 24 * 3600.0}]
     assert settings.DATA_RETENTION_DAYS == 365
+
+
+# --- every copy of the words goes with them (issue 43, finding 2) ----------------------------
+
+# What the customer, the agents and the replies said on the old ticket: none of these words may
+# be left anywhere once it is past retention.
+CUSTOMER_WORDS = "Quokka marmalade zeppelin: ring me on +86 138 0013 8000"
+ESCALATION_NOTE = "Wombat suspects the courier"
+HANDLED_NOTE = "Narwhal courier confirmed"
+CLAIM = "The periwinkle teapot was refunded"
+SECRET_WORDS = ("quokka", "marmalade", "zeppelin", "0013 8000", "wombat", "narwhal", "periwinkle")
+
+
+def api_as(user) -> APIClient:
+    client = APIClient()
+    client.force_authenticate(user)
+    return client
+
+
+def words_left(text: str) -> list[str]:
+    return [word for word in SECRET_WORDS if word in text.lower()]
+
+
+def an_old_ticket_where_everyone_wrote(*, agent, intern, supervisor):
+    """A ticket of the agent's where the customer wrote, an intern escalated, a supervisor
+    handled it, the agent confirmed a reply the claim check contradicted, and a run's answer
+    claimed a refund: every one of them 400 days ago."""
+    ticket = cast(Ticket, TicketFactory(assignee=agent, subject="Order question"))
+    services.ticket_receive_email(
+        sender=ticket.customer.email,
+        name=ticket.customer.name,
+        subject=f"Re: [{ticket.reference}] Order question",
+        body=CUSTOMER_WORDS,
+        message_id="<old-words@example.com>",
+    )
+    services.ticket_escalate(ticket=ticket, note=ESCALATION_NOTE, actor=intern)
+    services.ticket_clear_escalation(ticket=ticket, actor=supervisor, note=HANDLED_NOTE)
+    order_id = ticket.order.order_id if ticket.order else None
+    claim = {"text": CLAIM, "order_id": order_id, "claimed": "refunded"}
+    services.ticket_write(
+        ticket=ticket,
+        author=agent,
+        body=f"{CLAIM}, as you asked.",
+        visibility="public",
+        claims_check=lambda body: [{**claim, "actual": "none"}],
+        confirm_claims=True,
+    )
+    AgentRunFactory(
+        ticket=ticket,
+        status=AgentRun.Status.COMPLETED,
+        answer_contradicts_state=True,
+        answer_check={
+            "contradicts": True,
+            "claims": ["refunded"],
+            "actual": [],
+            "false_claims": [{**claim, "actual": "none"}],
+        },
+    )
+    # and an administrator changed the customer's message in admin, which logged it by name
+    LogEntry.objects.log_actions(
+        user_id=supervisor.pk,
+        queryset=TicketMessage.objects.filter(ticket=ticket, author_kind="customer"),
+        action_flag=CHANGE,
+        change_message=[{"changed": {"fields": ["Visibility"]}}],
+    )
+    for model in (TicketMessage, TicketChange, TicketEvent, Notification, AgentRun):
+        backdate(model.objects.filter(ticket=ticket), 400)
+    LogEntry.objects.update(action_time=timezone.now() - timedelta(days=400))
+    return ticket
+
+
+def test_it_leaves_no_word_of_a_purged_message_in_events_notifications_or_any_table(
+    agent_user, intern, supervisor
+):
+    # Given an old ticket whose words were copied into its changes, events, notifications and
+    # a run's answer check, and a recent ticket of the same agent
+    old = an_old_ticket_where_everyone_wrote(agent=agent_user, intern=intern, supervisor=supervisor)
+    recent = cast(Ticket, TicketFactory(assignee=agent_user))
+    services.ticket_receive_email(
+        sender=recent.customer.email,
+        name=recent.customer.name,
+        subject=f"Re: [{recent.reference}] Recent",
+        body="Platypus parcel, still recent",
+        message_id="<recent-words@example.com>",
+    )
+    kinds_before = list(TicketChange.objects.filter(ticket=old).values_list("seq", "type"))
+    notified_before = Notification.objects.filter(ticket=old).count()
+
+    # When the purge runs
+    call_command("purge_data", stdout=StringIO())
+
+    # Then the live desk's API, as each person who was told, says none of it
+    for user in (agent_user, intern, supervisor):
+        events = api_as(user).get(f"/api/tickets/{old.reference}/events/")
+        notifications = api_as(user).get("/api/notifications/")
+        detail = api_as(user).get(f"/api/tickets/{old.reference}/")
+        assert (events.status_code, notifications.status_code, detail.status_code) == (200,) * 3
+        for response in (events, notifications, detail):
+            assert words_left(response.content.decode()) == []
+    # and no table of the desk holds a word of it
+    for model in apps.get_models():
+        if model._meta.app_label in ("tickets", "agent", "refunds", "orders", "admin"):
+            dumped = serializers.serialize("json", model._default_manager.all())
+            assert words_left(dumped) == [], model.__name__
+    # and what happened stays: every change with its type, the notifications, the claims' kinds
+    assert list(TicketChange.objects.filter(ticket=old).values_list("seq", "type")) == kinds_before
+    assert Notification.objects.filter(ticket=old).count() == notified_before
+    customer_said = TicketChange.objects.get(ticket=old, type="message.created", seq=1)
+    assert customer_said.data["author_kind"] == "customer"
+    assert (customer_said.data["body"], customer_said.data["purged"]) == ("", True)
+    confirmed = TicketEvent.objects.get(ticket=old, type="claims_confirmed")
+    assert [claim["claimed"] for claim in confirmed.data["claims"]] == ["refunded"]
+    assert Notification.objects.get(ticket=old, kind="escalated").text == (
+        f"{old.reference} was escalated"
+    )
+    # and the recent ticket's words are all there
+    recent_said = api_as(agent_user).get(f"/api/tickets/{recent.reference}/events/").json()
+    assert [change["data"]["body"] for change in recent_said] == ["Platypus parcel, still recent"]
+    told = api_as(agent_user).get("/api/notifications/").json()["results"][0]
+    assert told["data"]["body"] == "Platypus parcel, still recent"
+
+
+def test_a_dry_run_counts_the_copies_and_changes_none(agent_user, intern, supervisor):
+    old = an_old_ticket_where_everyone_wrote(agent=agent_user, intern=intern, supervisor=supervisor)
+    out = StringIO()
+
+    call_command("purge_data", "--dry-run", stdout=out)
+
+    text = out.getvalue()
+    # message.created of the customer's mail, the escalation's note and the reply, and the
+    # escalation raised and handled
+    assert "words in ticket changes: 5 would be purged" in text
+    # the agent told of the customer's mail and of the handled escalation, the supervisor of
+    # the escalation, the intern of its handling
+    assert "words in notifications: 4 would be purged" in text
+    assert "words in ticket events: 3 would be purged" in text
+    assert "claims quoted in run answer checks: 1 would be purged" in text
+    assert "admin log entries naming messages: 1 would be purged" in text
+    dumped = serializers.serialize("json", TicketChange.objects.filter(ticket=old))
+    assert "quokka" in dumped.lower()

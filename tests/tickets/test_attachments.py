@@ -29,12 +29,8 @@ JPEG = b"\xff\xd8\xff\xe0\x00\x10JFIF\x00\x01\x01\x00\x00\x01\x00\x01\x00\x00" +
 EXE = b"MZ\x90\x00\x03\x00\x00\x00\x04\x00\x00\x00\xff\xff\x00\x00" + b"\x00" * 200
 HTML = b"<html><body><script>alert(document.cookie)</script></body></html>"
 
-
-@pytest.fixture(autouse=True)
-def media(settings, tmp_path):
-    """Every file in a folder of this test's own."""
-    settings.MEDIA_ROOT = tmp_path
-    return tmp_path
+# Every file in a folder of the test's own.
+pytestmark = pytest.mark.usefixtures("media")
 
 
 def b64(content: bytes) -> str:

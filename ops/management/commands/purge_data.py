@@ -1,5 +1,6 @@
 """manage.py purge_data [--dry-run]: delete what people and models wrote longer ago than
-DATA_RETENTION_DAYS (ops/retention.py). Celery beat runs it daily (ops.tasks.purge_data)."""
+DATA_RETENTION_DAYS, wherever it was copied, and attachment files no row names
+(ops/retention.py). Celery beat runs it daily (ops.tasks.purge_data)."""
 
 from django.conf import settings
 from django.core.management.base import BaseCommand
@@ -9,8 +10,10 @@ from ops.retention import purge_expired_data, retention_cutoff
 
 class Command(BaseCommand):
     help = (
-        "Blank ticket message bodies, delete run transcripts and blank tool results older "
-        "than DATA_RETENTION_DAYS; refund requests, confirmations, events and log metadata stay."
+        "Blank ticket message bodies and every copy of them (ticket changes, events, "
+        "notifications), delete attachment files and run transcripts, and blank tool results "
+        "older than DATA_RETENTION_DAYS; sweep attachment files no row names. Refund requests, "
+        "confirmations, events, attachment records and log metadata stay."
     )
 
     def add_arguments(self, parser):
