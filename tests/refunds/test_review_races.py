@@ -49,8 +49,8 @@ def over_api(side: str, user: User, path: str, body: dict) -> Answer:
     client = APIClient()
     client.force_authenticate(user)
     response = client.post(path, body, format="json")
-    if response.status_code == 200:
-        return Answer(side, 200)
+    if response.status_code < 300:
+        return Answer(side, response.status_code)
     error = response.json()
     assert set(error) == ERROR_BODY_KEYS, error
     return Answer(side, response.status_code, error["code"])
@@ -114,6 +114,13 @@ class Racers:
         body = {"assignee": ["t_assignee", "t_agent2"][index % 2]}
         path = f"/api/tickets/{self.ticket.reference}/assign/"
         return over_api("assign", self.supervisor, path, body)
+
+    def start_run(self, _: int) -> Answer:
+        """The ticket's assignee asks the assistant (its run is started, and queued)."""
+        assignee = self.ticket.assignee
+        assert assignee is not None
+        path = f"/api/tickets/{self.ticket.reference}/runs/"
+        return over_api("run", assignee, path, {"message": "What did the reviewer say?"})
 
     def _path(self, action: str) -> str:
         return f"/api/refunds/{self.refund.request_id}/{action}/"
@@ -284,3 +291,25 @@ def test_it_answers_no_5xx_when_the_ticket_is_reassigned_while_its_refund_is_app
         assert approvals == [200] + [409] * (PER_SIDE - 1), answers
         assert_money_moved_once_if_approved(racers.refund, worker, simulated_provider)
         assert racers.refund.status == "succeeded"
+
+
+def test_it_answers_no_5xx_when_the_assignee_starts_runs_while_the_refund_is_rejected(
+    new_racers, worker, settings
+):
+    # (each round starts ten runs: the fair-use limit is not what this is about)
+    settings.AGENT_RUNS_PER_HOUR = 0
+    for _ in range(ROUNDS):
+        # Given a pending proposal on a ticket assigned to an agent
+        racers = new_racers()
+
+        # When ten rejections arrive while the assignee starts ten runs on the ticket (the
+        # rejection notifies the assignee; a run start locks its user's row for fair use)
+        answers = race(racers, "reject", "start_run")
+
+        # Then every run started, one rejection won and the others were told 409
+        assert [a for a in answers if a.status >= 500] == []
+        assert {a.status for a in answers if a.side == "run"} == {202}, answers
+        rejections = sorted(a.status for a in answers if a.side == "reject")
+        assert rejections == [200] + [409] * (PER_SIDE - 1), answers
+        racers.refund.refresh_from_db()
+        assert racers.refund.status == "rejected"
