@@ -2,6 +2,7 @@
 few times, then answers 409; any other database error is left as it is."""
 
 import threading
+from typing import cast
 
 import pytest
 from django.db import OperationalError, connection, transaction
@@ -28,7 +29,7 @@ def raise_from_the_database(sqlstate: str) -> None:
 
 def test_it_runs_a_block_ended_as_a_deadlock_victim_again_until_it_commits(postgres):
     # Given a block that takes two rows' locks, in the opposite order to another
-    first, second = OrderFactory(), OrderFactory()
+    first, second = cast(Order, OrderFactory()), cast(Order, OrderFactory())
     both_hold_one = threading.Barrier(2)
     attempts: list[int] = []
 
@@ -53,7 +54,7 @@ def test_it_runs_a_block_ended_as_a_deadlock_victim_again_until_it_commits(postg
 
 @pytest.mark.parametrize("sqlstate", ["40P01", "40001"])
 def test_it_gives_up_after_a_few_attempts_with_a_conflict_that_changed_nothing(postgres, sqlstate):
-    order = OrderFactory(note="before")
+    order = cast(Order, OrderFactory(note="before"))
     attempts = []
 
     @atomic_retried
@@ -67,7 +68,8 @@ def test_it_gives_up_after_a_few_attempts_with_a_conflict_that_changed_nothing(p
 
     assert len(attempts) == ATTEMPTS
     assert (conflict.value.status_code, conflict.value.code) == (409, "conflict_try_again")
-    assert is_lock_conflict(conflict.value.__cause__)
+    cause = conflict.value.__cause__
+    assert cause is not None and is_lock_conflict(cause)
     assert Order.objects.get(pk=order.pk).note == "before"
 
 
