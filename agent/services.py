@@ -247,14 +247,19 @@ def run_check_fair_use(*, user: User) -> None:
     the runs themselves, so the limits hold across web processes.
 
     The caller creates the run in the same transaction: this locks the user's row
-    (SELECT ... FOR UPDATE; SQLite's write lock does the same) until it commits. A run's
-    tokens count from its start: one already going may take the total past the limit, but
-    no run starts once it is reached.
+    (SELECT ... FOR NO KEY UPDATE; SQLite's write lock does the same) until it commits. A
+    run's tokens count from its start: one already going may take the total past the limit,
+    but no run starts once it is reached.
     """
     run_limit, token_limit = settings.AGENT_RUNS_PER_HOUR, settings.AGENT_TOKENS_PER_HOUR
     if not run_limit and not token_limit:
         return
-    User.objects.select_for_update().filter(pk=user.pk).values_list("pk", flat=True).get()
+    # NO KEY: run starts of one user wait for each other, but the foreign-key checks of rows
+    # naming the user (a refund decision's notification for them, under the ticket's lock)
+    # never wait on this lock; FOR UPDATE made such a decision and this start, which goes on
+    # to write the same ticket, deadlock.
+    users = User.objects.select_for_update(no_key=True).filter(pk=user.pk)
+    users.values_list("pk", flat=True).get()
     now = timezone.now()
     # Oldest first: a refusal waits until enough of them have left the window.
     recent = list(

@@ -17,7 +17,8 @@ from rest_framework import exceptions, serializers, status
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 
-from config.errors import ApplicationError, RateLimited, wait_in_words
+from config.errors import ApplicationError, RateLimited, TryAgain, wait_in_words
+from config.transactions import is_lock_conflict
 
 
 def error_body(message: str, code: str, extra: dict | None = None) -> dict:
@@ -58,6 +59,10 @@ def error_responses(*codes: int, **descriptions: str) -> dict[int, OpenApiRespon
 
 def api_exception_handler(exc, context):
     """Map every exception an API view raises to the error shape; never leak a traceback."""
+    if is_lock_conflict(exc):
+        # A deadlock or serialisation failure outside config.transactions.atomic_retried: the
+        # database is there, another change got in the way; nothing was changed.
+        exc = TryAgain()
     if isinstance(exc, ApplicationError):
         headers = {"Retry-After": str(exc.retry_after)} if isinstance(exc, RateLimited) else {}
         return Response(

@@ -59,3 +59,18 @@ def wait_in_words(seconds: float) -> str:
         return f"{whole} second{'s' if whole != 1 else ''}"
     minutes = math.ceil(whole / 60)
     return f"{minutes} minute{'s' if minutes != 1 else ''}"
+
+
+class TryAgain(Conflict):
+    """The database gave up on this change because of another one made at the same moment (a
+    deadlock, or a transaction it could not serialise), and it still did after a few tries
+    (config/transactions.py). Nothing was changed; the same request may well succeed now."""
+
+    code = "conflict_try_again"
+
+    def __init__(self, message: str = "", *, code: str | None = None, extra: dict | None = None):
+        super().__init__(
+            message or "Another change to the same records got in the way; try again.",
+            code=code,
+            extra=extra,
+        )

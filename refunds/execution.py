@@ -22,6 +22,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from config.money import money_str
+from config.transactions import atomic_retried
 from refunds.adapters import (
     ProviderRefund,
     ProviderTerminalError,
@@ -29,6 +30,7 @@ from refunds.adapters import (
     get_adapter,
 )
 from refunds.identity import fingerprint, fingerprint_params
+from refunds.locks import lock_request
 from refunds.models import RefundConfirmation, RefundRequest
 from refunds.signals import tell_ticket
 from refunds.transitions import refund_transition
@@ -76,17 +78,15 @@ def refund_execute(*, refund_pk: int, skip_locked: bool = False) -> str | None:
     return _submit(refund=refund, source="execute")
 
 
-@transaction.atomic
+@atomic_retried
 def _claim_for_execution(*, refund_pk: int, skip_locked: bool) -> RefundRequest | None:
     """Lock an approved request, verify its approval, and move it to `executing`.
 
     Returns None when it is not ours to execute; a request whose approval no longer matches
     it comes back `failed` without any provider call.
     """
-    refund = (
-        RefundRequest.objects.select_for_update(skip_locked=skip_locked)
-        .filter(pk=refund_pk, status=S.APPROVED)
-        .first()
+    refund = lock_request(
+        refund_pk=refund_pk, related=(), skip_locked=skip_locked, status=S.APPROVED
     )
     if refund is None:
         return None
@@ -242,6 +242,9 @@ def _settle_from_provider(
 @transaction.atomic
 def _settle(*, refund: RefundRequest, to_status: str, detail: dict, **fields) -> str | None:
     """Record the provider's answer, unless another process already settled the request."""
+    # Locked in the one order (refunds/locks.py) before the compare-and-swap and the ticket's
+    # note, whose foreign-key checks reach the order.
+    lock_request(refund_pk=refund.pk, related=())
     if not refund_transition(refund=refund, to_status=to_status, detail=detail, **fields):
         logger.info(
             "Refund %s was settled by someone else; dropping our %s", refund.request_id, to_status

@@ -1,9 +1,11 @@
 """Every write to a refund proposal and its review (DESIGN §1 invariants 1, 5-7; §4; §8).
 
 Lock order, everywhere: the Order row first, then the RefundRequest row, then its
-confirmations. Decided confirmations and events are never updated: every status change of a
-request or a confirmation is a compare-and-swap in refunds/transitions.py, and a decision
-whose swap finds the row already moved raises, rolling the whole decision back.
+confirmations (refunds/locks.py takes the first two). Decided confirmations and events are
+never updated: every status change of a request or a confirmation is a compare-and-swap in
+refunds/transitions.py, and a decision whose swap finds the row already moved raises, rolling
+the whole decision back. Every write is atomic_retried (config/transactions.py): one that
+PostgreSQL ends as a deadlock's victim runs again, and after a few tries answers 409.
 """
 
 from dataclasses import dataclass
@@ -23,6 +25,7 @@ from config.celery import enqueue_on_commit
 from config.errors import ApplicationError, Conflict
 from config.money import desk_can_hold, desk_places, money_str, to_cents
 from config.roles import is_reviewer, is_supervisor, support_role
+from config.transactions import atomic_retried
 from orders.models import Order
 from policies.rules import Evaluation
 from policies.selectors import evaluate_refund_for_order
@@ -37,6 +40,7 @@ from refunds.errors import (
     WithdrawForbidden,
 )
 from refunds.identity import derive_request_id, fingerprint, fingerprint_params
+from refunds.locks import lock_order, lock_request
 from refunds.models import RefundConfirmation, RefundEvent, RefundRequest
 from refunds.signals import tell_ticket, tell_ticket_changed
 from refunds.transitions import confirmation_transition, refund_transition
@@ -156,7 +160,7 @@ def _proposed_message(refund: RefundRequest, version: int) -> str:
     )
 
 
-@transaction.atomic
+@atomic_retried
 def refund_propose(
     *,
     ticket: Ticket,
@@ -182,7 +186,9 @@ def refund_propose(
     now = now or timezone.now()
     if amount <= 0:
         raise ApplicationError("A refund must be more than 0.00.", code="invalid_amount")
-    order = Order.objects.select_for_update().get(pk=order.pk)
+    locked_order = lock_order(order_pk=order.pk)
+    assert locked_order is not None  # a stored order, locked without skipping
+    order = locked_order
     _refuse_unless_holdable(amount=amount, currency=order.currency)
     amount = to_cents(amount)
     refund = _lock_open_intent(ticket=ticket, order=order)
@@ -239,7 +245,7 @@ def _refuse_unless_holdable(*, amount: Decimal, currency: str) -> None:
 
 def _lock_open_intent(*, ticket: Ticket, order: Order) -> RefundRequest | None:
     return (
-        RefundRequest.objects.select_for_update(of=("self",))
+        RefundRequest.objects.select_for_update(no_key=True, of=("self",))
         .select_related("order", "ticket", "run")
         .filter(ticket=ticket, order=order)
         .exclude(status__in=RefundRequest.SETTLED_STATUSES)
@@ -396,6 +402,14 @@ def refund_link_tool_call(*, request_id: str, tool_call: Model, run: Model | Non
     ).update(tool_call_id=tool_call.pk)
 
 
+def _locked(refund: RefundRequest, related: tuple[str, ...] = ("order", "ticket")) -> RefundRequest:
+    """`refund` as it is now, locked after its order (refunds/locks.py)."""
+    locked = lock_request(refund_pk=refund.pk, related=related)
+    if locked is None:
+        raise RefundRequest.DoesNotExist(f"no refund request {refund.pk}")
+    return locked
+
+
 def _check_reviewer(*, refund: RefundRequest, reviewer: User) -> None:
     """Four eyes: whoever proposed any version of the request may not decide it."""
     if not is_reviewer(reviewer):
@@ -440,7 +454,7 @@ def _current_pending(*, refund: RefundRequest, version: int, now: datetime) -> R
     return current
 
 
-@transaction.atomic
+@atomic_retried
 def refund_approve(
     *,
     refund: RefundRequest,
@@ -458,12 +472,8 @@ def refund_approve(
     _check_reviewer(refund=refund, reviewer=reviewer)
     # The order first: two approvals on one order are serialised, so together they can never
     # refund more than was paid.
-    order = Order.objects.select_for_update().get(pk=refund.order_id)
-    locked = (
-        RefundRequest.objects.select_for_update(of=("self",))
-        .select_related("order", "ticket", "run", "requested_by")
-        .get(pk=refund.pk)
-    )
+    locked = _locked(refund, related=("order", "ticket", "run", "requested_by"))
+    order = locked.order
     _check_reviewer(refund=locked, reviewer=reviewer)
     confirmation = _current_pending(refund=locked, version=version, now=now)
     recomputed = _fingerprint_of(locked)
@@ -551,7 +561,7 @@ def _fingerprint_of(refund: RefundRequest) -> str:
     return fingerprint(fingerprint_params(refund))
 
 
-@transaction.atomic
+@atomic_retried
 def refund_reject(
     *,
     refund: RefundRequest,
@@ -563,11 +573,7 @@ def refund_reject(
     """Reject the current version: the request ends as rejected. Refusals change nothing."""
     now = now or timezone.now()
     _check_reviewer(refund=refund, reviewer=reviewer)
-    locked = (
-        RefundRequest.objects.select_for_update(of=("self",))
-        .select_related("order", "ticket")
-        .get(pk=refund.pk)
-    )
+    locked = _locked(refund)
     _check_reviewer(refund=locked, reviewer=reviewer)
     confirmation = _current_pending(refund=locked, version=version, now=now)
     _record_decision(
@@ -588,7 +594,7 @@ def refund_reject(
     return locked
 
 
-@transaction.atomic
+@atomic_retried
 def refund_withdraw(
     *, refund: RefundRequest, by: User, note: str = "", now: datetime | None = None
 ) -> RefundRequest:
@@ -599,12 +605,7 @@ def refund_withdraw(
     now = now or timezone.now()
     # Locked as refund_approve locks, the order and then the request: an approval racing this
     # either waits and finds the request withdrawn, or wins and this finds it approved.
-    Order.objects.select_for_update().get(pk=refund.order_id)
-    locked = (
-        RefundRequest.objects.select_for_update(of=("self",))
-        .select_related("order", "ticket")
-        .get(pk=refund.pk)
-    )
+    locked = _locked(refund)
     if by.pk != locked.requested_by_id and not is_supervisor(by):
         raise WithdrawForbidden(
             "Only whoever proposed this refund, or a supervisor, may withdraw it."
@@ -654,9 +655,11 @@ def refund_expire_confirmations(*, now: datetime | None = None) -> int:
     return sum(_expire_one(refund_pk=pk, now=now) for pk in list(lapsed))
 
 
-@transaction.atomic
+@atomic_retried
 def _expire_one(*, refund_pk: int, now: datetime) -> int:
-    refund = RefundRequest.objects.select_for_update().get(pk=refund_pk)
+    refund = lock_request(refund_pk=refund_pk)
+    if refund is None:
+        return 0
     pending = refund.confirmations.filter(status=C.PENDING, expires_at__lte=now).first()
     if pending is None:
         return 0
@@ -690,7 +693,7 @@ PARAMETER_WORDS = {
 }
 
 
-@transaction.atomic
+@atomic_retried
 def order_edit(
     *, order: Order, edited_by: User, now: datetime | None = None
 ) -> list[RefundConfirmation]:
@@ -704,9 +707,10 @@ def order_edit(
     to decide again; the old one could never be approved.
     """
     now = now or timezone.now()
-    stored = Order.objects.select_for_update().get(pk=order.pk)
+    stored = lock_order(order_pk=order.pk)
+    assert stored is not None  # an edit of a stored order, locked without skipping
     open_refunds = list(
-        RefundRequest.objects.select_for_update()
+        RefundRequest.objects.select_for_update(no_key=True)
         .filter(order=stored)
         .exclude(status__in=RefundRequest.SETTLED_STATUSES)
         .order_by("pk")
