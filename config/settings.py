@@ -368,8 +368,9 @@ LOGIN_THROTTLE_ADDRESS = env(
 # How long an API token from POST /api/auth/token/ is good for, in days from when it was
 # issued; 0 = until it is deleted. A password change or a deactivation deletes a user's tokens.
 API_TOKEN_TTL_DAYS = env.int("API_TOKEN_TTL_DAYS", default=30)
-# Tool calls one MCP session may make in a minute; past it a call is answered RATE_LIMITED
-# and runs nothing (0 = no limit). MCP hosts use tokens of their own (manage.py mcp_token).
+# Tool calls one desk user may make in a minute over all their MCP sessions and tokens; past
+# it a call is answered RATE_LIMITED and runs nothing (0 = no limit). MCP hosts use tokens of
+# their own (manage.py mcp_token).
 MCP_CALLS_PER_MINUTE = env.int("MCP_CALLS_PER_MINUTE", default=30)
 SPECTACULAR_SETTINGS = {
     "TITLE": "Refund Desk API",
