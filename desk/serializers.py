@@ -5,9 +5,10 @@ from django.conf import settings
 from django.core.validators import RegexValidator
 from django.urls import reverse
 from rest_framework import serializers
+from rest_framework.fields import empty
 
 from config.serializers import StrictCharField
-from orders.addresses import BadAddress, email_key
+from orders.addresses import BadAddress, at_a_host_not_a_domain, email_key, host_refusal
 from tickets import sla
 from tickets.attachments import TooLarge, Upload, uploads_from
 from tickets.models import (
@@ -256,9 +257,27 @@ class TagsWriteSerializer(serializers.Serializer):
     )
 
 
+class CcAddressField(serializers.EmailField):
+    """An address to copy replies to. One at an IP or a bare host name is refused saying so
+    (Django's validator takes `x@[127.0.0.1]` and refuses `x@[IPv6:::1]` as "not valid"), or
+    with `leave_out_hosts` read as blank: an inbound email's CC line is the sender's, and no
+    reason to refuse their email."""
+
+    def __init__(self, *, leave_out_hosts: bool = False, **kwargs):
+        super().__init__(**kwargs)
+        self.leave_out_hosts = leave_out_hosts
+
+    def run_validation(self, data=empty):
+        if isinstance(data, str) and at_a_host_not_a_domain(data):
+            if self.leave_out_hosts:
+                return ""
+            raise serializers.ValidationError(host_refusal(data))
+        return super().run_validation(data)
+
+
 class CcWriteSerializer(serializers.Serializer):
     cc = serializers.ListField(
-        child=serializers.EmailField(max_length=254),
+        child=CcAddressField(max_length=254),
         max_length=CC_MAX,
         allow_empty=True,
         help_text="the whole CC list: email addresses copied on public replies (the "
@@ -361,7 +380,7 @@ class InboundEmailSerializer(serializers.Serializer):
 
     cc = serializers.ListField(
         # A blank item is no address (a form's empty field), not an error.
-        child=serializers.EmailField(max_length=254, allow_blank=True),
+        child=CcAddressField(max_length=254, allow_blank=True, leave_out_hosts=True),
         required=False,
         default=list,
         max_length=50,
