@@ -5,6 +5,7 @@ import re
 from django.conf import settings
 from django.core.validators import RegexValidator
 from django.urls import reverse
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 from rest_framework.fields import empty
 
@@ -324,6 +325,8 @@ BASE64_TEXT = re.compile(f"^{_N}(?:(?:{_B}{_N}{_B}{_N}{_B}{_N}{_B}{_N})+{_TAIL}?
 NO_NUL = RegexValidator(r"^[^\x00]*$", "Null characters are not allowed.")
 
 
+# The schema still says what is valid (the pattern), though the field checks the size first.
+@extend_schema_field({"type": "string", "pattern": BASE64_TEXT.pattern})
 class Base64TextField(StrictCharField):
     """A file in base64, refused as too large (413) before anything walks its characters: the
     field's own checks, the pattern and the decoder take a second of CPU for 13 MB, while four
