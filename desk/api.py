@@ -65,8 +65,9 @@ logger = logging.getLogger(__name__)
 
 
 class ObtainTokenView(ObtainAuthToken):
-    """POST {username, password} -> {token}. Send it as `Authorization: Token <token>`. The
-    same token until it expires (API_TOKEN_TTL_DAYS), then a new one."""
+    """POST {username, password} -> {token}. Send it as `Authorization: Token <token>`. Each
+    sign-in gets a new token, shown only in this answer (the desk keeps its digest), good for
+    API_TOKEN_TTL_DAYS."""
 
     authentication_classes: list = []
     permission_classes = [AllowAny]
@@ -86,8 +87,8 @@ class ObtainTokenView(ObtainAuthToken):
     def post(self, request, *args, **kwargs):
         serializer = self.get_serializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        token = api_token_issue(user=serializer.validated_data["user"])
-        return Response({"token": token.key})
+        issued = api_token_issue(user=serializer.validated_data["user"])
+        return Response({"token": issued.key})
 
 
 class _SupportRoleIn(BasePermission):
