@@ -361,8 +361,12 @@ _THROTTLE_OFF_IN_TESTS = bool(env("PYTEST_VERSION", default=""))
 API_THROTTLE_USER = env("API_THROTTLE_USER", default="" if _THROTTLE_OFF_IN_TESTS else "600/min")
 API_THROTTLE_ANON = env("API_THROTTLE_ANON", default="" if _THROTTLE_OFF_IN_TESTS else "60/min")
 LOGIN_THROTTLE = env("LOGIN_THROTTLE", default="" if _THROTTLE_OFF_IN_TESTS else "10/min")
-LOGIN_THROTTLE_ADDRESS = env(
-    "LOGIN_THROTTLE_ADDRESS", default="" if _THROTTLE_OFF_IN_TESTS else "30/min"
+# Failed sign-ins per address whatever the username: counted by the one failure counter
+# (ops/throttling.py) that also counts wrong inbound secrets. LOGIN_THROTTLE_ADDRESS is its
+# former name, still read when SIGN_IN_THROTTLE is unset.
+SIGN_IN_THROTTLE = env(
+    "SIGN_IN_THROTTLE",
+    default=env("LOGIN_THROTTLE_ADDRESS", default="" if _THROTTLE_OFF_IN_TESTS else "10/min"),
 )
 # How long an API token from POST /api/auth/token/ is good for, in days from when it was
 # issued; 0 = until it is deleted. A password change or a deactivation deletes a user's tokens.
