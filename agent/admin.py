@@ -10,7 +10,13 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import format_html
 
-from agent.mcp_tokens import MAX_DAYS, mcp_token_revoke, with_new_key
+from agent.mcp_tokens import (
+    MAX_DAYS,
+    McpTokenRefused,
+    check_token_holder,
+    mcp_token_revoke,
+    with_new_key,
+)
 from agent.models import AgentMessage, AgentRun, McpSession, McpToken, RunEvent, ToolCallLog
 from config import times
 from config.admin_tools import ReadOnlyMixin
@@ -356,8 +362,11 @@ class McpTokenAddForm(forms.ModelForm):
         if bool(cleaned.get("ticket")) == bool(cleaned.get("customer")):
             raise forms.ValidationError("Bind the token to exactly one ticket or one customer.")
         user = cleaned.get("user")
-        if user is not None and not user.is_active:
-            raise forms.ValidationError(f"{user.get_username()} is inactive.")
+        if user is not None:
+            try:
+                check_token_holder(user)
+            except McpTokenRefused as refused:
+                self.add_error("user", str(refused))
         return cleaned
 
 

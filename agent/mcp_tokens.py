@@ -15,6 +15,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from agent.models import McpToken
+from config.roles import support_role
 from orders.models import Customer
 from tickets.models import Ticket
 
@@ -57,8 +58,7 @@ def mcp_token_issue(
         raise McpTokenRefused("A token is bound to exactly one ticket or one customer.")
     if not 1 <= days <= MAX_DAYS:
         raise McpTokenRefused(f"A token lasts from 1 to {MAX_DAYS} days, not {days}.")
-    if not user.is_active:
-        raise McpTokenRefused(f"{user.get_username()} is inactive.")
+    check_token_holder(user)
     token = McpToken(
         user=user,
         ticket=ticket,
@@ -70,6 +70,20 @@ def mcp_token_issue(
     key = with_new_key(token)
     token.save()
     return IssuedToken(token=token, key=key)
+
+
+def check_token_holder(user: User) -> None:
+    """McpTokenRefused unless `user` could open a session with a token: active, and in a role
+    that has tools (what /mcp asks again when a session starts: agent.mcp.auth.desk_role). A
+    token nobody can use is only a secret to leak."""
+    if not user.is_active:
+        raise McpTokenRefused(f"{user.get_username()} is inactive.")
+    if support_role(user) is None:
+        raise McpTokenRefused(
+            f"{user.get_username()} has no role with tools (support intern, agent or "
+            "supervisor), so /mcp would refuse every session with this token. Add the user "
+            "to one of those groups first."
+        )
 
 
 def with_new_key(token: McpToken) -> str:

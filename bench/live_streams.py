@@ -130,10 +130,11 @@ def start_runs(count: int) -> list[str]:
 
 def api_token() -> str:
     from django.contrib.auth import get_user_model
-    from rest_framework.authtoken.models import Token
+
+    from ops.authentication import api_token_issue
 
     user = get_user_model().objects.get(username=USERNAME)
-    return Token.objects.get_or_create(user=user)[0].key
+    return api_token_issue(user=user).key
 
 
 def stamp_now(stamps: list[float]) -> None:

@@ -43,7 +43,6 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django.contrib.postgres",
     "rest_framework",
-    "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "orders",
@@ -364,14 +363,19 @@ _THROTTLE_OFF_IN_TESTS = bool(env("PYTEST_VERSION", default=""))
 API_THROTTLE_USER = env("API_THROTTLE_USER", default="" if _THROTTLE_OFF_IN_TESTS else "600/min")
 API_THROTTLE_ANON = env("API_THROTTLE_ANON", default="" if _THROTTLE_OFF_IN_TESTS else "60/min")
 LOGIN_THROTTLE = env("LOGIN_THROTTLE", default="" if _THROTTLE_OFF_IN_TESTS else "10/min")
-LOGIN_THROTTLE_ADDRESS = env(
-    "LOGIN_THROTTLE_ADDRESS", default="" if _THROTTLE_OFF_IN_TESTS else "30/min"
+# Failed sign-ins per address whatever the username: counted by the one failure counter
+# (ops/throttling.py) that also counts wrong inbound secrets. LOGIN_THROTTLE_ADDRESS is its
+# former name, still read when SIGN_IN_THROTTLE is unset.
+SIGN_IN_THROTTLE = env(
+    "SIGN_IN_THROTTLE",
+    default=env("LOGIN_THROTTLE_ADDRESS", default="" if _THROTTLE_OFF_IN_TESTS else "10/min"),
 )
 # How long an API token from POST /api/auth/token/ is good for, in days from when it was
 # issued; 0 = until it is deleted. A password change or a deactivation deletes a user's tokens.
 API_TOKEN_TTL_DAYS = env.int("API_TOKEN_TTL_DAYS", default=30)
-# Tool calls one MCP session may make in a minute; past it a call is answered RATE_LIMITED
-# and runs nothing (0 = no limit). MCP hosts use tokens of their own (manage.py mcp_token).
+# Tool calls one desk user may make in a minute over all their MCP sessions and tokens; past
+# it a call is answered RATE_LIMITED and runs nothing (0 = no limit). MCP hosts use tokens of
+# their own (manage.py mcp_token).
 MCP_CALLS_PER_MINUTE = env.int("MCP_CALLS_PER_MINUTE", default=30)
 SPECTACULAR_SETTINGS = {
     "TITLE": "Refund Desk API",

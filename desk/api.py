@@ -1,14 +1,11 @@
-import contextlib
 import hmac
 import io
 import logging
 import math
-import time
 from typing import cast
 
 from django.conf import settings
 from django.contrib.auth.models import User
-from django.core.cache import cache
 from django.core.exceptions import RequestDataTooBig
 from django.http import FileResponse, Http404
 from django.shortcuts import get_object_or_404
@@ -56,7 +53,12 @@ from desk.serializers import (
 )
 from ops.authentication import api_token_issue
 from ops.parsers import JSONParser
-from ops.throttling import CACHE_UNREACHABLE, PERIODS, client_address, rate_from_settings
+from ops.throttling import (
+    INBOUND_SECRET_LIMITS,
+    address_window,
+    failure_record,
+    failures_wait,
+)
 from orders.models import Customer
 from tickets import attachments, selectors, services, sla
 from tickets.models import Attachment, Ticket, TicketMessage
@@ -65,8 +67,9 @@ logger = logging.getLogger(__name__)
 
 
 class ObtainTokenView(ObtainAuthToken):
-    """POST {username, password} -> {token}. Send it as `Authorization: Token <token>`. The
-    same token until it expires (API_TOKEN_TTL_DAYS), then a new one."""
+    """POST {username, password} -> {token}. Send it as `Authorization: Token <token>`. Each
+    sign-in gets a new token, shown only in this answer (the desk keeps its digest), good for
+    API_TOKEN_TTL_DAYS."""
 
     authentication_classes: list = []
     permission_classes = [AllowAny]
@@ -86,8 +89,8 @@ class ObtainTokenView(ObtainAuthToken):
     def post(self, request, *args, **kwargs):
         serializer = self.get_serializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        token = api_token_issue(user=serializer.validated_data["user"])
-        return Response({"token": token.key})
+        issued = api_token_issue(user=serializer.validated_data["user"])
+        return Response({"token": issued.key})
 
 
 class _SupportRoleIn(BasePermission):
@@ -571,49 +574,6 @@ class InboundNotConfigured(APIException):
     default_code = "inbound_disabled"
 
 
-class SecretFailures:
-    """Wrong X-Inbound-Secret from one client address, against INBOUND_SECRET_THROTTLE
-    ("<count>/<period>"): a window opens at the address's first failure and lasts one period;
-    with `count` failures in it, the address waits out the rest of it. Counted in the default
-    cache (Redis with REDIS_URL) by increments, so guesses sent at once all count, under a key
-    of the window's own: nothing a closed window left behind counts in the next."""
-
-    def __init__(self, address: str, rate: str):
-        count, period = rate.split("/")
-        self.limit, self.seconds = int(count), PERIODS[period.strip()[0]]
-        self.opened_key = f"inbound-secret-window:{address}"
-
-    def _count_key(self, opened: object) -> str:
-        return f"{self.opened_key}:{opened}"
-
-    def wait(self) -> float | None:
-        """Seconds until this address may try a secret again; None if it may now."""
-        opened = cache.get(self.opened_key)
-        if opened is None or cache.get(self._count_key(opened), 0) < self.limit:
-            return None
-        remaining = opened + self.seconds - time.time()
-        return remaining if remaining > 0 else None
-
-    def record(self) -> None:
-        # The window open now, or one this failure opens (the first caller's, if several).
-        opened = cache.get_or_set(self.opened_key, time.time(), self.seconds)
-        count_key = self._count_key(opened)
-        cache.add(count_key, 0, self.seconds)
-        # Gone only if the window closed in between: this failure falls between two windows.
-        with contextlib.suppress(ValueError):
-            cache.incr(count_key)
-
-
-def _counted(count):
-    """`count()` against the cache. One that cannot be reached counts nothing (logged): the
-    gateway's mail goes on, the secret still guards the endpoint."""
-    try:
-        return count()
-    except CACHE_UNREACHABLE as exc:
-        logger.warning("Wrong inbound secrets are not counted: the cache is unreachable (%s)", exc)
-        return None
-
-
 def refuse_larger_bodies(request) -> None:
     """413 before a byte of the body is read when its declared length is over the limit."""
     if attachments.body_too_large(request.META.get("CONTENT_LENGTH")):
@@ -645,16 +605,15 @@ class InboundEmailApi(APIView):
     permission_classes = [AllowAny]
     parser_classes = [InboundJSONParser]
     # The mail gateway is one address sending every customer's mail: no per-address rate.
-    # Wrong secrets are limited per address instead (SecretFailures).
+    # Wrong secrets are limited per address instead (ops.throttling's failure counter).
     throttle_classes: list = []
 
     def check_permissions(self, request):
         expected = settings.INBOUND_SECRET
         if not expected:
             raise InboundNotConfigured()
-        rate = rate_from_settings("INBOUND_SECRET_THROTTLE")
-        failures = SecretFailures(client_address(request), rate) if rate else None
-        wait = _counted(failures.wait) if failures else None
+        windows = address_window("inbound-secret-failures", request, "INBOUND_SECRET_THROTTLE")
+        wait = failures_wait(windows, limits=INBOUND_SECRET_LIMITS)
         if wait is not None:
             # Not compared at all: guessing stops at the right secret too.
             retry_after = max(math.ceil(wait), 1)
@@ -666,8 +625,7 @@ class InboundEmailApi(APIView):
             )
         given = request.headers.get("X-Inbound-Secret", "")
         if not hmac.compare_digest(given.encode(), expected.encode()):
-            if failures:
-                _counted(failures.record)
+            failure_record(windows, limits=INBOUND_SECRET_LIMITS)
             raise AuthenticationFailed("Wrong or missing X-Inbound-Secret.")
 
     def get_authenticate_header(self, request):

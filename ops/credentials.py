@@ -1,11 +1,10 @@
 """A user's API tokens last no longer than the password and the account they were issued for.
 
 Connected to the user model's post_save in DeskConfig.ready() (the desk serves the token
-endpoint). Token is named by its app label, not imported: this is not HTTP code, and DRF's
-model module is part of an HTTP framework.
+endpoint).
 """
 
-from django.apps import apps
+from ops.models import ApiToken
 
 
 def revoke_api_tokens(sender, instance, **kwargs) -> None:
@@ -17,4 +16,4 @@ def revoke_api_tokens(sender, instance, **kwargs) -> None:
     rehash of a password on sign-in (a stronger hasher) clears it first, so it keeps tokens.
     """
     if getattr(instance, "_password", None) is not None or not instance.is_active:
-        apps.get_model("authtoken", "Token").objects.filter(user_id=instance.pk).delete()
+        ApiToken.objects.filter(user_id=instance.pk).delete()

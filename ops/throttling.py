@@ -1,4 +1,5 @@
-"""Throttling: API requests per user or address, and failed sign-ins against password guessing.
+"""Throttling: API requests per user or address; failed sign-ins and wrong inbound secrets
+against guessing.
 
 API request counts live in the default cache (Redis with REDIS_URL, else files in var/cache/),
 so every web process sees the same ones. Rates ("10/min"; empty or "0" turns a throttle off)
@@ -17,9 +18,14 @@ check made before any of them was counted. Over a limit a sign-in is refused bef
 password is checked, so guessing stops even at the right password. The name is counted as
 Django's sign-in looks it up (stripped, NFKC): a fullwidth spelling counts with the plain one.
 
-With Redis unreachable, sign-ins are counted in the process's memory instead (and logged):
-nobody is locked out by an outage, and a guesser who can take Redis down still gets no more
-than the limit per web process.
+Wrong X-Inbound-Secret are counted by the same counter (failures per client address and
+window, INBOUND_SECRET_THROTTLE), but only once compared and wrong: the mail gateway posts
+many emails at once, and counting each before its secret is compared could refuse a burst of
+right ones.
+
+With Redis unreachable, both are counted in the process's memory instead (and logged): nobody
+is locked out by an outage, and a guesser who can take Redis down still gets no more than the
+limit per web process.
 """
 
 import hashlib
@@ -189,8 +195,15 @@ class _Counts:
     def forget(self, window: _Window) -> None:
         self.cache.delete_many([window.key, f"{window.key}:ends"])
 
+    def wait(self, window: _Window) -> float | None:
+        """The seconds the window has left when it holds its `count` failures; else None."""
+        if self.cache.get(window.key, 0) < window.count:
+            return None
+        left = (self.cache.get(f"{window.key}:ends") or 0) - time.time()
+        return left if left > 0 else None
 
-# Where sign-ins are counted while the shared cache is unreachable. As many entries as the file
+
+# Where failures are counted while the shared cache is unreachable. As many entries as the file
 # cache keeps: a full cache drops a third of its counts to make room.
 _process_counts = _Counts(LocMemCache("sign-in-failures", {"OPTIONS": {"MAX_ENTRIES": 10_000}}))
 
@@ -206,8 +219,9 @@ def _file_lock(path: Path) -> Iterator[None]:
             locks.unlock(handle)
 
 
-def _counting(work: Callable[[_Counts], T]) -> T:
-    """`work` on the shared counts, made atomic; on the process's own while Redis is down."""
+def _counting(work: Callable[[_Counts], T], *, limits: str) -> T:
+    """`work` on the shared counts, made atomic; on the process's own while the cache is
+    unreachable (logged, naming the `limits`)."""
     shared = caches["default"]
     lock: AbstractContextManager[None] = nullcontext()
     if isinstance(shared, FileBasedCache):
@@ -216,11 +230,29 @@ def _counting(work: Callable[[_Counts], T]) -> T:
     try:
         with lock:
             return work(_Counts(shared))
-    except RedisError:
+    except (RedisError, OSError):
         logger.warning(
-            "Sign-in limits: the cache is unreachable; counting in this process until it is back"
+            "%s: the cache is unreachable; counting in this process until it is back", limits
         )
         return work(_process_counts)
+
+
+def address_window(prefix: str, request, setting: str) -> list[_Window]:
+    """The window of failures of `request`'s client address under the rate in `setting`;
+    none when that limit is off."""
+    rate = rate_from_settings(setting)
+    return [_Window.of(f"{prefix}:{client_address(request)}", rate)] if rate else []
+
+
+def failures_wait(windows: list[_Window], *, limits: str) -> float | None:
+    """The seconds before an address whose `windows` are full may try again; None: now."""
+    waits = _counting(lambda counts: [counts.wait(window) for window in windows], limits=limits)
+    return max((wait for wait in waits if wait is not None), default=None)
+
+
+def failure_record(windows: list[_Window], *, limits: str) -> None:
+    """Count one failure in each of `windows`."""
+    _counting(lambda counts: [counts.add_one(window) for window in windows], limits=limits)
 
 
 def sign_in_name(username: str) -> str:
@@ -237,21 +269,19 @@ def _username_key(address: str, username: str) -> str:
     return f"signin-failures:{hashlib.sha256(typed).hexdigest()}"
 
 
+SIGN_IN_LIMITS = "Sign-in limits"
+INBOUND_SECRET_LIMITS = "Wrong inbound secrets"
+
+
 class SignInGuard:
-    """Failed sign-ins per address and username (LOGIN_THROTTLE) and per address whatever the
-    username (LOGIN_THROTTLE_ADDRESS)."""
+    """Failed sign-ins per address whatever the username (SIGN_IN_THROTTLE) and per address and
+    username (LOGIN_THROTTLE)."""
 
     def _windows(self, request, username: str) -> list[_Window]:
-        address = client_address(request)
-        keys = {
-            "LOGIN_THROTTLE": _username_key(address, username),
-            "LOGIN_THROTTLE_ADDRESS": f"signin-failures-address:{address}",
-        }
-        return [
-            _Window.of(key, rate)
-            for setting, key in keys.items()
-            if (rate := rate_from_settings(setting))
-        ]
+        windows = address_window("signin-failures-address", request, "SIGN_IN_THROTTLE")
+        if by_name := rate_from_settings("LOGIN_THROTTLE"):
+            windows.append(_Window.of(_username_key(client_address(request), username), by_name))
+        return windows
 
     def start(self, request, username: str) -> float | None:
         """A sign-in is about to check a password: count it as failed now. None: check the
@@ -269,7 +299,7 @@ class SignInGuard:
                 counts.take_back(window)
             return max(waits)
 
-        return _counting(count)
+        return _counting(count, limits=SIGN_IN_LIMITS)
 
     def succeeded(self, request, username: str) -> None:
         """The right password: the address gets its count back, and this username's failures
@@ -285,7 +315,7 @@ class SignInGuard:
                 else:
                     counts.take_back(window)
 
-        _counting(give_back)
+        _counting(give_back, limits=SIGN_IN_LIMITS)
 
 
 sign_in_guard = SignInGuard()

@@ -14,6 +14,22 @@ class BadAddress(ApplicationError):
     code = "invalid_email"
 
 
+def at_a_host_not_a_domain(address: str) -> bool:
+    """Whether `address` names a machine rather than a domain: an IP literal (`x@[127.0.0.1]`,
+    `x@[IPv6:::1]`) or a host name without a dot (`x@localhost`). Django's validator accepts
+    both; mail sent there goes to whatever machine that is, inside the network too."""
+    local, at, domain = address.strip().rpartition("@")
+    domain = domain.rstrip(".")
+    return bool(local and at) and (domain.startswith("[") or "." not in domain)
+
+
+def host_refusal(address: str) -> str:
+    return (
+        f"{address[:100]} names a server, not a domain: replies are copied only to addresses "
+        "at a domain name (like name@example.com)."
+    )
+
+
 def email_key(address: str) -> str:
     """`address` as a customer is matched on it: ASCII letters lower-cased, every other
     character as it is (no Unicode case folding: the dotless i, the long s and the Kelvin sign

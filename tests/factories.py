@@ -1,3 +1,4 @@
+import hashlib
 from datetime import timedelta
 from decimal import Decimal
 
@@ -7,6 +8,8 @@ from django.contrib.auth.models import Group
 from django.utils import timezone
 
 from config.roles import GROUP_FOR_ROLE
+from ops.authentication import api_key_digest
+from ops.models import ApiToken
 from orders.models import Customer, Order, OrderLine
 from refunds.identity import derive_request_id, fingerprint, fingerprint_params
 from tickets.models import Ticket, TicketMessage
@@ -188,3 +191,13 @@ def demo_refund(ticket, order_id: str, status: str, amount: str):
         amount=Decimal(amount),
         status=status,
     )
+
+
+def api_token_key(user) -> str:
+    """A REST API token's key for `user`, the same one on every call while the user keeps it
+    (the desk stores only digests, so it is made from the user rather than drawn at random)."""
+    key = hashlib.sha256(f"test-api-token:{user.pk}:{user.username}".encode()).hexdigest()[:40]
+    ApiToken.objects.get_or_create(
+        key_digest=api_key_digest(key), defaults={"user": user, "key_hint": key[:6]}
+    )
+    return key

@@ -7,6 +7,7 @@ import uuid
 from django.conf import settings
 from django.core.mail import EmailMessage
 
+from orders.addresses import at_a_host_not_a_domain
 from tickets.people import sign_off
 
 # What a mail server that is down, slow or refusing raises: the reply stays queued and is
@@ -44,7 +45,8 @@ def reply_email(message) -> EmailMessage:
         from_email=settings.DEFAULT_FROM_EMAIL,
         to=[ticket.customer.email],
         # DESIGN §15: public replies go to the ticket's CC list as it is when sent.
-        cc=list(ticket.cc or []),
+        # Less any address at an IP or a bare host, kept from before CC refused them.
+        cc=[address for address in ticket.cc or [] if not at_a_host_not_a_domain(address)],
         headers=headers,
     )
     _attach_files(email, message)

@@ -18,7 +18,7 @@ from django.utils import timezone
 from config.celery import enqueue_on_commit
 from config.errors import ApplicationError, Conflict, Forbidden
 from config.roles import Role, is_supervisor, support_role
-from orders.addresses import BadAddress, email_key
+from orders.addresses import BadAddress, at_a_host_not_a_domain, email_key, host_refusal
 from orders.models import Customer, Order
 from tickets import attachment_files, attachments, changes, mail, sla
 from tickets.attachments import Upload
@@ -555,13 +555,23 @@ def clean_cc(
 ) -> list[str]:
     """Valid, distinct addresses (equal as DESIGN invariant 11 says), the customer's own left
     out (they get the reply anyway). ApplicationError naming the first bad one, or for more
-    than CC_MAX unless `truncate` (inbound mail: the first CC_MAX are kept)."""
+    than CC_MAX unless `truncate` (inbound mail: the first CC_MAX are kept). An address at an
+    IP or a bare host name is refused, or with `truncate` left out: a sender's CC line is not
+    a reason to refuse their email."""
     from django.core.exceptions import ValidationError
     from django.core.validators import validate_email
 
     kept: dict[str, str] = {}
     for address in addresses:
         address = address.strip()
+        if at_a_host_not_a_domain(address):
+            if truncate:
+                continue
+            raise ApplicationError(
+                host_refusal(address),
+                code="invalid_address",
+                extra={"fields": {"cc": [host_refusal(address)]}},
+            )
         try:
             validate_email(address)
             key = email_key(address)

@@ -1,4 +1,4 @@
-"""What an MCP session's call is answered before it runs (DESIGN §17): past the session's
+"""What an MCP session's call is answered before it runs (DESIGN §17): past its user's
 MCP_CALLS_PER_MINUTE it is refused RATE_LIMITED; the same call (tool and canonical arguments)
 made again within REPEAT_WINDOW is answered with the logged result of the one that ran, and
 runs nothing. A host runs its own loop, which the desk cannot stop; this keeps one stuck in a
@@ -24,23 +24,27 @@ REPEAT_WINDOW = timedelta(minutes=5)
 
 
 def rate_limited(ctx: McpContext, *, tool_name: str) -> Outcome | None:
-    """RATE_LIMITED when the session made its MCP_CALLS_PER_MINUTE calls in the last minute
-    (refused ones do not count)."""
+    """RATE_LIMITED when the session's desk user made MCP_CALLS_PER_MINUTE calls in the last
+    minute (refused ones do not count).
+
+    Counted per user, over all their sessions and tokens: a budget per session let a host
+    multiply it by opening more sessions. A token belongs to one user, so its sessions share
+    the budget too."""
     limit = settings.MCP_CALLS_PER_MINUTE
     if limit <= 0:
         return None
     since = timezone.now() - RATE_WINDOW
-    made = ToolCallLog.objects.filter(mcp_session=ctx.mcp_session, created_at__gte=since).exclude(
-        error_code=ErrorCode.RATE_LIMITED
-    )
+    made = ToolCallLog.objects.filter(
+        mcp_session__user_id=ctx.mcp_session.user_id, created_at__gte=since
+    ).exclude(error_code=ErrorCode.RATE_LIMITED)
     times = list(made.order_by("-created_at").values_list("created_at", flat=True)[:limit])
     if len(times) < limit:
         return None
     wait = max(ceil((times[-1] + RATE_WINDOW - timezone.now()).total_seconds()), 1)
     return _failure(
         ErrorCode.RATE_LIMITED,
-        f"This session made {limit} tool calls in the last minute, as many as are run per "
-        f"minute; nothing was run. Call again in {wait} seconds.",
+        f"This desk user's MCP sessions made {limit} tool calls in the last minute, as many "
+        f"as are run per minute for one user; nothing was run. Call again in {wait} seconds.",
         retryable=True,
         next_actions=[tool_name] if tool_name else [],
         retry_after_s=wait,

@@ -12,11 +12,11 @@ from dataclasses import dataclass
 
 from django.contrib.auth.models import User
 from django.utils import timezone
-from rest_framework.authtoken.models import Token
 
 from agent.mcp_tokens import is_mcp_key, mcp_token_for_key, mcp_token_used
 from agent.models import McpToken
 from config.roles import support_role
+from ops.authentication import api_token_for_key
 from orders.models import Customer
 from tickets.models import Ticket
 
@@ -90,7 +90,7 @@ def authenticated_token(key: str) -> McpToken:
     """The MCP token whose key this is, if it may be used now: not a REST API token, not
     revoked, not expired, its user active."""
     if not is_mcp_key(key):
-        if Token.objects.filter(key=key).exists():
+        if api_token_for_key(key) is not None:
             raise SessionRefused(
                 401,
                 "rest_token_refused",

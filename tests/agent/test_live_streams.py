@@ -18,12 +18,12 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.db.models import F
-from rest_framework.authtoken.models import Token
 
 from agent import api, live, services
 from agent.models import AgentRun, RunEvent
 from config.asgi import application
 from tests.agent.runs import start_run
+from tests.factories import api_token_key
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -143,7 +143,7 @@ class AsgiStream:
 
 def token_for(username: str) -> dict[str, str]:
     user = get_user_model().objects.get(username=username)
-    return {"Authorization": f"Token {Token.objects.get_or_create(user=user)[0].key}"}
+    return {"Authorization": f"Token {api_token_key(user)}"}
 
 
 def stream_of(run, username: str = "agent", *, query: str = "", **headers) -> AsgiStream:

@@ -6,15 +6,16 @@ from decimal import Decimal
 import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
-from rest_framework.authtoken.models import Token
 
 from agent import services as run_services
 from agent.models import AgentRun, RunEvent
 from config.roles import GROUP_FOR_ROLE, Role
+from ops.models import ApiToken
 from orders.models import Order
 from refunds.models import RefundConfirmation, RefundEvent, RefundRequest
 from refunds.services import refund_propose
 from tests.agent.runs import start_run
+from tests.factories import api_token_key
 from tickets.models import Ticket
 
 PASSWORD = "demo-pass-123"
@@ -36,8 +37,7 @@ def user(username: str):
 
 
 def token_header(username: str) -> str:
-    token, _ = Token.objects.get_or_create(user=user(username))
-    return f"Token {token.key}"
+    return f"Token {api_token_key(user(username))}"
 
 
 def propose(*, ticket: str, order: str, requested_by: str, role: str) -> RefundRequest:
@@ -75,5 +75,5 @@ def desk_state() -> tuple:
         list(RefundRequest.objects.order_by("pk").values_list("pk", "status", "updated_at")),
         list(RefundConfirmation.objects.order_by("pk").values_list("pk", "status", "decided_by")),
         RefundEvent.objects.count(),
-        Token.objects.count(),
+        ApiToken.objects.count(),
     )

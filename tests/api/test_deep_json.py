@@ -4,9 +4,9 @@ on every endpoint that reads JSON (they all parse with ops.parsers.JSONParser)."
 import pytest
 from django.urls import URLPattern, URLResolver, get_resolver
 from rest_framework import parsers
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from ops.models import ApiToken
 from ops.parsers import JSONParser
 from tests.api.conftest import token_header
 from tickets.models import Ticket, TicketEvent, TicketMessage
@@ -28,7 +28,7 @@ def writes() -> tuple[int, int, int, int]:
         Ticket.objects.count(),
         TicketMessage.objects.count(),
         TicketEvent.objects.count(),
-        Token.objects.count(),
+        ApiToken.objects.count(),
     )
 
 

@@ -7,9 +7,10 @@ from datetime import timedelta
 import pytest
 from django.contrib.auth import get_user_model
 from django.utils import timezone
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from ops.authentication import api_token_issue
+from ops.models import ApiToken
 from tests.api.conftest import PASSWORD, user
 
 pytestmark = pytest.mark.django_db
@@ -24,13 +25,15 @@ def tickets_with(key: str):
 
 
 def token_issued(username: str, *, days_ago: float = 0) -> str:
-    token = Token.objects.create(user=user(username))
-    Token.objects.filter(pk=token.pk).update(created=timezone.now() - timedelta(days=days_ago))
-    return token.key
+    issued = api_token_issue(user=user(username))
+    ApiToken.objects.filter(pk=issued.token.pk).update(
+        created_at=timezone.now() - timedelta(days=days_ago)
+    )
+    return issued.key
 
 
 def tokens() -> list[str]:
-    return sorted(Token.objects.values_list("user__username", flat=True))
+    return sorted(ApiToken.objects.values_list("user__username", flat=True))
 
 
 def test_it_deletes_the_token_when_the_password_is_set_and_saved(demo):
@@ -131,7 +134,9 @@ def test_it_accepts_a_token_within_its_ttl_and_any_token_with_ttl_0(demo, settin
     assert tokens() == ["agent", "agent2"]
 
 
-def test_the_token_endpoint_issues_a_fresh_token_for_an_expired_one(demo, settings):
+def test_the_token_endpoint_issues_a_new_token_at_each_sign_in_and_drops_expired_ones(
+    demo, settings
+):
     settings.API_TOKEN_TTL_DAYS = 30
     expired = token_issued("agent", days_ago=31)
     current = token_issued("agent2", days_ago=1)
@@ -144,8 +149,11 @@ def test_the_token_endpoint_issues_a_fresh_token_for_an_expired_one(demo, settin
     ]
 
     assert [answer.status_code for answer in answers] == [200, 200]
-    fresh = answers[0].json()["token"]
+    fresh, another = answers[0].json()["token"], answers[1].json()["token"]
+    assert list(answers[1].json()) == ["token"]
+    # A stored key cannot be shown again: agent2 gets a second token, and keeps the first.
+    assert another != current
+    assert tokens() == ["agent", "agent2", "agent2"]
     assert fresh != expired
-    assert Token.objects.get(user__username="agent").key == fresh
-    assert answers[1].json() == {"token": current}
-    assert tickets_with(fresh).status_code == 200
+    assert [tickets_with(key).status_code for key in (fresh, another, current)] == [200] * 3
+    assert tickets_with(expired).status_code == 401

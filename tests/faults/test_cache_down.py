@@ -4,11 +4,10 @@ and reviewers keep approving through the API with their tokens."""
 import logging
 
 import pytest
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from refunds.models import RefundEvent, RefundRequest
-from tests.factories import RefundProposalFactory
+from tests.factories import RefundProposalFactory, api_token_key
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
 
@@ -33,7 +32,7 @@ def test_it_approves_through_the_api_with_a_token_while_the_throttle_cache_is_do
     refund = RefundProposalFactory(requested_by=agent_user)
     confirmation = refund.confirmations.get()
     api = APIClient()
-    api.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=reviewer).key}")
+    api.credentials(HTTP_AUTHORIZATION=f"Token {api_token_key(reviewer)}")
     assert api.get(f"/api/refunds/{refund.request_id}/").status_code == 200
     private_redis.stop()
 

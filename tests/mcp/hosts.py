@@ -19,10 +19,10 @@ from django.contrib.auth import get_user_model
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
-from rest_framework.authtoken.models import Token
 
 from agent.mcp_tokens import mcp_token_issue
 from agent.untrusted import untrusted_blocks
+from tests.factories import api_token_key
 from tests.services import BASE_DIR, database_url_for_subprocess
 from tickets.models import Ticket
 
@@ -120,7 +120,7 @@ def token_for(username: str, reference: str = "TCK-1001", *, days: int = 1) -> s
 
 def rest_token_for(username: str) -> str:
     user = get_user_model().objects.get(username=username)
-    return Token.objects.get_or_create(user=user)[0].key
+    return api_token_key(user)
 
 
 def desk_headers(token: str | None, ticket: str | None = "TCK-1001") -> dict[str, str]:

@@ -140,7 +140,11 @@ def test_an_expired_token_is_refused_with_401_and_kept(mcp_url, demo):
 
 
 def test_a_user_without_a_support_role_is_refused_with_403(mcp_url, demo):
-    response = post(mcp_url, INITIALIZE, desk_headers(token_for("reviewer")))
+    # A token is made only for a support role: this user lost theirs since.
+    token = token_for("agent")
+    get_user_model().objects.get(username="agent").groups.clear()
+
+    response = post(mcp_url, INITIALIZE, desk_headers(token))
 
     assert response.status_code == 403
     assert "Only interns, agents and supervisors" in answer(response)["error"]["message"]

@@ -16,8 +16,8 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from django.contrib.auth import get_user_model
 from django.db import connection
-from rest_framework.authtoken.models import Token
 
+from tests.factories import api_token_key
 from tests.services import BASE_DIR, backends, database_url_named, wait_for
 
 POOL_SIZE = 4
@@ -174,7 +174,7 @@ def test_two_hundred_concurrent_requests_hold_at_most_the_pools_connections(
 ):
     # Given the web process as in production, with a pool of four connections
     name = f"web-pool-{uuid.uuid4().hex[:8]}"
-    token = Token.objects.create(user=get_user_model().objects.get(username="agent")).key
+    token = api_token_key(get_user_model().objects.get(username="agent"))
     server = Uvicorn(name, tmp_path / "uvicorn.log", DATABASE_POOL_MAX_SIZE=str(POOL_SIZE))
     try:
         # When two hundred API requests arrive at once

@@ -324,3 +324,59 @@ def test_the_list_s_sql_and_the_badge_agree_on_every_kind_of_ticket(db, clock, a
             )
             by_badge = {t.pk for t in everyone if sla.sla_state(fresh(t), now) == state}
             assert in_sql == by_badge, (hours, state)
+
+
+# --- when a breach is recorded: at the due time, never an hour early -------------------------
+
+
+def test_the_sweep_records_no_breach_before_the_due_time_and_one_a_second_after(db, clock):
+    # Given an urgent ticket (first response due in 1 h), and a minute later its due time 59
+    # minutes away
+    ticket = open_ticket("urgent")
+    due = fresh(ticket).first_response_due_at
+    clock.advance(timedelta(minutes=1))
+    assert due - clock.now == timedelta(minutes=59)
+
+    # When the sweep runs then, a second before the due time, and a second after it
+    early = record_sla_breaches.apply().get()
+    clock.now = due - timedelta(seconds=1)
+    just_before = record_sla_breaches.apply().get()
+    state_before = sla.sla_state(fresh(ticket))
+    clock.now = due + timedelta(seconds=1)
+    after = record_sla_breaches.apply().get()
+
+    # Then only the last one records it, stamped with the sweep's time
+    assert (early, just_before, after) == (0, 0, 1)
+    assert state_before == "due_soon"
+    assert breaches(ticket) == ["first_response"]
+    assert fresh(ticket).first_response_breached_at == due + timedelta(seconds=1)
+
+
+@pytest.mark.parametrize(
+    "zone, opened",
+    [
+        # Berlin's clocks go from 02:00 to 03:00 on 29 March 2026 (01:00 UTC) ...
+        ("Europe/Berlin", datetime(2026, 3, 28, 23, 30, tzinfo=UTC)),
+        # ... and New York's from 02:00 back to 01:00 on 1 November 2026 (06:00 UTC).
+        ("America/New_York", datetime(2026, 11, 1, 3, 30, tzinfo=UTC)),
+    ],
+)
+def test_a_due_time_across_a_clock_change_is_counted_in_real_hours(
+    db, clock, settings, zone, opened
+):
+    # Given a desk in a time zone whose clocks change within a ticket's first 8 hours
+    settings.TIME_ZONE = zone
+    clock.now = opened
+    ticket = open_ticket()  # normal: first response due in 8 h
+
+    # When the sweep runs 59 minutes before 8 real hours, and a second after them
+    due = fresh(ticket).first_response_due_at
+    clock.now = opened + 8 * H - timedelta(minutes=59)
+    early = sla.record_breaches()
+    clock.now = opened + 8 * H + timedelta(seconds=1)
+    late = sla.record_breaches()
+
+    # Then the due time is 8 real hours away (not 7 or 9 on the wall clock), and the breach
+    # is recorded only after it
+    assert due == opened + 8 * H
+    assert (early, late) == (0, 1)
