@@ -213,9 +213,6 @@ def _check_authority(facts: RefundFacts, rules: dict) -> dict:
         for other in role_limits
         if (other_limit := _limit_of(role_limits, other)) is not None and other_limit > limit
     )
-    # Whom to hand it to, for the desk to name too: the role that may propose it, else the
-    # highest one, who takes it beyond the desk.
-    handed_to = stronger[0] if stronger else (higher[-1] if higher else None)
     if stronger:
         escalation = f"escalate to a {stronger[0][1]}"
     elif higher:
@@ -224,16 +221,11 @@ def _check_authority(facts: RefundFacts, rules: dict) -> dict:
         )
     else:
         escalation = "above every desk limit; escalate beyond the desk"
-    return {
-        **_verdict(
-            "R-5",
-            False,
-            f"{requested} exceeds the {role} limit of {money_str(limit)} {currency}; {escalation}",
-        ),
-        "escalate_to": handed_to[1] if handed_to else None,
-        "escalate_limit": money_str(handed_to[0]) if handed_to else None,
-        "beyond_desk": not stronger,
-    }
+    return _verdict(
+        "R-5",
+        False,
+        f"{requested} exceeds the {role} limit of {money_str(limit)} {currency}; {escalation}",
+    )
 
 
 def _check_four_eyes(facts: RefundFacts) -> dict:

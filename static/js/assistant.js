@@ -320,7 +320,7 @@
     if (!escalateBox || panel.dataset.escalated === "true") return;
     let amount = "";
     let orderId = panel.dataset.orderId || "";
-    let limit = {};
+    let policySays = "";
     try {
       const body = await api(runsUrl + runId + "/tool-calls/");
       const calls = Array.isArray(body) ? body : (body.results || []);
@@ -329,30 +329,21 @@
         amount = formatAmount(call.arguments.amount);
         orderId = String(call.arguments.order_id || orderId);
       }
+      // The policy's own words on the limit name whom it goes to ("escalate to a supervisor",
+      // or "above every desk limit; …, who takes it beyond the desk").
       const verdicts = (((call || {}).result || {}).error || {}).verdicts || [];
-      limit = verdicts.find(function (v) { return "escalate_to" in v; }) || {};
+      const limit = verdicts.find(function (v) { return v.clause === "R-5"; });
+      if (limit && limit.detail) policySays = limit.detail;
     } catch (err) { /* the suggestion still stands, with fewer details */ }
     const currency = orderId === panel.dataset.orderId ? panel.dataset.currency : "";
     const refund = amount ? "Refund of " + money(amount, currency) : "The refund";
     const onOrder = orderId ? " on order " + orderId : "";
     escalationNote = refund + onOrder + " is over my limit; the assistant proposes escalation.";
     document.getElementById("assistant-escalate-text").textContent =
-      refund + onOrder + " is over what your role may propose: " + whoCanTakeIt(limit, currency);
+      refund + onOrder + " is over what your role may propose. " + (policySays
+        ? "The policy (R-5): " + policySays + "."
+        : "Escalate it to a supervisor.");
     escalateBox.hidden = false;
-  }
-
-  // Who the policy's refusal (its R-5 verdict) hands the amount to, in words.
-  function whoCanTakeIt(limit, currency) {
-    if (!limit.escalate_to) {
-      return limit.beyond_desk ? "it is over every limit at the desk; escalate it beyond the desk."
-                               : "escalate it.";
-    }
-    const upTo = limit.escalate_limit ? " (up to " + money(limit.escalate_limit, currency) + ")" : "";
-    if (limit.beyond_desk) {
-      return "it is over every limit at the desk, a " + limit.escalate_to + "'s too" + upTo +
-        ". Escalate to a " + limit.escalate_to + ", who takes it beyond the desk.";
-    }
-    return "a " + limit.escalate_to + " can" + upTo + ". Escalate to one.";
   }
 
   if (escalateBox) {

@@ -101,10 +101,11 @@ def test_a_refund_over_the_agents_limit_leads_to_the_escalation_form(
     ask_the_assistant(page, "The headphones stopped charging, please refund them in full")
 
     page.locator("#assistant-escalate").wait_for(state="visible")
-    # It names who can take it: the policy's next role up, with that role's limit.
+    # It names who can take it, in the policy's own words on the limit.
     expect(page.locator("#assistant-escalate-text")).to_have_text(
-        "Refund of 899.00 CNY on order 202610150012 is over what your role may propose: "
-        "a supervisor can (up to 5000.00 CNY). Escalate to one."
+        "Refund of 899.00 CNY on order 202610150012 is over what your role may propose. "
+        "The policy (R-5): requested 899.00 CNY exceeds the agent limit of 500.00 CNY; "
+        "escalate to a supervisor."
     )
     page.click("#assistant-escalate-button")
 
