@@ -1,5 +1,8 @@
+# ruff: noqa: RUF001 (full-width digits and at signs, en dashes: what people type)
 """What the model may see of a customer (DESIGN §17): addresses, phone numbers and last
 names masked; the desk's identifiers, amounts and dates untouched."""
+
+import time
 
 import pytest
 
@@ -128,3 +131,36 @@ def test_a_draft_gets_the_real_name_and_address_from_the_customer_record():
         "Dear Li Wei, we wrote to li.wei@example.com, not to s***@example.com. "
         "Thanks, Li (li.wei@example.com)"
     )
+
+
+def test_a_long_tool_result_full_of_numbers_is_masked_quickly():
+    # Digits everywhere, none of them personal data, then one phone number: the finders read
+    # runs of digits once and ask phonenumbers only about the few that could be one.
+    text = "1234567 " * 2500 + "order 202610110087 (415) 555-0123 " * 100
+
+    started = time.perf_counter()
+    masked = mask_for_model(text)
+
+    assert time.perf_counter() - started < 2
+    assert masked.count("(***) ***-**23") == 100
+    assert masked.startswith("1234567 1234567 ")
+
+
+@pytest.mark.parametrize(
+    ("text", "masked"),
+    [
+        ("电话１３８００１３８０００。", "电话*********００。"),
+        ("li.wei＠example.com", "l***＠example.com"),
+        ("li.wei\u200b@example.com", "l***\u200b@example.com"),
+        ("138/0013/8000", "***/****/**00"),
+        ("137_1234_5678", "***_****_**78"),
+        ("138–0013–8000", "***–****–**00"),
+        ("1 3 8 0 0 1 3 8 0 0 0", "* * * * * * * * * 0 0"),
+        ("手机号13800138000", "手机号*********00"),
+        ("身份证11010519491231002X", "身份证****************2X"),
+        ("卡号 6222 0212 3456 7890 128", "卡号 **** **** **** ***0 128"),
+        ("card 4111111111111111", "card ************1111"),
+    ],
+)
+def test_it_masks_what_people_type_and_keeps_the_rest_as_written(text, masked):
+    assert mask_for_model(text) == masked
