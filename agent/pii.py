@@ -67,7 +67,12 @@ class Folded:
         return self.origins[start], self.origins[end - 1] + 1
 
 
-DASHES = str.maketrans(dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2015\u2212\u30fc", "-"))
+# Every dash as "-" (a Japanese input method's "ー" too), and Chinese numerals as digits: a
+# number written "幺三八零零幺三八零零零" to slip past a filter is still a number.
+PLAIN = str.maketrans(
+    dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2015\u2212\u30fc", "-")
+    | dict(zip("〇零一二三四五六七八九幺", "001234567891", strict=True))
+)
 
 
 def fold(text: str) -> Folded:
@@ -78,7 +83,7 @@ def fold(text: str) -> Folded:
     for position, char in enumerate(text):
         if unicodedata.category(char) == "Cf":
             continue
-        for plain in unicodedata.normalize("NFKC", char).translate(DASHES):
+        for plain in unicodedata.normalize("NFKC", char).translate(PLAIN):
             digit = unicodedata.decimal(plain, None)
             chars.append(str(digit) if digit is not None else plain)
             origins.append(position)
@@ -92,7 +97,7 @@ def fold(text: str) -> Folded:
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 _LOCAL = rf"(?<![^\W{_CJK}])(?<![.%+-])(?:[^\W{_CJK}]|[%+-])(?:[^\W{_CJK}]|[.%+-])*|[{_CJK}]+"
 _AT = r"\s?@\s?|\s?[(\[{<]\s?at\s?[)\]}>]\s?"
-_DOT = r"\.|\s?[(\[{<]\s?dot\s?[)\]}>]\s?"
+_DOT = r"[.。]|\s?[(\[{<]\s?dot\s?[)\]}>]\s?"
 _LABEL = r"[\w-]+"
 EMAIL = re.compile(
     rf"(?P<local>{_LOCAL})(?:{_AT})(?:{_LABEL}(?:{_DOT}))+{_LABEL}"
@@ -110,10 +115,9 @@ def _emails(text: str) -> Iterator[tuple[Kind, int, int]]:
 
 # --- identity numbers -------------------------------------------------------------------------
 
-NATIONAL_ID = re.compile(
-    r"(?<![A-Za-z0-9*])[1-9]\d{5}[ -]?(?:18|19|20)\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])"
-    r"[ -]?\d{3}[\dXx](?![A-Za-z0-9])"
-)
+# 18 characters, grouped as the writer likes: area, date of birth, sequence, check character.
+NATIONAL_ID = re.compile(r"(?<![A-Za-z0-9*])[1-9](?:[ -]?\d){16}[ -]?[\dXx](?![A-Za-z0-9])")
+BIRTH_DATE = re.compile(r"(?:18|19|20)\d\d(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])")
 ID_WEIGHTS = (7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2)
 ID_CHECK = "10X98765432"
 
@@ -121,6 +125,8 @@ ID_CHECK = "10X98765432"
 def is_national_id(text: str) -> bool:
     """ISO 7064 MOD 11-2, as GB 11643 has it."""
     chars = [char for char in text.upper() if char.isalnum()]
+    if not BIRTH_DATE.fullmatch("".join(chars[6:14])):
+        return False
     total = sum(int(char) * weight for char, weight in zip(chars[:17], ID_WEIGHTS, strict=True))
     return ID_CHECK[total % 11] == chars[17]
 
@@ -153,6 +159,7 @@ def _bank_accounts(text: str) -> Iterator[tuple[Kind, int, int]]:
 
 # An identifier with letters and digits in it: TCK-1001, rf_0123..., 1Z999AA10123456784.
 WORD = re.compile(r"[A-Za-z0-9_-]+")
+GLUED_MOBILE = re.compile(r"([A-Za-z]+[-_]?)(?:\+?0{0,2}86)?1[3-9]\d{9}")
 DATE_OR_TIME = re.compile(
     # 2026-10-11, 2026 10 11, 11.10.2026, 10/11/2026, 10/11/26
     r"(?<!\d)(?:19|20)\d\d([-/. ])[01]?\d\1[0-3]?\d(?!\d)"
@@ -164,10 +171,14 @@ DATE_OR_TIME = re.compile(
 
 
 def _not_personal(text: str) -> Iterator[tuple[int, int]]:
-    """Identifiers with letters in them, dates and times: digits that are never a number's."""
+    """Identifiers with letters in them, dates and times: digits that are never a number's. A
+    word glued to a mobile number ("Tel13800138000", "wx13800138000") is not an identifier."""
     for match in WORD.finditer(text):
         word = match.group(0)
-        if any(char.isdigit() for char in word) and any(char.isalpha() for char in word):
+        glued = GLUED_MOBILE.fullmatch(word)
+        if glued is not None:
+            yield match.start(), match.start() + len(glued.group(1))
+        elif any(char.isdigit() for char in word) and any(char.isalpha() for char in word):
             yield match.start(), match.end()
     for match in DATE_OR_TIME.finditer(text):
         yield match.start(), match.end()
@@ -202,15 +213,17 @@ def _is_amount(text: str, start: int, end: int) -> bool:
 # --- numbers: cards and phones ---------------------------------------------------------------
 
 # Digits, and between them at most one separator: a space, - . / _, a parenthesis, " / ".
-NUMBER = re.compile(r"(?<![A-Za-z0-9*+])(?:\+\s?|\()?\d(?:(?:[ \-./_]|\s?\(|\)\s?|\s/\s)?\d)*\)?")
-CHINESE_MOBILE = re.compile(r"1[3-9]\d{9}")
+NUMBER = re.compile(r"(?<![0-9*+])(?:\+\s?|\()?\d(?:(?: {1,2}|[\-./_]|\s?\(|\)\s?|\s/\s)?\d)*\)?")
+# With or without China's country code before it.
+CHINESE_MOBILE = re.compile(r"(?:0{0,2}86)?1[3-9]\d{9}")
 PHONE_DIGITS = range(7, 16)
 CARD_DIGITS = range(13, 20)
 # The regions whose formats a number without "+" is read in: China first, where the desk's
 # customers are, then the countries most of the world's customers write from.
 PHONE_REGIONS = (
-    *("CN", "US", "GB", "DE", "FR", "JP", "KR", "IN", "BR", "ES", "IT", "RU"),
-    *("AU", "CA", "MX", "NL", "PL", "TR", "VN", "AE", "SA", "ID", "TH", "HK", "TW"),
+    *("CN", "US", "GB", "DE", "FR", "JP", "KR", "IN", "BR", "ES", "IT", "RU", "AU", "CA"),
+    *("MX", "NL", "PL", "TR", "VN", "AE", "SA", "ID", "TH", "HK", "TW", "PH", "MY", "SG"),
+    *("PK", "EG", "NG", "ZA", "AR", "CO", "IR", "IL", "UA", "SE", "CH", "AT", "BE", "PT"),
 )
 # The window before a bare number in which a word for a phone introduces it.
 PHONE_WORD_WINDOW = 24
@@ -229,7 +242,7 @@ def is_card(number: str, digits: str) -> bool:
     return (
         len(digits) in CARD_DIGITS
         and len(grouped_by) <= 1
-        and grouped_by <= {" ", "-"}
+        and grouped_by <= {" ", "-", "."}
         and (digits[0] in "3456" or "2200" <= digits[:4] <= "2720")
         and luhn_valid(digits)
     )
@@ -268,16 +281,18 @@ class Numbers:
             yield from self._split(start, end)
 
     def _split(self, start: int, end: int) -> Iterator[tuple[Kind, int, int]]:
-        """Numbers written one after another ("202610110087 13800138000"): from each space on,
-        the longest run of groups (of at most a card's digits) that is a card or a phone."""
-        spaces = [start + match.start() for match in re.finditer(" ", self.text[start:end])]
-        starts, ends = [start] + [space + 1 for space in spaces], [*spaces, end]
+        """Numbers written one after another ("202610110087 13800138000", "138.../139..."):
+        from each group on, the longest run of groups (of at most a card's digits) that is a
+        card or a phone number."""
+        groups = [
+            (start + m.start(), start + m.end()) for m in re.finditer(r"\d+", self.text[start:end])
+        ]
         done = start
-        for index, first in enumerate(starts):
+        for index, (first, _) in enumerate(groups):
             if first < done:
                 continue
             runs = []
-            for last in ends[index:]:
+            for _, last in groups[index:]:
                 if sum(char.isdigit() for char in self.text[first:last]) > max(CARD_DIGITS):
                     break
                 runs.append(last)
@@ -307,11 +322,16 @@ class Numbers:
                 return False
             if CHINESE_MOBILE.fullmatch(digits):
                 return True
-            return self.after_phone_word(start) and valid_in_a_region(number)
+            # An order id is written bare; a phone number bare only after its trunk "0" or a
+            # word that says it is one.
+            introduced = number.startswith("0") or self.after_phone_word(start)
+            return introduced and valid_in_a_region(number)
         if CHINESE_MOBILE.fullmatch(digits):
             return True
         if THOUSANDS.fullmatch(number):
             return self.after_phone_word(start) and valid_in_a_region(number)
+        if re.match(r"0[.,]", number):
+            return False  # 0.1234567
         return number.lstrip("(").startswith("0") or valid_in_a_region(number)
 
     def after_phone_word(self, start: int) -> bool:

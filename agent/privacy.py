@@ -31,6 +31,7 @@ real name and address back from the desk's own records, never from the model's t
 """
 
 import re
+import unicodedata
 from collections.abc import Callable
 from functools import partial
 
@@ -83,16 +84,21 @@ def masked(text: str, found: list[Found]) -> str:
 
 
 def _masked_characters(text: str, kept: int) -> str:
-    """Every letter and digit of `text` but the last `kept` as "*"; separators as they are."""
-    count = sum(char.isalnum() for char in text)
+    """Every letter and digit of `text` but the last `kept` as "*"; separators as they are (a
+    Japanese "ー" is a modifier letter, Lm, written as a dash)."""
+    count = sum(_is_masked(char) for char in text)
     seen, out = 0, []
     for char in text:
-        if char.isalnum():
+        if _is_masked(char):
             seen += 1
             out.append(char if seen > count - kept else "*")
         else:
             out.append(char)
     return "".join(out)
+
+
+def _is_masked(char: str) -> bool:
+    return char.isalnum() and unicodedata.category(char) != "Lm"
 
 
 class Masker:

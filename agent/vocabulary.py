@@ -1741,7 +1741,7 @@ def is_chinese(text: str) -> bool:
 # phone number rather than an order id (agent/pii.py masks it if it is valid for a region).
 PHONE_WORDS = Lexicon(
     "phone*, telephone, tel, mobile, cell, cellphone, whatsapp, wechat, viber, telegram, sms, "
-    "call me, text me, reach me, ring me, my number, contact number, "
+    "call, text me, reach me, ring me, dial, contact, my number, contact number, "
     "telefon*, handy*, mobil*, rufnummer, ruf mich, téléphone, tél, portable, appelez-moi, "
     "teléfono, móvil, celular, llámame, telefone, telemóvel, zap, telefono, cellulare, chiamami, "
     "telefoon, mobiel, bel me, komórk*, numer, numara*, cep, điện thoại, sđt, đt, "

@@ -164,3 +164,30 @@ def test_a_long_tool_result_full_of_numbers_is_masked_quickly():
 )
 def test_it_masks_what_people_type_and_keeps_the_rest_as_written(text, masked):
     assert mask_for_model(text) == masked
+
+
+@pytest.mark.parametrize(
+    ("text", "masked"),
+    [
+        ("电话:13800138000/13912345678", "电话:*********00/*********78"),
+        ("order 202610110087 13800138000", "order 202610110087 *********00"),
+        ("Tel13800138000", "Tel*********00"),
+        ("幺三八零零幺三八零零零", "*********零零"),
+        ("０９０ー１２３４ー５６７８", "***ー****ー**７８"),
+        ("IBAN DE89 3704 0044 0532 0130 00", "IBAN **** **** **** **** **30 00"),
+    ],
+)
+def test_it_masks_numbers_written_together_glued_or_in_chinese_numerals(text, masked):
+    assert mask_for_model(text) == masked
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Invoice no. 2026-000123, ISBN 978-3-16-148410-0, version 1.2.3.4567890",
+        "price 1 234 567 (approx), tracking 773 456 789 012, 0.12345678 BTC",
+        "订单二〇二六一〇一一〇〇八七, call create_refund for order 202610280001",
+    ],
+)
+def test_it_leaves_numbers_grouped_unlike_any_regions_phone_numbers_alone(text):
+    assert mask_for_model(text) == text
