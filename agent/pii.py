@@ -198,7 +198,8 @@ DECIMAL = re.compile(r"[^.]*\d\.\d{1,2}")
 def _is_amount(text: str, start: int, end: int) -> bool:
     """A number with a decimal part or a currency next to it ("1 299 000,00 ₽", "¥ 1 299 000")."""
     number, before, after = text[start:end], text[max(0, start - 4) : start], text[end : end + 4]
-    if re.match(r"[.,]\d", after) or DECIMAL.fullmatch(number):
+    # A decimal part ends within three digits: "13800138000,13912345678" is two numbers.
+    if re.match(r"[.,]\d{1,3}(?!\d)", text[end : end + 5]) or DECIMAL.fullmatch(number):
         return True
     near_before, near_after = before.rstrip()[-3:], after.lstrip()
     return (
