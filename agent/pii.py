@@ -95,9 +95,16 @@ def fold(text: str) -> Folded:
 # Chinese, Japanese and Korean are written without spaces: a local part does not run into them
 # ("邮箱li.wei@example.com"), though one may be written in them ("用户@例子.公司").
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
-_LOCAL = rf"(?<![^\W{_CJK}])(?<![.%+-])(?:[^\W{_CJK}]|[%+-])(?:[^\W{_CJK}]|[.%+-])*|[{_CJK}]+"
+_SPELT_DOT = r"\s?[(\[{<]\s?dot\s?[)\]}>]\s?"
+_LOCAL_CHAR = rf"(?:[^\W{_CJK}]|[.%+-])"
+_LOCAL = (
+    rf"(?<![^\W{_CJK}])(?<![.%+-])(?:[^\W{_CJK}]|[%+-]){_LOCAL_CHAR}*"
+    rf"(?:{_SPELT_DOT}{_LOCAL_CHAR}+)*"  # li[dot]wei
+    rf"|[{_CJK}]+"  # 用户@例子.公司
+    r'|"[^"\s@]+"'  # "li.wei"@example.com
+)
 _AT = r"\s?@\s?|\s?[(\[{<]\s?at\s?[)\]}>]\s?"
-_DOT = r"[.。]|\s?[(\[{<]\s?dot\s?[)\]}>]\s?"
+_DOT = rf"[.。]|{_SPELT_DOT}"
 _LABEL = r"[\w-]+"
 EMAIL = re.compile(
     rf"(?P<local>{_LOCAL})(?:{_AT})(?:{_LABEL}(?:{_DOT}))+{_LABEL}"

@@ -23,6 +23,8 @@ from tests.factories import OrderFactory
         ("Write to Maria.Garcia+shop@mail.example.co.uk.", "Write to M***@mail.example.co.uk."),
         ("<sam_carter@example.org>", "<s***@example.org>"),
         ("13800138000@qq.com", "1***@qq.com"),
+        ('"li.wei"@example.com', '"***@example.com'),
+        ("li[dot]wei[at]example[dot]com", "l***[at]example[dot]com"),
         ("用户 wang@例子.公司 来信", "用户 w***@例子.公司 来信"),
     ],
 )
