@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from functools import lru_cache
 
+import phonenumbers
 from phonenumbers import Leniency, PhoneNumberMatcher
 
 from agent.vocabulary import PHONE_WORDS
@@ -263,11 +264,20 @@ def valid_in_a_region(number: str) -> bool:
     the region groups them (STRICT_GROUPING: "2026-000123" is not Washington's 202-600-0123)."""
     number = number.replace("_", "-")
     digits = sum(char.isdigit() for char in number)
-    for region in PHONE_REGIONS:
-        for match in PhoneNumberMatcher(number, region, leniency=Leniency.STRICT_GROUPING):
-            if sum(char.isdigit() for char in match.raw_string) == digits:
-                return True
-    return False
+    return any(
+        sum(char.isdigit() for char in match.raw_string) == digits
+        for region in PHONE_REGIONS
+        if _valid_in(number, region)
+        for match in PhoneNumberMatcher(number, region, leniency=Leniency.STRICT_GROUPING)
+    )
+
+
+def _valid_in(number: str, region: str) -> bool:
+    """The quick test first: the matcher's own costs twenty times as much."""
+    try:
+        return phonenumbers.is_valid_number(phonenumbers.parse(number, region))
+    except phonenumbers.NumberParseException:
+        return False
 
 
 class Numbers:
