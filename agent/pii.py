@@ -223,6 +223,7 @@ def _is_amount(text: str, start: int, end: int) -> bool:
 
 # Digits, and between them at most one separator: a space, - . / _, a parenthesis, " / ".
 NUMBER = re.compile(r"(?<![0-9*+])(?:\+\s?|\()?\d(?:(?: {1,2}|[\-./_]|\s?\(|\)\s?|\s/\s)?\d)*\)?")
+DIGIT_BY_DIGIT = re.compile(r"\d(?:[ .\-/_]\d)+")
 # With or without China's country code before it.
 CHINESE_MOBILE = re.compile(r"(?:0{0,2}86)?1[3-9]\d{9}")
 PHONE_DIGITS = range(7, 16)
@@ -350,6 +351,9 @@ class Numbers:
             return self.after_phone_word(start) and valid_in_a_region(number)
         if re.match(r"0[.,]", number):
             return False  # 0.1234567
+        if DIGIT_BY_DIGIT.fullmatch(number):
+            # "4 1 5 5 5 5 0 1 2 3": no region groups so, but nothing but a number is spelt so.
+            return valid_in_a_region(digits)
         return number.lstrip("(").startswith("0") or valid_in_a_region(number)
 
     def after_phone_word(self, start: int) -> bool:
