@@ -3,9 +3,10 @@
 identity numbers and bank card numbers. agent/privacy.py masks what these finders find.
 
 Text is read through a folded copy (`Folded`): NFKC ("１３８" and "＠" as "138" and "@"), the
-digits of every script as ASCII digits, every dash as "-", and the invisible format characters
-(zero-width space, bidi marks) left out. Each character of the copy knows where it came from,
-so what is found in the copy is masked in the text as it was written.
+digits of every script and Chinese numerals as ASCII digits, every dash as "-", and the
+invisible format characters (zero-width space, bidi marks) left out. Each character of the
+copy knows where it came from, so what is found in the copy is masked in the text as it was
+written.
 
   * An e-mail address: a local part, "@" (or "(at)", "[at]", " at " with " dot "), a domain.
   * A Chinese resident identity number: 18 characters, a date of birth inside, the ISO 7064
@@ -14,14 +15,14 @@ so what is found in the copy is masked in the text as it was written.
     6) and a valid Luhn check digit; an IBAN with valid check digits.
   * A phone number: 7 to 15 digits written with "+" (international), with a trunk "0" and
     separators (local: "020 7946 0958", "06 12 34 56 78"), with the shape of a Chinese mobile
-    number however it is separated ("138/0013/8000", "1 3 8 0 0 ..."), or in a form the
-    phonenumbers library holds VALID for one of PHONE_REGIONS (its own national prefix
-    included where the region writes one: "(11) 91234-5678", "8 (912) 345-67-89").
+    number however it is separated ("138/0013/8000", "1 3 8 0 0 ...", "86-138..."), or in a
+    form the phonenumbers library holds valid for one of PHONE_REGIONS, national prefix and
+    grouping as the region writes them ("(11) 91234-5678", "8 (912) 345-67-89").
 
 What is not: a bare run of digits is an order id far more often than a phone number, so it is
-one only with the shape of a Chinese mobile number, or right after a word for a phone
-(vocabulary.PHONE_WORDS) in a form valid for a region; and never when it is one of the
-customer's order ids. Digits grouped in thousands ("1 299 000") are a phone number only after
+one only with the shape of a Chinese mobile number, or after a trunk "0" or right after a word
+for a phone (vocabulary.PHONE_WORDS) in a form valid for a region; and never when it is one of
+the customer's order ids. Digits grouped in thousands ("1 299 000") are a phone number only after
 such a word or with a "+". Dates, times, amounts (a decimal part, a currency next to it) and
 identifiers with letters in them (TCK-1001, rf_..., SF1234567890123) are never read as any of
 these.
@@ -373,20 +374,22 @@ def find(text: str, *, is_order_id: Callable[[str], bool]) -> list[Found]:
 
     def take(found: Iterator[tuple[Kind, int, int]]) -> None:
         nonlocal searched
-        for kind, start, end in list(found):
-            spans.append((kind, start, end))
-            searched = _blanked(searched, start, end)
+        taken = list(found)
+        spans.extend(taken)
+        searched = _blanked(searched, [(start, end) for _, start, end in taken])
 
     take(_emails(searched))
     take(_national_ids(searched))
     take(_bank_accounts(searched))
-    for start, end in list(_not_personal(searched)):
-        searched = _blanked(searched, start, end)
+    searched = _blanked(searched, list(_not_personal(searched)))
     take(Numbers(folded.text, is_order_id).find(searched))
     found = [Found(kind, *folded.written(start, end)) for kind, start, end in spans]
     return sorted(found, key=lambda item: item.start)
 
 
-def _blanked(text: str, start: int, end: int) -> str:
-    """`text` with text[start:end] made a run of a character no finder reads."""
-    return text[:start] + "\x00" * (end - start) + text[end:]
+def _blanked(text: str, spans: list[tuple[int, int]]) -> str:
+    """`text` with each text[start:end] made a run of a character no finder reads."""
+    chars = list(text)
+    for start, end in spans:
+        chars[start:end] = "\x00" * (end - start)
+    return "".join(chars)

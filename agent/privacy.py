@@ -72,6 +72,8 @@ def masked(text: str, found: list[Found]) -> str:
     """`text` with what was found masked and everything else as it was written."""
     parts, written = [], 0
     for item in found:
+        if item.start < written:
+            continue  # two finds in one character that NFKC made several of ("⑴")
         parts.append(text[written : item.start])
         value = text[item.start : item.end]
         if item.kind == Kind.EMAIL:
