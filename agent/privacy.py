@@ -1,3 +1,4 @@
+# ruff: noqa: RUF002 (a full-width at sign is what a Chinese input method types)
 """Personal data kept from the model (DESIGN §17).
 
 Everything a model is sent passes through here first: the prompt a run builds
@@ -5,26 +6,37 @@ Everything a model is sent passes through here first: the prompt a run builds
 result is logged, so ToolCallLog holds what the model was sent; MCP hosts, whose models are
 model providers too, get the same masked results and resources).
 
-What is masked:
-  * e-mail addresses, to their first character and domain: li.wei@example.com ->
-    l***@example.com;
-  * phone numbers, international (+86 138 0013 8000, 0044 20 7946 0958, +1 (415) 555-0123)
-    and local (020 7946 0958, (415) 555-0123, 010-12345678, 01 23 45 67 89), and Chinese
-    mobile numbers written bare (13800138000): every digit but the last two becomes "*";
+What is masked (agent/pii.py finds it, in the forms people type: full-width digits and "＠", a
+zero-width space, any separator, inside Chinese or Japanese text; the rest of the text is left
+as it was written):
+  * e-mail addresses, to their first character: li.wei@example.com -> l***@example.com,
+    li.wei＠example.com -> l***＠example.com, "li.wei [at] example [dot] com" likewise;
+  * phone numbers of any country: international (+86 138 0013 8000, 0044 20 7946 0958), local
+    with a trunk prefix (020 7946 0958, 06 12 34 56 78, 8 (912) 345-67-89), in any format the
+    phonenumbers library holds valid for a region ((415) 555-0123, (11) 91234-5678), and
+    Chinese mobile numbers however separated (13800138000, 138/0013/8000, 手机号13800138000):
+    every digit but the last two becomes "*";
+  * Chinese resident identity numbers (check character verified): all but the last two;
+  * bank card numbers (Luhn-checked) and IBANs (mod 97): all but the last four;
   * the bound customer's name, down to their first name: "Maria Garcia" -> "Maria", and a
     "Garcia" on its own -> "G.".
-What is not: order ids, amounts, dates and times, request ids. A bare run of digits is an
-order id far more often than a phone number, so it is masked only when it has the shape of a
-Chinese mobile number and is not one of the customer's order ids.
+What is not: order ids, amounts, dates and times, ticket references, request ids. A bare run of
+digits is an order id far more often than a phone number, so it is masked only when it has the
+shape of a Chinese mobile number, or follows a word for a phone and is valid for a region, and
+never when it is one of the customer's order ids. Values under IDENTIFIER_KEYS are never
+masked.
 
 Drafts for the customer are written from what the model saw: `fill_customer_details` puts the
 real name and address back from the desk's own records, never from the model's text.
 """
 
 import re
+import unicodedata
 from collections.abc import Callable
 from functools import partial
 
+from agent import pii
+from agent.pii import Found, Kind
 from orders.models import Customer, Order
 
 # Values under these keys are identifiers the desk made, never personal data: an 11-digit
@@ -42,29 +54,11 @@ IDENTIFIER_KEYS = frozenset(
     }
 )
 
-EMAIL = re.compile(r"(?<![\w.%+-])([\w%+-])[\w.%+-]*@((?:[\w-]+\.)+[\w-]{2,})(?![\w-])")
-
-_SEP = r"[ .\-\u00a0]"
-PHONE = re.compile(
-    rf"""
-    (?<![\w+/.\-*])                          # not part of a word, id, date, path or mask
-    (?:
-        (?:\+|00)\d{{1,3}}(?:{_SEP}?\(?\d{{1,4}}\)?){{2,6}}    # international: +86 138 ...
-      | \(?0\d{{1,4}}\)?(?:{_SEP}\d{{2,8}}){{1,4}}             # local, trunk 0: 020 7946 0958
-      | \(\d{{3}}\){_SEP}?\d{{3}}{_SEP}\d{{4}}                 # (415) 555-0123
-      | \d{{3}}{_SEP}\d{{3}}{_SEP}\d{{4}}                      # 415-555-0123
-      | 1[3-9]\d(?:[ \-]?\d{{4}}){{2}}                         # Chinese mobile: 138 0013 8000
-    )
-    (?![\w*])
-    """,
-    re.VERBOSE,
-)
-CHINESE_MOBILE = re.compile(r"1[3-9]\d{9}")
-PHONE_DIGITS = (7, 15)
 NAME_WORD = re.compile(r"[^\W\d_](?:[^\W\d_]|['.-])*")
 MAX_NAME_WORDS = 4
-# Digits a masked phone number keeps at its end: enough to tell two numbers apart.
-KEPT_DIGITS = 2
+# Characters a masked number keeps at its end: enough to tell two numbers apart, and for a
+# card the four digits it is known by.
+KEPT_CHARACTERS = {Kind.PHONE: 2, Kind.NATIONAL_ID: 2, Kind.CARD: 4, Kind.BANK_ACCOUNT: 4}
 
 
 def first_name(customer: Customer) -> str:
@@ -74,20 +68,39 @@ def first_name(customer: Customer) -> str:
     return words[0] if words else ""
 
 
-def mask_email(match: re.Match) -> str:
-    return f"{match.group(1)}***@{match.group(2)}"
+def masked(text: str, found: list[Found]) -> str:
+    """`text` with what was found masked and everything else as it was written."""
+    parts, written = [], 0
+    for item in found:
+        if item.start < written:
+            continue  # two finds in one character that NFKC made several of ("⑴")
+        parts.append(text[written : item.start])
+        value = text[item.start : item.end]
+        if item.kind == Kind.EMAIL:
+            parts.append(f"{value[0]}***")
+        else:
+            parts.append(_masked_characters(value, KEPT_CHARACTERS[item.kind]))
+        written = item.end
+    parts.append(text[written:])
+    return "".join(parts)
 
 
-def _masked_digits(text: str) -> str:
-    digits = sum(char.isdigit() for char in text)
-    shown, out = 0, []
+def _masked_characters(text: str, kept: int) -> str:
+    """Every letter and digit of `text` but the last `kept` as "*"; separators as they are (a
+    Japanese "ー" is a modifier letter, Lm, written as a dash)."""
+    count = sum(_is_masked(char) for char in text)
+    seen, out = 0, []
     for char in text:
-        if char.isdigit():
-            shown += 1
-            out.append(char if shown > digits - KEPT_DIGITS else "*")
+        if _is_masked(char):
+            seen += 1
+            out.append(char if seen > count - kept else "*")
         else:
             out.append(char)
     return "".join(out)
+
+
+def _is_masked(char: str) -> bool:
+    return char.isalnum() and unicodedata.category(char) != "Lm"
 
 
 class Masker:
@@ -110,21 +123,13 @@ class Masker:
             )
         return self._order_ids
 
-    def _phone(self, match: re.Match) -> str:
-        text = match.group(0)
-        digits = sum(char.isdigit() for char in text)
-        if not PHONE_DIGITS[0] <= digits <= PHONE_DIGITS[1]:
-            return text
-        # Without a "+" or a separator, only a mobile number's shape is a phone number.
-        if text.isdigit() and (not CHINESE_MOBILE.fullmatch(text) or text in self.order_ids()):
-            return text
-        return _masked_digits(text)
+    def is_order_id(self, digits: str) -> bool:
+        return digits in self.order_ids()
 
     def text(self, text: str) -> str:
         if not text:
             return text
-        text = EMAIL.sub(mask_email, text)
-        text = PHONE.sub(self._phone, text)
+        text = masked(text, pii.find(text, is_order_id=self.is_order_id))
         for pattern, replacement in self._name_patterns:
             text = pattern.sub(replacement, text)
         return text
@@ -193,7 +198,7 @@ def mask_result_for_model(result: dict, *, customer: Customer | None = None) -> 
 
 def masked_email(address: str) -> str:
     """The customer's address as the model sees it."""
-    return EMAIL.sub(mask_email, address)
+    return Masker().text(address)
 
 
 # Placeholders a draft may carry for the desk to fill, the spelling macros use (DESIGN §15).

@@ -1735,6 +1735,22 @@ def is_chinese(text: str) -> bool:
     return has_han(text) and not re.search(r"[\u3040-\u30ff]", text)
 
 
+# --- Personal data ------------------------------------------------------------------------------
+
+# Words that introduce a phone number: a bare run of digits right after one of them may be a
+# phone number rather than an order id (agent/pii.py masks it if it is valid for a region).
+PHONE_WORDS = Lexicon(
+    "phone*, telephone, tel, mobile, cell, cellphone, whatsapp, wechat, viber, telegram, sms, "
+    "call, text me, reach me, ring me, dial, contact, my number, contact number, "
+    "telefon*, handy*, mobil*, rufnummer, ruf mich, téléphone, tél, portable, appelez-moi, "
+    "teléfono, móvil, celular, llámame, telefone, telemóvel, zap, telefono, cellulare, chiamami, "
+    "telefoon, mobiel, bel me, komórk*, numer, numara*, cep, điện thoại, sđt, đt, "
+    "телефон*, тел, мобильн*, звоните, позвоните, номер, هاتف, جوال, رقمي, رقم, "
+    "फ़ोन, फोन, मोबाइल, नंबर, 手机, 电话, 聯絡, 联系, 微信, 号码, 電話, 携帯, 番号, 전화, 휴대폰, "
+    "핸드폰, 연락처, 번호, "
+)
+
+
 # --- The desk's own words ------------------------------------------------------------------------
 
 # What the desk says to itself and never to a customer.

@@ -77,10 +77,11 @@ def uploads_from(files: Sequence[UploadedFile]) -> list[Upload]:
 
 
 def safe_filename(name: str) -> str:
-    """The last part of `name` with no path, control characters or header-breaking characters,
-    NFC-normalised and at most NAME_MAX_CHARS long (the extension kept); FALLBACK_NAME when
-    nothing is left ("../../", "", a name of dots)."""
+    """The last part of `name` with no path, control, format (bidi, zero-width) or
+    header-breaking characters, NFC-normalised and at most NAME_MAX_CHARS long (the extension
+    kept); FALLBACK_NAME when nothing is left ("../../", "", a name of dots)."""
     name = unicodedata.normalize("NFC", name or "")
+    name = without_format_characters(name)
     name = re.split(r"[/\\]", name)[-1]
     name = UNSAFE_IN_NAME.sub("_", name)
     name = " ".join(name.split()).strip(" .")
@@ -93,6 +94,12 @@ def safe_filename(name: str) -> str:
         else:
             name = name[:NAME_MAX_CHARS]
     return name
+
+
+def without_format_characters(name: str) -> str:
+    """`name` without the invisible characters (Unicode category Cf) that reorder or hide what
+    it shows: with a right-to-left override, "inv\u202egnp.exe" reads as "invexe.png"."""
+    return "".join(char for char in name if unicodedata.category(char) != "Cf")
 
 
 def content_type_of(content: bytes) -> str:

@@ -1,5 +1,8 @@
+# ruff: noqa: RUF001 (full-width digits and at signs, en dashes: what people type)
 """What the model may see of a customer (DESIGN §17): addresses, phone numbers and last
 names masked; the desk's identifiers, amounts and dates untouched."""
+
+import time
 
 import pytest
 
@@ -20,6 +23,8 @@ from tests.factories import OrderFactory
         ("Write to Maria.Garcia+shop@mail.example.co.uk.", "Write to M***@mail.example.co.uk."),
         ("<sam_carter@example.org>", "<s***@example.org>"),
         ("13800138000@qq.com", "1***@qq.com"),
+        ('"li.wei"@example.com', '"***@example.com'),
+        ("li[dot]wei[at]example[dot]com", "l***[at]example[dot]com"),
         ("用户 wang@例子.公司 来信", "用户 w***@例子.公司 来信"),
     ],
 )
@@ -128,3 +133,64 @@ def test_a_draft_gets_the_real_name_and_address_from_the_customer_record():
         "Dear Li Wei, we wrote to li.wei@example.com, not to s***@example.com. "
         "Thanks, Li (li.wei@example.com)"
     )
+
+
+def test_a_long_tool_result_full_of_numbers_is_masked_quickly():
+    # Digits everywhere, none of them personal data, then one phone number: the finders read
+    # runs of digits once and ask phonenumbers only about the few that could be one.
+    text = "1234567 " * 2500 + "order 202610110087 (415) 555-0123 " * 100
+
+    started = time.perf_counter()
+    masked = mask_for_model(text)
+
+    assert time.perf_counter() - started < 2
+    assert masked.count("(***) ***-**23") == 100
+    assert masked.startswith("1234567 1234567 ")
+
+
+@pytest.mark.parametrize(
+    ("text", "masked"),
+    [
+        ("电话１３８００１３８０００。", "电话*********００。"),
+        ("li.wei＠example.com", "l***＠example.com"),
+        ("li.wei\u200b@example.com", "l***\u200b@example.com"),
+        ("138/0013/8000", "***/****/**00"),
+        ("137_1234_5678", "***_****_**78"),
+        ("138–0013–8000", "***–****–**00"),
+        ("1 3 8 0 0 1 3 8 0 0 0", "* * * * * * * * * 0 0"),
+        ("手机号13800138000", "手机号*********00"),
+        ("身份证11010519491231002X", "身份证****************2X"),
+        ("卡号 6222 0212 3456 7890 128", "卡号 **** **** **** ***0 128"),
+        ("card 4111111111111111", "card ************1111"),
+    ],
+)
+def test_it_masks_what_people_type_and_keeps_the_rest_as_written(text, masked):
+    assert mask_for_model(text) == masked
+
+
+@pytest.mark.parametrize(
+    ("text", "masked"),
+    [
+        ("电话:13800138000/13912345678", "电话:*********00/*********78"),
+        ("call 13800138000,13912345678", "call *********00,*********78"),
+        ("order 202610110087 13800138000", "order 202610110087 *********00"),
+        ("Tel13800138000", "Tel*********00"),
+        ("幺三八零零幺三八零零零", "*********零零"),
+        ("０９０ー１２３４ー５６７８", "***ー****ー**７８"),
+        ("IBAN DE89 3704 0044 0532 0130 00", "IBAN **** **** **** **** **30 00"),
+    ],
+)
+def test_it_masks_numbers_written_together_glued_or_in_chinese_numerals(text, masked):
+    assert mask_for_model(text) == masked
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Invoice no. 2026-000123, ISBN 978-3-16-148410-0, version 1.2.3.4567890",
+        "price 1 234 567 (approx), tracking 773 456 789 012, 0.12345678 BTC",
+        "订单二〇二六一〇一一〇〇八七, call create_refund for order 202610280001",
+    ],
+)
+def test_it_leaves_numbers_grouped_unlike_any_regions_phone_numbers_alone(text):
+    assert mask_for_model(text) == text

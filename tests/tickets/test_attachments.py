@@ -101,6 +101,32 @@ def test_names_are_sanitised(given, safe):
     assert attachments.safe_filename(given) == safe
 
 
+@pytest.mark.parametrize(
+    ("given", "safe"),
+    [
+        ("inv\u202egnp.exe", "invgnp.exe"),
+        ("\u202aphoto\u202c.jpg", "photo.jpg"),
+        ("report\u2066\u2067\u2068\u2069.pdf", "report.pdf"),
+        ("a\u200b\u200c\u200d\u200e\u200fb.txt", "ab.txt"),
+        ("\ufeffnotes.txt", "notes.txt"),
+        ("\u2067exe.\u2069jpg", "exe.jpg"),
+        ("\u202e", "attachment"),
+    ],
+)
+def test_names_lose_the_format_characters_that_make_them_read_as_another_name(given, safe):
+    assert attachments.safe_filename(given) == safe
+
+
+def test_inbound_mail_keeps_no_format_character_in_a_files_name(db, inbound):
+    response = inbound(
+        message_id="<rlo-1@example.com>",
+        attachments=[{"filename": "inv\u202egnp.exe", "content_base64": b64(EXE)}],
+    )
+
+    assert response.status_code == 201, response.content
+    assert [a.filename for a in Attachment.objects.all()] == ["invgnp.exe"]
+
+
 def test_a_jpg_name_with_pdf_bytes_is_stored_as_a_pdf(db, agent_user, media):
     ticket = TicketFactory()
     message = services.ticket_write(
