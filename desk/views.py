@@ -380,8 +380,10 @@ def _act(
             # Shown next to the form with the text kept, where the browser scrolls to.
             error = exc.message
         if exc.code == ClaimsContradictState.code:
-            # The reply box lists them, with a button to send the reply as it is.
-            draft = {**(draft or {}), "claims": exc.extra["claims"]}
+            # The reply box lists them, once, with a button to send the reply as it is: the
+            # list says what the error would, so there is no error line above it.
+            draft = {**(draft or {}), "claims": services.claims_in_words(exc.extra["claims"])}
+            error = ""
         return _render_ticket(
             request,
             _ticket(reference),

@@ -17,6 +17,7 @@ from django.utils import timezone
 
 from config.celery import enqueue_on_commit
 from config.errors import ApplicationError, Conflict, Forbidden
+from config.refund_statuses import RefundStatus
 from config.roles import Role, is_supervisor, support_role
 from orders.addresses import BadAddress, at_a_host_not_a_domain, email_key, host_refusal
 from orders.models import Customer, Order
@@ -141,7 +142,11 @@ def ticket_write(
     if contradicted and not confirm_claims:
         raise ClaimsContradictState(
             "The reply says something about a refund that the records contradict: "
-            + "; ".join(f"“{claim['text']}” ({_actual_in_words(claim)})" for claim in contradicted)
+            + "; ".join(
+                dict.fromkeys(
+                    f"“{claim['text']}” ({_actual_in_words(claim)})" for claim in contradicted
+                )
+            )
             + ". Correct it, or confirm that it should be sent as it is.",
             extra={"claims": contradicted},
         )
@@ -178,13 +183,37 @@ def _stamp_first_response(ticket: Ticket, at: datetime) -> None:
         ticket.first_responded_at = at
 
 
+def _statuses_in_words(actual: str) -> str:
+    """ "pending_approval, succeeded" as the desk says statuses: "pending approval, refunded"."""
+    return ", ".join(
+        RefundStatus(status).label.lower() if status in RefundStatus.values else status
+        for status in (part.strip() for part in actual.split(","))
+    )
+
+
 def _actual_in_words(claim: dict) -> str:
     if claim["actual"] == "not_ordered":
         return "it is not one of the customer's orders"
     where = f"order {claim['order_id']}" if claim.get("order_id") else "this ticket"
     if claim["actual"] == "none":
         return f"{where} has no refund request"
-    return f"the refund on {where} is {claim['actual'].replace('_', ' ')}"
+    return f"the refund on {where} is {_statuses_in_words(claim['actual'])}"
+
+
+def claims_in_words(claims: Sequence[dict]) -> list[dict]:
+    """Each contradicted claim once, as the ticket page lists it: its words (`text`), where
+    (`where`), what the records hold (`actual`, and `words`, its statuses as the desk says
+    them). A sentence two readers caught is one claim to the agent."""
+    lines: dict[tuple, dict] = {}
+    for claim in claims:
+        line = {
+            "text": claim["text"],
+            "where": f"order {claim['order_id']}" if claim.get("order_id") else "this ticket",
+            "actual": claim["actual"],
+            "words": _statuses_in_words(claim["actual"]),
+        }
+        lines.setdefault(tuple(line.values()), line)
+    return list(lines.values())
 
 
 @dataclass(frozen=True)

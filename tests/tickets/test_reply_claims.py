@@ -147,6 +147,32 @@ def test_the_page_shows_the_claims_and_a_confirm_button_that_sends_it(demo):
     assert TicketEvent.objects.filter(type="claims_confirmed").count() == 1
 
 
+def test_the_page_says_each_stopped_claim_once_in_the_desks_status_words(demo):
+    ticket = Ticket.objects.get(reference="TCK-1004")
+    RefundRequestFactory(
+        ticket=ticket,
+        order=Order.objects.get(order_id=HEADPHONES),
+        amount=Decimal("899.00"),
+        status="pending_approval",
+    )
+    browser = Client()
+    browser.force_login(get_user_model().objects.get(username="agent"))
+
+    refused = browser.post(
+        "/tickets/TCK-1004/messages/", {"body": FALSE_CLAIM, "visibility": "public"}
+    )
+
+    page = refused.content.decode()
+    panel = page[
+        page.index('id="reply-claims"') : page.index("</div>", page.index('id="reply-claims"'))
+    ]
+    assert refused.status_code == 409
+    assert panel.count("has been processed") == 1
+    assert "waiting for a reviewer" in panel
+    assert "pending_approval" not in panel
+    assert 'id="reply-error"' not in page  # the panel says it; no second line above it
+
+
 @pytest.mark.parametrize("value", [1, "1", "yes", "on", None])
 def test_confirm_claims_must_be_true_or_false(demo, value):
     response = reply(FALSE_CLAIM, confirm_claims=value)
