@@ -102,7 +102,7 @@ _LOCAL_CHAR = rf"(?:[^\W{_CJK}]|[.%+-])"
 _LOCAL = (
     rf"(?<![^\W{_CJK}])(?<![.%+-])(?:[^\W{_CJK}]|[%+-]){_LOCAL_CHAR}*"
     rf"(?:{_SPELT_DOT}{_LOCAL_CHAR}+)*"  # li[dot]wei
-    rf"|[{_CJK}]+"  # 用户@例子.公司
+    rf"|(?<![{_CJK}])[{_CJK}]++"  # 用户@例子.公司 (read once from its first character)
     r'|"[^"\s@]+"'  # "li.wei"@example.com
 )
 _AT = r"\s?@\s?|\s?[(\[{<]\s?at\s?[)\]}>]\s?"
@@ -236,6 +236,10 @@ PHONE_REGIONS = (
     *("MX", "NL", "PL", "TR", "VN", "AE", "SA", "ID", "TH", "HK", "TW", "PH", "MY", "SG"),
     *("PK", "EG", "NG", "ZA", "AR", "CO", "IR", "IL", "UA", "SE", "CH", "AT", "BE", "PT"),
 )
+# The ways one text's long runs of digits are tried as a card or phone number, at most (some
+# 50 µs each). A message with a dozen numbers written one after another tries a few hundred; a
+# text made to cost seconds ("0-0-0-…" for pages) has the rest of its runs masked unread.
+MOST_SPLITS = 5000
 # The window before a bare number in which a word for a phone introduces it.
 PHONE_WORD_WINDOW = 24
 
@@ -288,6 +292,9 @@ class Numbers:
     def __init__(self, text: str, is_order_id: Callable[[str], bool]):
         self.text = text
         self.is_order_id = is_order_id
+        # How many more ways of splitting runs of digits this text may have read; past it,
+        # a run is masked whole (MOST_SPLITS).
+        self.splits_left = MOST_SPLITS
 
     def find(self, searched: str) -> Iterator[tuple[Kind, int, int]]:
         for match in NUMBER.finditer(searched):
@@ -311,11 +318,19 @@ class Numbers:
         for index, (first, _) in enumerate(groups):
             if first < done:
                 continue
-            runs = []
-            for _, last in groups[index:]:
-                if sum(char.isdigit() for char in self.text[first:last]) > max(CARD_DIGITS):
+            runs, digits = [], 0
+            for group_start, last in groups[index:]:
+                digits += last - group_start
+                if digits > max(CARD_DIGITS):
                     break
-                runs.append(last)
+                if digits >= min(PHONE_DIGITS):  # fewer digits are neither a card nor a phone
+                    runs.append(last)
+            self.splits_left -= len(runs)
+            if self.splits_left < 0:
+                # A text of digit runs no person writes ("0-0-0-…" for pages): the rest of the
+                # run is masked unread, for reading it would cost seconds.
+                yield Kind.PHONE, first, end
+                return
             for last in reversed(runs):
                 kind = self.kind(first, last)
                 if kind is not None:
