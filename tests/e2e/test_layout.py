@@ -239,7 +239,7 @@ def test_an_agent_sets_the_name_and_signature_replies_carry(page, login, demo, w
     page.set_viewport_size(window)
     login("agent")
 
-    page.locator(".topbar a.user").click()
+    page.locator(".topbar a.user-link").click()
     page.fill("#display_name", "Alex from Refunds")
     page.fill("#signature", "Refunds team\nMon-Fri 9-18 CET")
     page.click("#me-save")
