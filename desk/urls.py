@@ -9,8 +9,10 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 import agent.urls
 import refunds.urls
 from config.api_errors import JsonErrorsMixin, api_not_found
-from desk import api, people, views
+from desk import api, views
 from desk.live import api as live
+from desk.people import api as people_api
+from desk.people import views as people_views
 from ops.throttling import AnonThrottle, SignInTokenSerializer
 
 
@@ -142,7 +144,7 @@ api_urlpatterns = [
         ),
         name="api-token",
     ),
-    path("me/", people.MeApi.as_view(), name="api-me"),
+    path("me/", people_api.MeApi.as_view(), name="api-me"),
     path("schema/", SchemaView.as_view(), name="api-schema"),
     # A page for a browser: a visitor who is not logged in is sent to the login page.
     path(
@@ -159,7 +161,7 @@ api_urlpatterns = [
 
 urlpatterns = [
     path("api/", include(api_urlpatterns)),
-    path("me/", people.me_page, name="me"),
+    path("me/", people_views.me_page, name="me"),
     path("notifications/", views.notification_list, name="notifications"),
     path("notifications/read/", views.notification_read, name="notifications-read"),
     path("tickets/", include((ticket_urlpatterns, "tickets"))),

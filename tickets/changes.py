@@ -137,6 +137,12 @@ def message_delivery(
 # --- notifications ------------------------------------------------------------------------
 
 
+def details_changed(*, ticket_id: int, what: str) -> TicketChange:
+    """`ticket.details`: the priority, tags, CC or an SLA target (`what`) changed, for open
+    pages to redraw the panel that shows them. Nobody is notified."""
+    return ticket_change_append(ticket_id=ticket_id, type=T.DETAILS, data={"changed": what})
+
+
 def _may_tell(change: TicketChange) -> bool:
     """Whether `change` may tell anyone anything: the others cost no read of the ticket."""
     data = change.data

@@ -404,6 +404,7 @@ class TicketChange(models.Model):
         REFUND_STATUS = "refund.status", "Refund status changed"
         RUN_STARTED = "run.started", "Assistant run started"
         RUN_COMPLETED = "run.completed", "Assistant run ended"
+        DETAILS = "ticket.details", "Priority, tags, CC or SLA changed"
 
     ticket = models.ForeignKey(Ticket, on_delete=models.CASCADE, related_name="changes")
     seq = models.PositiveBigIntegerField()

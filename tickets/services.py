@@ -60,8 +60,19 @@ def _touch(ticket: Ticket, now: datetime | None = None, **fields: Any) -> None:
     ticket.updated_at = now
 
 
+# The events of what the ticket page's panel of details shows: an open page redraws it.
+DETAIL_EVENTS: dict[str, str] = {
+    TicketEvent.Type.PRIORITY_CHANGED: "priority",
+    TicketEvent.Type.TAGS_CHANGED: "tags",
+    TicketEvent.Type.CC_CHANGED: "cc",
+}
+
+
 def _event(ticket: Ticket, type: str, actor: User | None = None, **data: Any) -> TicketEvent:
-    return TicketEvent.objects.create(ticket=ticket, type=type, actor=actor, data=data)
+    event = TicketEvent.objects.create(ticket=ticket, type=type, actor=actor, data=data)
+    if type in DETAIL_EVENTS:
+        changes.details_changed(ticket_id=ticket.pk, what=DETAIL_EVENTS[type])
+    return event
 
 
 # --- messages -------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from django.db.models import Case, Count, F, Q, QuerySet, When
 from django.db.models.functions import Least
 from django.utils import timezone
 
+from tickets import changes
 from tickets.models import SlaPolicy, Ticket, TicketEvent
 
 logger = logging.getLogger(__name__)
@@ -219,6 +220,7 @@ def _record_breach(pk: int, target: Target, priority: str, due_at: datetime, now
                 type=TicketEvent.Type.SLA_BREACHED,
                 data={"target": target.name, "priority": priority, "due_at": due_at.isoformat()},
             )
+            changes.details_changed(ticket_id=pk, what="sla")
     except IntegrityError:
         # The one-breach-per-target constraint: recorded before the stamp existed.
         return 0

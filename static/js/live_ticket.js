@@ -1,8 +1,8 @@
 // The ticket page, live (DESIGN §14): it follows the ticket's change stream
 // (/api/tickets/<ref>/events/stream/) and, when changes arrive, redraws what they touch from
 // the page as the server renders it now: the conversation (new messages, delivery badges),
-// the status, escalation and assignee, and the sidebar's panels (actions, refunds, order,
-// history). What the user is typing is never touched: the reply box and the assistant panel
+// the status, escalation and assignee, and the sidebar's panels (actions, priority, SLA, tags
+// and CC, refunds, order, history). What the user is typing is never touched: the reply box and the assistant panel
 // are left alone, and a sidebar form being filled in keeps its text until it is sent.
 (function () {
   "use strict";
@@ -86,7 +86,7 @@
 
   const TYPES = [
     "message.created", "message.delivery", "ticket.status", "ticket.assigned",
-    "ticket.escalated", "refund.status", "run.started", "run.completed",
+    "ticket.escalated", "refund.status", "run.started", "run.completed", "ticket.details",
   ];
   // The page shows every change up to data-after; the browser resumes with Last-Event-ID.
   const source = new EventSource(live.dataset.stream + "?after=" + (live.dataset.after || "0"));

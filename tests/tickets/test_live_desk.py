@@ -7,12 +7,13 @@ from decimal import Decimal
 import pytest
 from django.contrib.auth import get_user_model
 from django.core import mail as outbox
+from django.utils import timezone
 from rest_framework.test import APIClient
 
 from refunds.execution import refund_execute
 from refunds.services import refund_approve, refund_propose, refund_reject
 from tests.agent.runs import drive, start_run
-from tickets import services
+from tickets import services, sla
 from tickets.changes import ticket_change_append
 from tickets.models import Notification, Ticket, TicketChange
 
@@ -202,6 +203,24 @@ def test_status_assignment_and_escalation_append_their_changes(demo):
         ("ticket.escalated", {"escalated": True, "note": "Over my limit.", "by": "agent2"}),
         ("ticket.escalated", {"escalated": False, "note": "Done.", "by": "supervisor"}),
     ]
+
+
+def test_priority_tags_cc_and_an_sla_breach_append_ticket_details(demo):
+    before = last_seq()
+
+    services.ticket_set_priority(ticket=ticket(), priority="urgent", actor=user("agent"))
+    services.ticket_change_tags(ticket=ticket(), add=["vip"], actor=user("agent"))
+    services.ticket_set_cc(ticket=ticket(), cc=["boss@example.com"], actor=user("agent"))
+    Ticket.objects.filter(pk=ticket().pk).update(first_response_due_at=timezone.now())
+    sla.record_breaches()
+
+    assert changes(after=before) == [
+        ("ticket.details", {"changed": "priority"}),
+        ("ticket.details", {"changed": "tags"}),
+        ("ticket.details", {"changed": "cc"}),
+        ("ticket.details", {"changed": "sla"}),
+    ]
+    assert notifications("agent") == []  # a page redraws; nobody is told
 
 
 def test_a_refused_change_appends_nothing(demo):
