@@ -20,7 +20,7 @@ from rest_framework import generics, serializers, status
 from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.exceptions import APIException, AuthenticationFailed, ValidationError
 from rest_framework.parsers import BaseParser
-from rest_framework.permissions import AllowAny, BasePermission
+from rest_framework.permissions import SAFE_METHODS, AllowAny, BasePermission
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -107,6 +107,19 @@ class _SupportRoleIn(BasePermission):
 class WritesOnTickets(_SupportRoleIn):
     message = "Only interns, agents and supervisors write on tickets."
     roles = (Role.INTERN, Role.AGENT, Role.SUPERVISOR)
+
+
+class EditsMacrosToWrite(BasePermission):
+    """Everyone who writes on tickets reads the macros; only supervisors add or change the
+    shared ones (DESIGN §19)."""
+
+    message = "Only supervisors add or change shared macros."
+
+    def has_permission(self, request, view) -> bool:
+        return request.method in SAFE_METHODS or support_role(request.user) == Role.SUPERVISOR
+
+    def has_object_permission(self, request, view, macro) -> bool:
+        return request.method in SAFE_METHODS or macro.owner_id is None
 
 
 class WorksTickets(_SupportRoleIn):
@@ -450,11 +463,35 @@ class TicketCcApi(APIView):
         **error_responses(400, 401, 403, 404, e404="No such page."),
     }
 )
-class MacroListApi(generics.ListAPIView):
-    """The shared macros and your own."""
+class MacroListApi(generics.ListCreateAPIView):
+    """The shared macros and your own; a supervisor adds shared ones (POST), with the body in
+    other languages under `translations`."""
 
     serializer_class = MacroSerializer
-    permission_classes = [IsStaffMember, WritesOnTickets]
+    permission_classes = [IsStaffMember, WritesOnTickets, EditsMacrosToWrite]
+    parser_classes = [JSONParser]
+
+    def get_queryset(self):
+        return macros.macros_for(cast(User, self.request.user))
+
+    @extend_schema(
+        request=MacroSerializer,
+        responses={201: MacroSerializer, **error_responses(400, 401, 403)},
+    )
+    def post(self, request, *args, **kwargs):
+        return super().post(request, *args, **kwargs)
+
+
+@extend_schema(
+    responses={200: MacroSerializer, **error_responses(400, 401, 403, 404)},
+)
+class MacroDetailApi(generics.RetrieveUpdateAPIView):
+    """One of the shared macros or yours; a supervisor changes a shared one (PATCH)."""
+
+    serializer_class = MacroSerializer
+    permission_classes = [IsStaffMember, WritesOnTickets, EditsMacrosToWrite]
+    parser_classes = [JSONParser]
+    http_method_names = ["get", "patch", "head", "options"]
 
     def get_queryset(self):
         return macros.macros_for(cast(User, self.request.user))

@@ -11,6 +11,7 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import Q, QuerySet
 
+from agent.drafts import customer_language
 from config.errors import Conflict, Forbidden
 from config.roles import support_role
 from refunds.models import RefundRequest
@@ -24,6 +25,16 @@ class AppliedMacro:
     body: str
     visibility: str
     actions: dict
+
+
+def macro_text(macro: Macro, ticket: Ticket) -> tuple[str, str]:
+    """(the language, the text) of `macro` for the ticket's customer: their language (that of
+    their latest message, as drafts read it) when the macro is written in it, else the body
+    with language ""."""
+    language = customer_language(ticket)
+    if language in macro.translations:
+        return language, macro.translations[language]
+    return "", macro.body
 
 
 def macros_for(user: User) -> QuerySet[Macro]:
@@ -60,7 +71,8 @@ def macro_apply(*, macro: Macro, ticket: Ticket, agent: User) -> AppliedMacro:
         raise Forbidden("Not one of your macros: it is another agent's own.")
     ticket = Ticket.objects.select_related("customer", "order").get(pk=ticket.pk)
     values = _values(ticket, agent)
-    used = set(MACRO_PLACEHOLDER.findall(macro.body))
+    _, text = macro_text(macro, ticket)
+    used = set(MACRO_PLACEHOLDER.findall(text))
     missing = sorted(name for name in used if values.get(name) is None)
     if missing:
         names = ", ".join(f"{{{{{name}}}}}" for name in missing)
@@ -69,7 +81,7 @@ def macro_apply(*, macro: Macro, ticket: Ticket, agent: User) -> AppliedMacro:
             code="macro_unappliable",
             extra={"missing": missing},
         )
-    body = MACRO_PLACEHOLDER.sub(lambda m: str(values[m.group(1)]), macro.body)
+    body = MACRO_PLACEHOLDER.sub(lambda m: str(values[m.group(1)]), text)
     return AppliedMacro(body=body, visibility=macro.visibility, actions=dict(macro.actions))
 
 

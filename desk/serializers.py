@@ -9,6 +9,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 from rest_framework.fields import empty
 
+from agent.draft_templates import TEMPLATES
 from config.serializers import StrictCharField
 from orders.addresses import BadAddress, at_a_host_not_a_domain, email_key, host_refusal
 from tickets import sla
@@ -21,6 +22,7 @@ from tickets.models import (
     TicketChange,
     TicketEvent,
     TicketMessage,
+    macro_problems,
 )
 from tickets.services import CC_MAX, TAG_MAX_LENGTH, TAG_NAME
 
@@ -474,13 +476,39 @@ class CustomerSerializer(serializers.Serializer):
 
 class MacroSerializer(serializers.ModelSerializer):
     shared = serializers.SerializerMethodField(help_text="true: the whole desk's; false: yours")
+    translations = serializers.DictField(
+        child=serializers.CharField(),
+        required=False,
+        help_text='the body in other languages, {"zh": "…"}: applying picks the customer\'s '
+        f"language ({', '.join(sorted(TEMPLATES))}), else the body",
+    )
 
     class Meta:
         model = Macro
-        fields = ["id", "name", "body", "visibility", "actions", "shared"]
+        fields = ["id", "name", "body", "visibility", "actions", "translations", "shared"]
 
     def get_shared(self, macro: Macro) -> bool:
         return macro.owner_id is None
+
+    def validate_translations(self, translations: dict) -> dict:
+        unknown = sorted(set(translations) - set(TEMPLATES))
+        if unknown:
+            raise serializers.ValidationError(
+                f"The desk tells these languages apart: {', '.join(sorted(TEMPLATES))}; "
+                f"not {', '.join(unknown)}."
+            )
+        return translations
+
+    def validate(self, attrs: dict) -> dict:
+        current = self.instance
+        problems = macro_problems(
+            attrs.get("body", current.body if current else ""),
+            attrs.get("actions", current.actions if current else {}),
+            attrs.get("translations", current.translations if current else {}),
+        )
+        if problems:
+            raise serializers.ValidationError(problems)
+        return attrs
 
 
 class AppliedMacroSerializer(serializers.Serializer):

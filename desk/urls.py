@@ -88,6 +88,7 @@ ticket_api_urlpatterns = [
         name="api-ticket-macro-apply",
     ),
     path("macros/", api.MacroListApi.as_view(), name="api-macros"),
+    path("macros/<int:pk>/", api.MacroDetailApi.as_view(), name="api-macro"),
     path(
         "tickets/<str:reference>/assign/", api.TicketAssignApi.as_view(), name="api-ticket-assign"
     ),

@@ -315,18 +315,35 @@ MACRO_PLACEHOLDER = re.compile(r"\{\{\s*([^{}]*?)\s*\}\}")
 MACRO_ACTIONS = ("status", "priority", "add_tags")
 
 
-def macro_problems(body: str, actions: object) -> dict[str, list[str]]:
-    """What is wrong with a macro's body and actions, by field (empty: nothing)."""
-    problems: dict[str, list[str]] = {}
+def _placeholder_problems(body: str) -> list[str]:
     unknown = sorted(
         {name for name in MACRO_PLACEHOLDER.findall(body) if name not in MACRO_PLACEHOLDERS}
     )
-    if unknown:
-        problems["body"] = [
-            f"Unknown placeholder {{{{{name}}}}}; use one of: "
-            + ", ".join(f"{{{{{known}}}}}" for known in MACRO_PLACEHOLDERS)
-            for name in unknown
+    return [
+        f"Unknown placeholder {{{{{name}}}}}; use one of: "
+        + ", ".join(f"{{{{{known}}}}}" for known in MACRO_PLACEHOLDERS)
+        for name in unknown
+    ]
+
+
+def macro_problems(body: str, actions: object, translations: object = None) -> dict[str, list[str]]:
+    """What is wrong with a macro's body, translations and actions, by field (empty:
+    nothing)."""
+    problems: dict[str, list[str]] = {}
+    if wrong_body := _placeholder_problems(body):
+        problems["body"] = wrong_body
+    if not isinstance(translations, dict) or not all(
+        isinstance(text, str) and text.strip() for text in translations.values()
+    ):
+        problems["translations"] = ['An object: {"<language>": "<body in it>", ...}.']
+    else:
+        wrong = [
+            f"{language}: {problem}"
+            for language, text in translations.items()
+            for problem in _placeholder_problems(text)
         ]
+        if wrong:
+            problems["translations"] = wrong
     if not isinstance(actions, dict):
         problems["actions"] = ['An object: {"status", "priority", "add_tags"}, each optional.']
         return problems
@@ -362,6 +379,9 @@ class Macro(models.Model):
         max_length=16, choices=Visibility.choices, default=Visibility.PUBLIC
     )
     actions = models.JSONField(default=dict, blank=True)
+    # The body in other languages, by language code ("zh": "…"): applying the macro picks the
+    # customer's language (desk/macros.py), else `body`.
+    translations = models.JSONField(default=dict, blank=True)
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         null=True,
@@ -380,13 +400,13 @@ class Macro(models.Model):
 
     def save(self, *args, **kwargs) -> None:
         # Refused at every save, not only in admin's form: an unknown placeholder never lands.
-        problems = macro_problems(self.body, self.actions)
+        problems = macro_problems(self.body, self.actions, self.translations)
         if problems:
             raise ValidationError(problems)
         super().save(*args, **kwargs)
 
     def clean(self) -> None:
-        problems = macro_problems(self.body, self.actions)
+        problems = macro_problems(self.body, self.actions, self.translations)
         if problems:
             raise ValidationError(problems)
 

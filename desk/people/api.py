@@ -10,6 +10,7 @@ from rest_framework.views import APIView
 from config.api_errors import error_responses
 from config.permissions import IsStaffMember
 from config.serializers import StrictCharField
+from ops.parsers import JSONParser
 from tickets import people
 from tickets.models import StaffProfile
 
@@ -45,6 +46,7 @@ class MeApi(APIView):
     your username."""
 
     permission_classes = [IsStaffMember]
+    parser_classes = [JSONParser]
 
     @extend_schema(responses={200: MeSerializer, **error_responses(401, 403)})
     def get(self, request):

@@ -175,3 +175,85 @@ def test_an_intern_cannot_confirm_a_macro_s_status_change(db, client, intern):
 
     assert response.status_code == 403
     assert Ticket.objects.get(pk=ticket.pk).status == "open"
+
+
+# --- In languages, and kept by supervisors (DESIGN §19) ------------------------------------
+
+SORRY = {
+    "name": "Sorry",
+    "body": "Sorry, {{customer.first_name}}: we are on {{ticket.reference}}. {{agent.name}}",
+    "translations": {"zh": "{{customer.first_name}}，很抱歉：我们正在处理 {{ticket.reference}}。"},
+}
+
+
+def test_a_supervisor_adds_a_shared_macro_in_languages(db, supervisor):
+    response = api_as(supervisor).post("/api/macros/", SORRY, format="json")
+
+    assert response.status_code == 201, response.content
+    macro = Macro.objects.get(pk=response.json()["id"])
+    assert macro.owner is None
+    assert macro.translations == SORRY["translations"]
+    assert response.json()["shared"] is True
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({**SORRY, "translations": {"xx": "Hi"}}, "translations"),
+        ({**SORRY, "translations": {"zh": "你好 {{customer.nickname}}"}}, "translations"),
+        ({**SORRY, "translations": {"zh": ""}}, "translations"),
+        ({**SORRY, "translations": ["zh"]}, "translations"),
+        ({**SORRY, "body": "Hi {{order}}"}, "body"),
+    ],
+)
+def test_a_macro_that_cannot_be_kept_is_refused_naming_the_field(db, supervisor, body, field):
+    response = api_as(supervisor).post("/api/macros/", body, format="json")
+
+    assert response.status_code == 400
+    assert field in response.json()["extra"]["fields"]
+    assert not Macro.objects.exists()
+
+
+def test_agents_use_macros_but_do_not_add_or_change_shared_ones(db, agent_user):
+    macro = Macro.objects.create(name="Shared", body="Hello")
+    client = api_as(agent_user)
+
+    assert client.get("/api/macros/").status_code == 200
+    assert client.post("/api/macros/", SORRY, format="json").status_code == 403
+    assert (
+        client.patch(f"/api/macros/{macro.pk}/", {"body": "Hi"}, format="json").status_code == 403
+    )
+    macro.refresh_from_db()
+    assert macro.body == "Hello"
+
+
+def test_a_supervisor_changes_a_shared_macros_translations(db, supervisor):
+    macro = Macro.objects.create(name="Shared", body="Hello")
+
+    response = api_as(supervisor).patch(
+        f"/api/macros/{macro.pk}/", {"translations": {"de": "Hallo"}}, format="json"
+    )
+
+    assert response.status_code == 200, response.content
+    macro.refresh_from_db()
+    assert (macro.body, macro.translations) == ("Hello", {"de": "Hallo"})
+
+
+@pytest.mark.parametrize(
+    ("wrote", "starts"),
+    [
+        ("我的杯子碎了，请退款。", "Li，很抱歉"),
+        ("Mi taza llegó rota, quiero un reembolso.", "Sorry, Li"),  # no Spanish text: the body
+        ("My mug arrived broken.", "Sorry, Li"),
+    ],
+)
+def test_applying_picks_the_customers_language(db, agent_user, wrote, starts):
+    ticket = TicketFactory(customer__name="Li Wei")
+    TicketMessage.objects.create(ticket=ticket, author_kind="customer", body=wrote)
+    macro = Macro.objects.create(**SORRY)
+
+    response = api_as(agent_user).post(f"/api/tickets/{ticket.reference}/macros/{macro.pk}/apply/")
+
+    assert response.status_code == 200, response.content
+    assert response.json()["body"].startswith(starts)
+    assert ticket.reference in response.json()["body"]
