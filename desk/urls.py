@@ -11,6 +11,7 @@ import refunds.urls
 from config.api_errors import JsonErrorsMixin, api_not_found
 from desk import api, views
 from desk.live import api as live
+from desk.macro_pages import views as macro_views
 from desk.people import api as people_api
 from desk.people import views as people_views
 from ops.throttling import AnonThrottle, SignInTokenSerializer
@@ -163,6 +164,9 @@ api_urlpatterns = [
 urlpatterns = [
     path("api/", include(api_urlpatterns)),
     path("me/", people_views.me_page, name="me"),
+    path("macros/", macro_views.macro_list, name="macros"),
+    path("macros/new/", macro_views.macro_edit, name="macro-new"),
+    path("macros/<int:macro_id>/", macro_views.macro_edit, name="macro-edit"),
     path("notifications/", views.notification_list, name="notifications"),
     path("notifications/read/", views.notification_read, name="notifications-read"),
     path("tickets/", include((ticket_urlpatterns, "tickets"))),

@@ -308,3 +308,27 @@ def test_the_reviewer_sees_the_customers_photo_beside_their_words(
     if os.environ.get("SCREENSHOTS_DIR"):
         name = f"review-evidence-{window['width']}.png"
         page.screenshot(path=str(Path(os.environ["SCREENSHOTS_DIR"]) / name), full_page=True)
+
+
+@pytest.mark.parametrize("window", [PHONE, LAPTOP], ids=["phone", "laptop"])
+def test_a_supervisor_writes_a_macro_in_two_languages_and_previews_it(page, login, demo, window):
+    page.set_viewport_size(window)
+    login("supervisor")
+
+    page.goto("/macros/")
+    page.click("#macro-new")
+    page.fill("#id_name", "Broken on arrival")
+    page.fill("#id_body", "Sorry, ")
+    page.locator("#id_body").press("End")
+    page.click("[data-placeholder='customer.first_name']")
+    page.fill("#id_text_zh", "很抱歉。")
+    page.select_option("#id_priority", "high")
+    page.click("#macro-save")
+    page.fill("#preview", "TCK-1001")
+    page.locator("#macro-preview-form button").click()
+
+    assert page.locator("#macro-preview").inner_text() == "Sorry, Li"
+    assert page_width(page) <= window["width"]
+    if os.environ.get("SCREENSHOTS_DIR"):
+        name = f"macro-edit-{window['width']}.png"
+        page.screenshot(path=str(Path(os.environ["SCREENSHOTS_DIR"]) / name), full_page=True)
