@@ -58,7 +58,7 @@ from ops.authentication import api_token_issue
 from ops.parsers import JSONParser
 from ops.throttling import CACHE_UNREACHABLE, PERIODS, client_address, rate_from_settings
 from orders.models import Customer
-from tickets import attachments, selectors, services, sla
+from tickets import attachments, satisfaction, selectors, services, sla
 from tickets.models import Attachment, Ticket, TicketMessage
 
 logger = logging.getLogger(__name__)
@@ -130,7 +130,11 @@ def _choice(params, name: str, allowed) -> str:
 
 def _tickets_with_conversation(tickets):
     return tickets.prefetch_related(
-        "messages__author", "messages__attachments", "events__actor", "tags"
+        "messages__author",
+        "messages__attachments",
+        "events__actor",
+        "tags",
+        satisfaction.rated_surveys(),
     )
 
 

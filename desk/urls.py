@@ -9,7 +9,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 import agent.urls
 import refunds.urls
 from config.api_errors import JsonErrorsMixin, api_not_found
-from desk import api, people, views
+from desk import api, people, satisfaction, views
 from desk.live import api as live
 from ops.throttling import AnonThrottle, SignInTokenSerializer
 
@@ -160,6 +160,13 @@ api_urlpatterns = [
 urlpatterns = [
     path("api/", include(api_urlpatterns)),
     path("me/", people.me_page, name="me"),
+    # The customer's survey links (DESIGN §19): no login, the signed token is the key.
+    path("satisfaction/<str:token>/", satisfaction.survey_page, name="satisfaction"),
+    path(
+        "satisfaction/<str:token>/comment/",
+        satisfaction.survey_comment,
+        name="satisfaction-comment",
+    ),
     path("notifications/", views.notification_list, name="notifications"),
     path("notifications/read/", views.notification_read, name="notifications-read"),
     path("tickets/", include((ticket_urlpatterns, "tickets"))),

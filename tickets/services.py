@@ -20,7 +20,7 @@ from config.errors import ApplicationError, Conflict, Forbidden
 from config.roles import Role, is_supervisor, support_role
 from orders.addresses import BadAddress, email_key
 from orders.models import Customer, Order
-from tickets import attachments, changes, mail, sla
+from tickets import attachments, changes, mail, satisfaction, sla
 from tickets.attachments import Upload
 from tickets.models import Tag, Ticket, TicketChange, TicketCounter, TicketEvent, TicketMessage
 
@@ -347,6 +347,9 @@ def ticket_set_status(
         },
         actor=actor,
     )
+    if to_status == S.SOLVED:
+        # DESIGN §19: this solve's survey, emailed after commit (one per solve: the swap above).
+        satisfaction.survey_issue(ticket=ticket, agent_id=clock.assignee_id)
     return ticket
 
 
