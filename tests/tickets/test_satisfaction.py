@@ -14,6 +14,7 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from tests.factories import TicketFactory, UserFactory
+from tests.services import run_in_threads
 from tickets import satisfaction, services
 from tickets.models import SatisfactionSurvey, Ticket, TicketChange
 from tickets.tasks import resend_stalled_replies, send_satisfaction_survey
@@ -466,3 +467,44 @@ def test_a_ticket_has_at_most_one_open_survey():
     SatisfactionSurvey.objects.create(ticket=ticket, expires_at=timezone.now())
     with pytest.raises(IntegrityError), transaction.atomic():
         SatisfactionSurvey.objects.create(ticket=ticket, expires_at=timezone.now())
+
+
+# --- at the same moment (PostgreSQL, real threads) ------------------------------------------
+
+
+@pytest.mark.django_db(transaction=True)
+def test_of_answers_sent_at_the_same_moment_exactly_one_is_recorded(postgres, published):
+    ticket = TicketFactory(status="solved")
+    survey = SatisfactionSurvey.objects.create(
+        ticket=ticket, expires_at=timezone.now() + timedelta(days=14)
+    )
+    ratings = ["good", "bad"] * 4
+
+    def answer(index: int) -> int:
+        path = f"/satisfaction/{satisfaction.survey_token(survey, ratings[index])}/"
+        return rate(Client(), path, ratings[index], f"answer {index}").status_code
+
+    statuses = run_in_threads(len(ratings), answer)
+
+    assert sorted(statuses) == [200] + [409] * (len(ratings) - 1)
+    winner = statuses.index(200)
+    survey.refresh_from_db()
+    assert (survey.rating, survey.comment) == (ratings[winner], f"answer {winner}")
+    assert ticket.events.filter(type="satisfaction_rated").count() == 1
+    assert TicketChange.objects.filter(ticket=ticket, type="satisfaction.rated").count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_solves_at_the_same_moment_issue_one_survey(postgres, published, agent_user):
+    ticket = TicketFactory(status="open", assignee=agent_user)
+
+    def solve_it(index: int) -> str:
+        fresh = Ticket.objects.get(pk=ticket.pk)
+        services.ticket_set_status(ticket=fresh, to_status="solved", actor=agent_user)
+        return "solved"
+
+    outcomes = run_in_threads(4, solve_it)
+
+    assert outcomes.count("solved") == 1
+    assert SatisfactionSurvey.objects.filter(ticket=ticket).count() == 1
+    assert [name for name, _ in published] == [SEND_SURVEY]
