@@ -19,8 +19,9 @@ def _page(request, state: str, *, status: int = 200, **context):
         {"state": state, "comment_max": satisfaction.COMMENT_MAX_LENGTH, **context},
         status=status,
     )
-    # The link is the customer's key: it is not sent on to anyone, nor indexed.
-    response["Referrer-Policy"] = "no-referrer"
+    # The link is the customer's key: never sent on to another site, nor indexed. (Not
+    # "no-referrer": browsers then send the form's POST with `Origin: null`, which CSRF refuses.)
+    response["Referrer-Policy"] = "same-origin"
     response["X-Robots-Tag"] = "noindex, nofollow"
     return response
 

@@ -175,7 +175,8 @@ def test_opening_a_link_records_nothing_and_preselects_its_rating(solved):
     page = response.content.decode()
     assert 'value="bad" id="rating-bad" checked' in page
     assert 'value="good" id="rating-good"  required' in page
-    assert response["Referrer-Policy"] == "no-referrer"
+    assert response["Referrer-Policy"] == "same-origin"
+    assert response["X-Robots-Tag"] == "noindex, nofollow"
     assert SatisfactionSurvey.objects.get(ticket=ticket).rated_at is None
 
 
