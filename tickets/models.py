@@ -437,6 +437,7 @@ class Notification(models.Model):
         ESCALATION_HANDLED = "escalation_handled", "Escalation handled"
         REFUND_SETTLED = "refund_settled", "Refund settled"
         REFUND_REJECTED = "refund_rejected", "Refund rejected"
+        SATISFACTION_RATED = "satisfaction_rated", "Customer rated the support"
 
     recipient = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="notifications"

@@ -16,7 +16,7 @@ from rest_framework.test import APIClient
 from tests.factories import TicketFactory, UserFactory
 from tests.services import run_in_threads
 from tickets import satisfaction, services
-from tickets.models import SatisfactionSurvey, Ticket, TicketChange
+from tickets.models import Notification, SatisfactionSurvey, Ticket, TicketChange
 from tickets.tasks import resend_stalled_replies, send_satisfaction_survey
 
 pytestmark = pytest.mark.django_db
@@ -436,6 +436,20 @@ def test_the_list_shows_the_agent_s_and_the_team_s_score(solved, agent_user, age
     assert response.context["satisfaction"]["mine"] == satisfaction.Score(good=1, bad=0)
     assert response.context["satisfaction"]["team"] == satisfaction.Score(good=1, bad=1)
     assert 'id="satisfaction-summary"' in response.content.decode()
+
+
+def test_the_assignee_is_told_of_the_rating_and_the_comment(solved, agent_user):
+    ticket, links = solved
+    rate(Client(), links["bad"], "bad")
+    Client().post(links["bad"] + "comment/", {"comment": "Too slow."})
+
+    told = Notification.objects.filter(recipient=agent_user, kind="satisfaction_rated")
+
+    name, ref = ticket.customer.name, ticket.reference
+    assert sorted(told.values_list("text", flat=True)) == [
+        f"{name} rated {ref} bad",
+        f"{name} rated {ref} bad: “Too slow.”",
+    ]
 
 
 def test_metrics_count_ratings_by_value(solved, agent_user):
