@@ -523,3 +523,20 @@ def test_solves_at_the_same_moment_issue_one_survey(postgres, published, agent_u
     assert outcomes.count("solved") == 1
     assert SatisfactionSurvey.objects.filter(ticket=ticket).count() == 1
     assert [name for name, _ in published] == [SEND_SURVEY]
+
+
+def test_admin_shows_surveys_read_only_without_their_key(admin_client, solved):
+    ticket, links = solved
+    rate(Client(), links["good"], "good", "Fine")
+    survey = SatisfactionSurvey.objects.get(ticket=ticket)
+
+    listing = admin_client.get("/admin/tickets/satisfactionsurvey/")
+    detail = admin_client.get(f"/admin/tickets/satisfactionsurvey/{survey.pk}/change/")
+
+    assert listing.status_code == detail.status_code == 200
+    assert "Fine" in detail.content.decode()
+    assert survey.key not in detail.content.decode()
+    assert (
+        admin_client.post(f"/admin/tickets/satisfactionsurvey/{survey.pk}/delete/").status_code
+        == 403
+    )
