@@ -519,6 +519,10 @@ EMAIL_TIMEOUT = env.float("EMAIL_TIMEOUT_S", default=10.0)
 # included) it is marked failed.
 EMAIL_SEND_RETRIES = env.int("EMAIL_SEND_RETRIES", default=8)
 EMAIL_RETRY_BASE_S = env.float("EMAIL_RETRY_BASE_S", default=30.0)
+# DESIGN §19: solving a ticket emails the customer a good / bad link pair, good for this many
+# days (0: no survey is sent). The links start with DESK_URL, the desk as customers reach it.
+SATISFACTION_LINK_DAYS = env.int("SATISFACTION_LINK_DAYS", default=14)
+DESK_URL = env("DESK_URL", default="http://127.0.0.1:8000")
 # Inbound customer email (POST /api/inbound/email/, header X-Inbound-Secret). Unset: 503.
 INBOUND_SECRET = env("INBOUND_SECRET", default="")
 if 0 < len(INBOUND_SECRET) < 32:

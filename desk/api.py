@@ -60,7 +60,7 @@ from ops.throttling import (
     failures_wait,
 )
 from orders.models import Customer
-from tickets import attachments, selectors, services, sla
+from tickets import attachments, satisfaction, selectors, services, sla
 from tickets.models import Attachment, Ticket, TicketMessage
 
 logger = logging.getLogger(__name__)
@@ -146,7 +146,11 @@ def _choice(params, name: str, allowed) -> str:
 
 def _tickets_with_conversation(tickets):
     return tickets.prefetch_related(
-        "messages__author", "messages__attachments", "events__actor", "tags"
+        "messages__author",
+        "messages__attachments",
+        "events__actor",
+        "tags",
+        satisfaction.rated_surveys(),
     )
 
 

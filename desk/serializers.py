@@ -18,12 +18,14 @@ from tickets.models import (
     Attachment,
     Macro,
     Notification,
+    SatisfactionSurvey,
     Ticket,
     TicketChange,
     TicketEvent,
     TicketMessage,
     macro_problems,
 )
+from tickets.satisfaction import latest_rating
 from tickets.services import CC_MAX, TAG_MAX_LENGTH, TAG_NAME
 
 
@@ -114,12 +116,23 @@ class TicketSummarySerializer(serializers.ModelSerializer):
         return sla.sla_state(ticket)
 
 
+class SatisfactionSerializer(serializers.Serializer):
+    """The customer's answer to the ticket's latest answered satisfaction survey."""
+
+    rating = serializers.ChoiceField(choices=SatisfactionSurvey.Rating.choices)
+    comment = serializers.CharField(help_text="empty when the customer wrote none")
+    at = serializers.DateTimeField(source="rated_at")
+
+
 class TicketSerializer(TicketSummarySerializer):
     customer = serializers.CharField(source="customer.name", read_only=True)
     customer_id = serializers.IntegerField(source="customer.pk", read_only=True)
     customer_email = serializers.CharField(source="customer.email", read_only=True)
     messages = TicketMessageSerializer(many=True, read_only=True)
     events = TicketEventSerializer(many=True, read_only=True)
+    satisfaction = serializers.SerializerMethodField(
+        help_text="the customer's satisfaction rating; null until they answer a survey"
+    )
 
     class Meta:
         model = Ticket
@@ -144,7 +157,13 @@ class TicketSerializer(TicketSummarySerializer):
             "updated_at",
             "messages",
             "events",
+            "satisfaction",
         ]
+
+    @extend_schema_field(SatisfactionSerializer(allow_null=True))
+    def get_satisfaction(self, ticket: Ticket) -> dict | None:
+        survey = latest_rating(ticket)
+        return None if survey is None else SatisfactionSerializer(survey).data
 
 
 # --- requests ---------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 import agent.urls
 import refunds.urls
 from config.api_errors import JsonErrorsMixin, api_not_found
-from desk import api, views
+from desk import api, satisfaction, views
 from desk.live import api as live
 from desk.macro_pages import views as macro_views
 from desk.people import api as people_api
@@ -167,6 +167,13 @@ urlpatterns = [
     path("macros/", macro_views.macro_list, name="macros"),
     path("macros/new/", macro_views.macro_edit, name="macro-new"),
     path("macros/<int:macro_id>/", macro_views.macro_edit, name="macro-edit"),
+    # The customer's survey links (DESIGN §19): no login, the signed token is the key.
+    path("satisfaction/<str:token>/", satisfaction.survey_page, name="satisfaction"),
+    path(
+        "satisfaction/<str:token>/comment/",
+        satisfaction.survey_comment,
+        name="satisfaction-comment",
+    ),
     path("notifications/", views.notification_list, name="notifications"),
     path("notifications/read/", views.notification_read, name="notifications-read"),
     path("tickets/", include((ticket_urlpatterns, "tickets"))),

@@ -3,6 +3,7 @@ assignment, escalation), a new ticket, a customer. Every change goes through tic
 which checks the role; a refusal is shown on the page with what was typed kept."""
 
 from dataclasses import dataclass
+from datetime import timedelta
 from urllib.parse import urlencode
 
 from django.conf import settings
@@ -16,6 +17,7 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef
 from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from agent.answer_check import contradicted_claims
@@ -29,7 +31,7 @@ from orders.selectors import order_summary
 from refunds import services as refund_services
 from refunds.models import RefundRequest
 from refunds.selectors import with_latest_refund_status
-from tickets import attachments, changes, selectors, services, sla
+from tickets import attachments, changes, satisfaction, selectors, services, sla
 from tickets.models import Macro, Ticket, TicketEvent, TicketMessage
 from tickets.services import TICKET_ALLOWED, ClaimsContradictState
 
@@ -46,6 +48,8 @@ LIST_SORTS = [("updated", "Last updated"), ("created", "Created"), ("due", "SLA 
 LIST_DEFAULTS = {"view": "all", "sort": "updated"}
 
 AGENT_ROLES = (Role.AGENT, Role.SUPERVISOR)
+# The list's satisfaction figures count the ratings of this many days.
+SATISFACTION_DAYS = 30
 
 
 def _require_staff(user) -> None:
@@ -162,8 +166,19 @@ def ticket_list(request):
             # Pagination links are this prefix plus page=N: every filter is kept.
             "page_link_prefix": f"?{query}&" if query else "?",
             "can_open_tickets": support_role(request.user) is not None,
+            "satisfaction": _satisfaction_figures(request.user),
         },
     )
+
+
+def _satisfaction_figures(user) -> dict:
+    """The ratings of the last SATISFACTION_DAYS: of the user's solves, and of the team's."""
+    since = timezone.now() - timedelta(days=SATISFACTION_DAYS)
+    return {
+        "days": SATISFACTION_DAYS,
+        "mine": satisfaction.score(since=since, agent=user),
+        "team": satisfaction.score(since=since),
+    }
 
 
 def _refund_words(status: str) -> str:
@@ -210,7 +225,7 @@ def _who(event: TicketEvent, customer_name: str) -> str:
     if event.actor is not None:
         return event.actor.username
     by_customer = (
-        event.type == TicketEvent.Type.CUSTOMER_REPLIED
+        event.type in (TicketEvent.Type.CUSTOMER_REPLIED, *SATISFACTION_EVENTS)
         or (event.type == TicketEvent.Type.CREATED and data.get("via") == "email")
         or data.get("reason") == "customer replied"
     )
@@ -239,8 +254,23 @@ def _history(ticket: Ticket) -> list[HistoryRow]:
             detail = "from the customer's email" if data.get("via") == "email" else "by the desk"
         elif event.type == TicketEvent.Type.CLAIMS_CONFIRMED:
             detail = "; ".join(f"“{claim.get('text', '')}”" for claim in data.get("claims", []))
+        elif event.type in SATISFACTION_EVENTS:
+            detail = _satisfaction_words(data)
         rows.append(HistoryRow(event, detail, _who(event, ticket.customer.name)))
     return rows
+
+
+SATISFACTION_EVENTS = (
+    TicketEvent.Type.SATISFACTION_RATED,
+    TicketEvent.Type.SATISFACTION_COMMENTED,
+)
+
+
+def _satisfaction_words(data: dict) -> str:
+    """The customer's rating and comment as the history says them."""
+    rating = str(data.get("rating", "")).capitalize()
+    comment = f"“{data['comment']}”" if data.get("comment") else ""
+    return " ".join(part for part in (rating, comment) if part)
 
 
 def _panel_answer_message_id(ticket: Ticket, run) -> int | None:
@@ -304,6 +334,8 @@ def _render_ticket(
             "priorities": Ticket.Priority.choices,
             "sla_state": sla.sla_state(ticket),
             "sla_due": sla.next_due(ticket),
+            "rating": satisfaction.latest_rating(ticket),
+            "survey": satisfaction.latest_survey(ticket),
             "can_tag": role is not None,
             "macros": macros.macros_for(request.user) if role is not None else [],
             "applied_macro": applied_macro,

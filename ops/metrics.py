@@ -48,6 +48,7 @@ from agent.metrics import known_series
 from agent.providers.breaker import breaker_metrics
 from agent.tools.registry import tool_names
 from ops.health import periodic_sweeps, recorded_times
+from tickets.satisfaction import ratings_by_value
 from tickets.sla import breached_by_priority
 
 # --- What the database and the ops store say, read at scrape time --------------------------
@@ -245,6 +246,18 @@ def _sla_breached() -> Metric:
     return family
 
 
+def _satisfaction_ratings() -> Metric:
+    """DESIGN §19: every rating customers gave, by value (one per answered survey)."""
+    family = CounterMetricFamily(
+        "desk_satisfaction_ratings",
+        "Customer satisfaction ratings given (one per answered survey), by rating.",
+        labels=["rating"],
+    )
+    for rating, count in ratings_by_value().items():
+        family.add_metric([rating], count)
+    return family
+
+
 def _background() -> Iterator[Metric]:
     """Sweep lag (+Inf for a sweep that never ran) and the newest worker heartbeat's age;
     nothing when the store cannot be read (an absent series, not a made-up number)."""
@@ -276,6 +289,7 @@ class DeskCollector(Collector):
         yield _runs_by_stop_reason()
         yield _tool_calls()
         yield _sla_breached()
+        yield _satisfaction_ratings()
         yield from _background()
         yield from breaker_metrics()
 

@@ -8,6 +8,7 @@ from django.utils.html import format_html
 from config.admin_tools import ReadOnlyMixin
 from tickets.models import (
     Macro,
+    SatisfactionSurvey,
     SlaPolicy,
     StaffProfile,
     Tag,
@@ -80,6 +81,18 @@ class TicketMessageAdmin(admin.ModelAdmin):
     list_filter = ["author_kind", "visibility", "delivery"]
     search_fields = ["ticket__reference", "body"]
     list_select_related = ["ticket", "author"]
+
+
+@admin.register(SatisfactionSurvey)
+class SatisfactionSurveyAdmin(ReadOnlyMixin, admin.ModelAdmin):
+    """DESIGN §19: each solve's survey and the customer's answer. Only the customer answers
+    (through the links), so admin only shows them."""
+
+    list_display = ["ticket", "agent", "rating", "rated_at", "sent_at", "expires_at", "voided_at"]
+    list_filter = ["rating", "agent"]
+    search_fields = ["ticket__reference", "comment"]
+    list_select_related = ["ticket", "agent"]
+    exclude = ["key"]  # what the links name: not for anyone's eyes
 
 
 @admin.register(SlaPolicy)

@@ -12,7 +12,9 @@ Who is told what:
 * `message.created` from the customer: the ticket's assignee;
 * `ticket.escalated`: every supervisor when raised; when handled, whoever raised it and the
   assignee;
-* `refund.status` succeeded or failed (settled), or rejected: the ticket's assignee.
+* `refund.status` succeeded or failed (settled), or rejected: the ticket's assignee;
+* `satisfaction.rated` (the customer rated the ticket, or commented on their rating): the
+  ticket's assignee.
 Nobody is told of their own doing.
 """
 
@@ -155,7 +157,7 @@ def _may_tell(change: TicketChange) -> bool:
         return bool(data.get("to"))
     if change.type == T.REFUND_STATUS:
         return data.get("status") in REFUND_NOTIFIED
-    return change.type == T.TICKET_ESCALATED
+    return change.type in (T.TICKET_ESCALATED, T.SATISFACTION_RATED)
 
 
 def _notify_about(change: TicketChange, actor: User | None) -> None:
@@ -206,6 +208,13 @@ def _who_is_told(change: TicketChange, ticket: Ticket) -> tuple[Iterable[User | 
         kind, words = REFUND_NOTIFIED[data["status"]]
         amount = f"{data.get('amount')} {data.get('currency', '')}".strip()
         return [ticket.assignee], kind, f"The refund of {amount} on {ref} was {words}"
+    if change.type == T.SATISFACTION_RATED:
+        comment = f": “{data['comment']}”" if data.get("comment") else ""
+        return (
+            [ticket.assignee],
+            N.SATISFACTION_RATED,
+            f"{ticket.customer.name} rated {ref} {data.get('rating')}{comment}",
+        )
     return [], "", ""
 
 

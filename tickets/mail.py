@@ -93,6 +93,37 @@ def _body(message) -> str:
     )
 
 
+def survey_email(survey, *, links: dict[str, str]) -> EmailMessage:
+    """The satisfaction survey of a solve (tickets/satisfaction.py): to the customer alone, not
+    threaded under the replies (a Message-ID of its own, no In-Reply-To), marked as sent by
+    the desk so autoresponders leave it alone. The subject keeps the reference: an answer by
+    email lands on the ticket like any other."""
+    ticket = survey.ticket
+    days = (survey.expires_at - survey.created_at).days
+    body = (
+        f"Hello {ticket.customer.name},\n\n"
+        f"we marked your request [{ticket.reference}] “{ticket.subject}” as solved. "
+        "How did we do? One click is enough:\n\n"
+        f"Good: {links['good']}\n\n"
+        f"Bad: {links['bad']}\n\n"
+        f"You can add a comment on the page that opens. The links work once, for {days} days; "
+        "no account or password is needed.\n"
+        "If something is still not right, just reply to this email.\n\n"
+        f"-- \n{sign_off(None)}\n"
+    )
+    return EmailMessage(
+        subject=f"[{ticket.reference}] How did we do?",
+        body=body,
+        from_email=settings.DEFAULT_FROM_EMAIL,
+        to=[ticket.customer.email],
+        headers={
+            "Message-ID": new_message_id(ticket),
+            "X-Desk-Ticket": ticket.reference,
+            "Auto-Submitted": "auto-generated",
+        },
+    )
+
+
 def describe_error(exc: BaseException) -> str:
     """A short, secret-free reason for the desk (no credentials, no stack)."""
     if isinstance(exc, smtplib.SMTPResponseException):

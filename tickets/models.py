@@ -7,6 +7,7 @@ from django.db import models
 from django.db.models import F, Q
 from django.db.models.fields.json import KT
 from django.db.models.functions import Lower
+from django.utils import timezone
 
 
 class Ticket(models.Model):
@@ -276,6 +277,10 @@ class TicketEvent(models.Model):
         # A public reply sent although the claim check found that the records contradict what
         # it says about a refund (DESIGN §13); `data` keeps the claims and the message.
         CLAIMS_CONFIRMED = "claims_confirmed", "Reply sent despite contradicted claims"
+        # DESIGN §19: the satisfaction survey of a solve (`data.survey`), tickets/satisfaction.py.
+        SATISFACTION_SENT = "satisfaction_sent", "Satisfaction survey emailed"
+        SATISFACTION_RATED = "satisfaction_rated", "Customer rated the support"
+        SATISFACTION_COMMENTED = "satisfaction_commented", "Customer commented on the rating"
 
     ticket = models.ForeignKey(Ticket, on_delete=models.CASCADE, related_name="events")
     type = models.CharField(max_length=32, choices=Type.choices)
@@ -425,6 +430,7 @@ class TicketChange(models.Model):
         RUN_STARTED = "run.started", "Assistant run started"
         RUN_COMPLETED = "run.completed", "Assistant run ended"
         DETAILS = "ticket.details", "Priority, tags, CC or SLA changed"
+        SATISFACTION_RATED = "satisfaction.rated", "Customer rated the support"
 
     ticket = models.ForeignKey(Ticket, on_delete=models.CASCADE, related_name="changes")
     seq = models.PositiveBigIntegerField()
@@ -453,6 +459,7 @@ class Notification(models.Model):
         ESCALATION_HANDLED = "escalation_handled", "Escalation handled"
         REFUND_SETTLED = "refund_settled", "Refund settled"
         REFUND_REJECTED = "refund_rejected", "Refund rejected"
+        SATISFACTION_RATED = "satisfaction_rated", "Customer rated the support"
 
     recipient = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="notifications"
@@ -500,3 +507,63 @@ class StaffProfile(models.Model):
 
     def __str__(self) -> str:
         return self.display_name or str(self.user_id)
+
+
+def new_survey_key() -> str:
+    return uuid.uuid4().hex
+
+
+class SatisfactionSurvey(models.Model):
+    """DESIGN §19: the good / bad question one solve of a ticket emails its customer
+    (tickets/satisfaction.py). Rated once: the first answer wins. A later solve of the same
+    ticket voids the survey if it is still unanswered and sends a new one."""
+
+    class Rating(models.TextChoices):
+        GOOD = "good", "Good"
+        BAD = "bad", "Bad"
+
+    ticket = models.ForeignKey(Ticket, on_delete=models.CASCADE, related_name="surveys")
+    # What the links' signed token names: random, so a token says nothing about other surveys.
+    key = models.CharField(max_length=32, unique=True, default=new_survey_key)
+    # Whom the rating is about: the assignee when the ticket was solved.
+    agent = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+    expires_at = models.DateTimeField()
+    send_attempts = models.PositiveIntegerField(default=0)
+    sent_at = models.DateTimeField(null=True, blank=True)
+    # A later solve replaced it, or the ticket was reopened before it could be sent.
+    voided_at = models.DateTimeField(null=True, blank=True)
+    rating = models.CharField(max_length=4, choices=Rating.choices, blank=True)
+    comment = models.TextField(max_length=2000, blank=True)
+    rated_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(rating="", rated_at__isnull=True)
+                | Q(rating__in=["good", "bad"], rated_at__isnull=False),
+                name="satisfaction_rated_with_a_rating",
+            ),
+            # At most one survey a customer can still answer per ticket: a new solve voids the
+            # one before it in the same transaction.
+            models.UniqueConstraint(
+                fields=["ticket"],
+                condition=Q(rated_at__isnull=True, voided_at__isnull=True),
+                name="satisfaction_one_open_survey_per_ticket",
+            ),
+        ]
+        indexes = [
+            # The sweep's work queue: surveys whose first send never happened.
+            models.Index(
+                fields=["created_at"],
+                condition=Q(sent_at__isnull=True, voided_at__isnull=True, send_attempts=0),
+                name="satisfaction_unsent_idx",
+            ),
+            models.Index(fields=["agent", "rated_at"], name="satisfaction_rated_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.ticket_id} survey {self.pk}: {self.rating or 'unrated'}"

@@ -21,7 +21,7 @@ from config.refund_statuses import RefundStatus
 from config.roles import Role, is_supervisor, support_role
 from orders.addresses import BadAddress, at_a_host_not_a_domain, email_key, host_refusal
 from orders.models import Customer, Order
-from tickets import attachment_files, attachments, changes, mail, sla
+from tickets import attachment_files, attachments, changes, mail, satisfaction, sla
 from tickets.attachments import Upload
 from tickets.models import Tag, Ticket, TicketChange, TicketCounter, TicketEvent, TicketMessage
 
@@ -387,6 +387,9 @@ def ticket_set_status(
         },
         actor=actor,
     )
+    if to_status == S.SOLVED:
+        # DESIGN §19: this solve's survey, emailed after commit (one per solve: the swap above).
+        satisfaction.survey_issue(ticket=ticket, agent_id=clock.assignee_id)
     return ticket
 
 

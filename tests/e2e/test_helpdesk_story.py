@@ -8,6 +8,7 @@ partner, who receives the reply too; the agent tags the ticket and makes it urge
 first response shows as breached until the reply goes out) and starts the reply from a macro.
 The email carries a photo of the broken mug; the reply carries a return label, and the partner
 receives it too.
+DESIGN §19: the solve emails the customer a satisfaction survey; she rates it from its link.
 At each step the page is photographed at laptop and
 phone width and must not scroll sideways.
 
@@ -387,6 +388,34 @@ def test_a_customers_email_becomes_a_refund_a_threaded_reply_and_a_reopened_tick
     wait_for_the_refunded_proposal(page)
     camera.shoot(page, "ticket-solved")
 
+    # 7b. DESIGN §19: the solve emails Li Wei one satisfaction survey (to her alone), and she
+    # rates it from the link in a browser of her own, with no login.
+    wait_for(
+        lambda: len(mail_server.received) == 2,
+        timeout=DELIVERY_TIMEOUT_S,
+        what="the satisfaction survey emailed",
+        worker=worker,
+    )
+    survey = mail_server.received[1]
+    assert survey.rcpt_to == [CUSTOMER]
+    assert survey.header("Subject") == "[TCK-1005] How did we do?"
+    good_link = re.search(r"^Good: (\S+)$", survey.text, re.M)
+    assert good_link is not None, survey.text
+    customer_context = browser.new_context(base_url=live_server.url, viewport=PHONE)
+    customer = customer_context.new_page()
+    customer.goto(urlsplit(good_link.group(1)).path)
+    expect(customer.locator("#rating-good")).to_be_checked()
+    customer.fill("#survey-comment", "Quick and kind, thank you.")
+    customer.locator("#survey-send").click()
+    expect(customer.locator("#survey-title")).to_have_text("Thank you!")
+    camera.shoot(customer, "customer-rated")
+    customer_context.close()
+    page.reload()
+    expect(page.locator("#satisfaction-rating")).to_have_text("Rated good")
+    expect(page.locator("#satisfaction-comment")).to_contain_text("Quick and kind, thank you.")
+    wait_for_the_refunded_proposal(page)
+    camera.shoot(page, "ticket-rated")
+
     # 8. Li Wei answers the reply: the same ticket, open again, and the history says why.
     answered = email_from_the_customer(
         live_server,
@@ -411,4 +440,4 @@ def test_a_customers_email_becomes_a_refund_a_threaded_reply_and_a_reopened_tick
     camera.shoot(page, "customer")
 
     assert Ticket.objects.get(pk=ticket.pk).status == "open"
-    assert len(mail_server.received) == 1  # solving and reopening email nobody
+    assert len(mail_server.received) == 2  # the reply and the survey: reopening emails nobody
