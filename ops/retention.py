@@ -9,6 +9,8 @@ happened stays. Blanked or deleted:
     notes (posted as a message) in `ticket.escalated` changes, `escalated` /
     `escalation_cleared` ticket events and the notifications' `data` and text ("TCK-1 was
     escalated"); each payload gets `"purged": true`, its other keys stay;
+  * customers' satisfaction comments (the rating, its time and the agent stay), and their
+    copies in `satisfaction.rated` changes, `satisfaction_rated` events and notifications;
   * the reply's words a `claims_confirmed` ticket event and a run's `answer_check` quote
     (each claim's `text` blanked: its order, kind and the real status stay);
   * attachment files: the bytes are deleted from storage and the name becomes "purged"; the
@@ -53,7 +55,14 @@ from agent.models import AgentMessage, AgentRun, RunEvent, ToolCallLog
 from refunds.models import RefundConfirmation
 from tickets import attachment_files
 from tickets.changes import escalation_raised_text
-from tickets.models import Attachment, Notification, TicketChange, TicketEvent, TicketMessage
+from tickets.models import (
+    Attachment,
+    Notification,
+    SatisfactionSurvey,
+    TicketChange,
+    TicketEvent,
+    TicketMessage,
+)
 
 BATCH_SIZE = 1000
 PURGED = {"purged": True}
@@ -64,18 +73,24 @@ LOGGED_MESSAGE = "message "
 # Runs still going may need their transcript; only a run that ended loses it.
 ENDED_RUNS = (AgentRun.Status.COMPLETED, AgentRun.Status.FAILED, AgentRun.Status.CANCELLED)
 # The payload keys that copy what someone wrote: a message's body, an escalation's note.
-WORDS = ("body", "note")
+WORDS = ("body", "note", "comment")
 # The rows whose payload may hold WORDS, or quote a reply's claims.
-CHANGES_WITH_WORDS = (TicketChange.Type.MESSAGE_CREATED, TicketChange.Type.TICKET_ESCALATED)
+CHANGES_WITH_WORDS = (
+    TicketChange.Type.MESSAGE_CREATED,
+    TicketChange.Type.TICKET_ESCALATED,
+    TicketChange.Type.SATISFACTION_RATED,
+)
 NOTIFICATIONS_WITH_WORDS = (
     Notification.Kind.CUSTOMER_REPLIED,
     Notification.Kind.ESCALATED,
     Notification.Kind.ESCALATION_HANDLED,
+    Notification.Kind.SATISFACTION_RATED,
 )
 EVENTS_WITH_WORDS = (
     TicketEvent.Type.ESCALATED,
     TicketEvent.Type.ESCALATION_CLEARED,
     TicketEvent.Type.CLAIMS_CONFIRMED,
+    TicketEvent.Type.SATISFACTION_RATED,
 )
 
 
@@ -168,12 +183,19 @@ def _blank_payloads(rows: QuerySet) -> None:
     rows.model.objects.bulk_update(batch, ["data"])
 
 
+def _blank_comments(rows: QuerySet) -> None:
+    rows.update(comment="")
+
+
 def _blank_notifications(rows: QuerySet) -> None:
     batch = list(rows.select_related("ticket"))
     for notification in batch:
         notification.data = _without_words(notification.data)
         if notification.kind == Notification.Kind.ESCALATED:
             notification.text = escalation_raised_text(notification.ticket.reference, note="")
+        if notification.kind == Notification.Kind.SATISFACTION_RATED:
+            # "… rated TCK-1 bad: “comment”": the rating stays, the comment goes.
+            notification.text = notification.text.split(": “", 1)[0]
     Notification.objects.bulk_update(batch, ["data", "text"])
 
 
@@ -238,6 +260,11 @@ KINDS: tuple[Kind | FileKind, ...] = (
             _older(TicketEvent, cutoff).filter(type__in=EVENTS_WITH_WORDS)
         ),
         _blank_payloads,
+    ),
+    Kind(
+        "satisfaction comments",
+        lambda cutoff: _older(SatisfactionSurvey, cutoff).exclude(comment=""),
+        _blank_comments,
     ),
     Kind(
         "attachment files",

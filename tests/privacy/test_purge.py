@@ -25,7 +25,15 @@ from tests.factories import (
     TicketMessageFactory,
 )
 from tickets import services
-from tickets.models import Notification, Ticket, TicketChange, TicketEvent, TicketMessage
+from tickets.models import (
+    Notification,
+    SatisfactionSurvey,
+    Ticket,
+    TicketChange,
+    TicketEvent,
+    TicketMessage,
+)
+from tickets.satisfaction import survey_rate
 
 pytestmark = pytest.mark.django_db
 
@@ -200,7 +208,17 @@ CUSTOMER_WORDS = "Quokka marmalade zeppelin: ring me on +86 138 0013 8000"
 ESCALATION_NOTE = "Wombat suspects the courier"
 HANDLED_NOTE = "Narwhal courier confirmed"
 CLAIM = "The periwinkle teapot was refunded"
-SECRET_WORDS = ("quokka", "marmalade", "zeppelin", "0013 8000", "wombat", "narwhal", "periwinkle")
+SURVEY_COMMENT = "Axolotl-speed answers, thank you"
+SECRET_WORDS = (
+    "quokka",
+    "marmalade",
+    "zeppelin",
+    "0013 8000",
+    "wombat",
+    "narwhal",
+    "periwinkle",
+    "axolotl",
+)
 
 
 def api_as(user) -> APIClient:
@@ -248,6 +266,11 @@ def an_old_ticket_where_everyone_wrote(*, agent, intern, supervisor):
             "false_claims": [{**claim, "actual": "none"}],
         },
     )
+    # and the customer rated the ticket with a comment
+    survey = SatisfactionSurvey.objects.create(
+        ticket=ticket, agent=agent, expires_at=timezone.now() + timedelta(days=1)
+    )
+    survey_rate(survey=survey, rating="good", comment=SURVEY_COMMENT)
     # and an administrator changed the customer's message in admin, which logged it by name
     LogEntry.objects.log_actions(
         user_id=supervisor.pk,
@@ -257,6 +280,7 @@ def an_old_ticket_where_everyone_wrote(*, agent, intern, supervisor):
     )
     for model in (TicketMessage, TicketChange, TicketEvent, Notification, AgentRun):
         backdate(model.objects.filter(ticket=ticket), 400)
+    backdate(SatisfactionSurvey.objects.filter(ticket=ticket), 400)
     LogEntry.objects.update(action_time=timezone.now() - timedelta(days=400))
     return ticket
 
@@ -319,13 +343,14 @@ def test_a_dry_run_counts_the_copies_and_changes_none(agent_user, intern, superv
     call_command("purge_data", "--dry-run", stdout=out)
 
     text = out.getvalue()
-    # message.created of the customer's mail, the escalation's note and the reply, and the
-    # escalation raised and handled
-    assert "words in ticket changes: 5 would be purged" in text
-    # the agent told of the customer's mail and of the handled escalation, the supervisor of
-    # the escalation, the intern of its handling
-    assert "words in notifications: 4 would be purged" in text
-    assert "words in ticket events: 3 would be purged" in text
+    # message.created of the customer's mail, the escalation's note and the reply, the
+    # escalation raised and handled, and the customer's rating
+    assert "words in ticket changes: 6 would be purged" in text
+    # the agent told of the customer's mail, of the handled escalation and of the rating, the
+    # supervisor of the escalation, the intern of its handling
+    assert "words in notifications: 5 would be purged" in text
+    assert "words in ticket events: 4 would be purged" in text
+    assert "satisfaction comments: 1 would be purged" in text
     assert "claims quoted in run answer checks: 1 would be purged" in text
     assert "admin log entries naming messages: 1 would be purged" in text
     dumped = serializers.serialize("json", TicketChange.objects.filter(ticket=old))
