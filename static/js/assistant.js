@@ -245,27 +245,17 @@
 
   // Withdrawing asks first, as the Refunds panel does: why (optional), then a second press.
   function withdrawForm() {
-    const form = document.createElement("form");
-    form.id = "assistant-withdraw-form";
-    form.className = "withdraw-form";
-    form.hidden = true;
-    const label = document.createElement("label");
-    label.htmlFor = "assistant-withdraw-note";
-    label.className = "muted";
-    label.textContent = "Why (optional)";
-    const note = document.createElement("input");
-    note.type = "text";
-    note.id = "assistant-withdraw-note";
-    note.maxLength = 2000;
-    const confirm = document.createElement("button");
-    confirm.type = "submit";
-    confirm.className = "warn";
-    confirm.id = "assistant-withdraw-confirm";
-    confirm.textContent = "Withdraw the proposal";
-    const keep = document.createElement("button");
-    keep.type = "button";
-    keep.id = "assistant-withdraw-keep";
-    keep.textContent = "Keep it";
+    const make = function (tag, properties) {
+      return Object.assign(document.createElement(tag), properties);
+    };
+    const form = make("form", {id: "assistant-withdraw-form", className: "withdraw-form", hidden: true});
+    const label = make("label", {htmlFor: "assistant-withdraw-note", className: "muted",
+      textContent: "Why (optional)"});
+    const note = make("input", {type: "text", id: "assistant-withdraw-note", maxLength: 2000});
+    const confirm = make("button", {type: "submit", className: "warn",
+      id: "assistant-withdraw-confirm", textContent: "Withdraw the proposal"});
+    const keep = make("button", {type: "button", id: "assistant-withdraw-keep",
+      textContent: "Keep it"});
     keep.addEventListener("click", function () { closeWithdrawForm(true); });
     form.addEventListener("submit", function (event) {
       event.preventDefault();

@@ -56,11 +56,8 @@ def _visible_text(page: str) -> str:
     return re.sub(r"<[^>]+>", " ", page)  # attributes (datetime="", title="") go with the tags
 
 
-@pytest.mark.django_db
-def test_the_pages_show_times_in_the_one_format(client, demo):
-    ticket = Ticket.objects.get(reference="TCK-1001")
-    TicketMessage.objects.filter(ticket=ticket).update(created_at=MOMENT)
-    refund = refund_propose(
+def _proposal(ticket: Ticket):
+    return refund_propose(
         ticket=ticket,
         order=Order.objects.get(order_id="202610110087"),
         amount=Decimal("129.00"),
@@ -69,6 +66,13 @@ def test_the_pages_show_times_in_the_one_format(client, demo):
         requested_by=get_user_model().objects.get(username="agent"),
         role="agent",
     ).refund
+
+
+@pytest.mark.django_db
+def test_the_pages_show_times_in_the_one_format(client, demo):
+    ticket = Ticket.objects.get(reference="TCK-1001")
+    TicketMessage.objects.filter(ticket=ticket).update(created_at=MOMENT)
+    refund = _proposal(ticket)
     client.force_login(get_user_model().objects.get(username="supervisor"))
     reviewer = get_user_model().objects.get(username="reviewer")
 
@@ -94,15 +98,7 @@ DJANGO_SHAPES = re.compile(r"\b[A-Z][a-z]{2,3}\.\s\d{1,2},|\b(?:a|p)\.m\.|\bnoon
 @pytest.mark.django_db
 def test_the_admin_shows_times_in_the_one_format(client, demo):
     ticket = Ticket.objects.get(reference="TCK-1001")
-    refund = refund_propose(
-        ticket=ticket,
-        order=Order.objects.get(order_id="202610110087"),
-        amount=Decimal("129.00"),
-        reason="damaged",
-        explanation="Arrived in pieces.",
-        requested_by=get_user_model().objects.get(username="agent"),
-        role="agent",
-    ).refund
+    refund = _proposal(ticket)
     type(refund).objects.filter(pk=refund.pk).update(created_at=MOMENT, updated_at=MOMENT)
     TicketMessage.objects.filter(ticket=ticket).update(created_at=MOMENT)
     client.force_login(get_user_model().objects.get(username="admin"))
