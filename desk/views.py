@@ -17,6 +17,7 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef
 from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
@@ -369,7 +370,20 @@ def ticket_detail(request, reference: str):
     changes.ticket_mark_seen(ticket=ticket, user=request.user)
     if request.GET.get("macro", "").isdigit():
         return _render_with_macro(request, ticket, int(request.GET["macro"]))
-    return _render_ticket(request, ticket)
+    # A reply written from a macro was sent: its actions stay offered until applied or
+    # dismissed, and the reply box is empty again.
+    return _render_ticket(request, ticket, applied_macro=_macro_with_actions(request, "GET"))
+
+
+def _macro_with_actions(request, method: str) -> Macro | None:
+    """The user's macro named by `macro` (the reply form) or `pending_macro` (the page after
+    sending), when it has actions to offer."""
+    data = request.POST if method == "POST" else request.GET
+    raw = data.get("macro" if method == "POST" else "pending_macro", "")
+    if not raw.isdigit():
+        return None
+    macro = macros.macros_for(request.user).filter(pk=int(raw)).first()
+    return macro if macro is not None and macro.actions else None
 
 
 def _render_with_macro(request, ticket: Ticket, macro_id: int):
@@ -396,10 +410,12 @@ def _act(
     *,
     form: str = "actions",
     draft: dict | None = None,
+    applied_macro: Macro | None = None,
 ):
     """Run one service call for a form on the ticket page: back to the ticket with a notice,
     or the page again with the refusal and what was typed. A refusal of a form with text
-    (`form` "reply", "escalate", "deescalate") is shown next to it; the others on top."""
+    (`form` "reply", "escalate", "deescalate") is shown next to it; the others on top.
+    `applied_macro`: the macro the text came from, whose actions stay offered either way."""
     _require_staff(request.user)
     ticket = _ticket(reference)
     try:
@@ -423,8 +439,12 @@ def _act(
             error_for=form,
             error=error,
             status=exc.status_code,
+            applied_macro=applied_macro,
         )
     messages.success(request, success)
+    if applied_macro is not None:
+        url = reverse("tickets:detail", kwargs={"reference": reference})
+        return redirect(f"{url}?{urlencode({'pending_macro': applied_macro.pk})}#reply")
     return redirect("tickets:detail", reference=reference)
 
 
@@ -460,6 +480,7 @@ def ticket_write(request, reference: str):
         "Reply queued for sending to the customer." if public else "Internal note added.",
         form="reply",
         draft={"body": body, "visibility": visibility},
+        applied_macro=_macro_with_actions(request, "POST"),
     )
 
 

@@ -156,6 +156,34 @@ def test_the_page_fills_the_reply_box_and_confirming_applies_the_actions(db, cli
     assert not TicketMessage.objects.filter(ticket=ticket).exists()
 
 
+def test_after_sending_the_macros_actions_stay_offered_and_the_reply_box_is_empty(
+    db, client, agent_user
+):
+    ticket = TicketFactory(customer__name="Li Wei")
+    macro = Macro.objects.create(
+        name="Ask for a photo",
+        body="Hi {{customer.first_name}}, could you send a photo?",
+        actions={"status": "pending", "add_tags": ["photo"]},
+    )
+    client.force_login(agent_user)
+    client.get(f"/tickets/{ticket.reference}/?macro={macro.pk}")
+
+    sent = client.post(
+        f"/tickets/{ticket.reference}/messages/",
+        {"body": "Hi Li, could you send a photo?", "visibility": "internal", "macro": macro.pk},
+        follow=True,
+    )
+
+    page = sent.content.decode()
+    assert 'id="macro-actions-form"' in page
+    assert 'id="macro-actions-dismiss"' in page
+    assert "could you send a photo?</textarea>" not in page  # the sent text is not back
+    assert TicketMessage.objects.filter(ticket=ticket).count() == 1
+    # and the plain page (Dismiss) offers them no more
+    plain = client.get(f"/tickets/{ticket.reference}/").content.decode()
+    assert 'id="macro-actions-form"' not in plain
+
+
 def test_the_page_says_why_a_macro_cannot_be_used(db, client, agent_user):
     ticket = TicketFactory()
     macro = Macro.objects.create(name="Refund done", body="{{refund.amount}} refunded.")
