@@ -81,7 +81,7 @@ def test_a_macro_fills_the_reply_box_and_its_actions_wait_for_confirmation(
     page.select_option("#macro-select", label="Ask for a photo")
     page.click("#macro-use")
     expect(page.locator("#reply-body")).to_have_value(
-        "Hi Li, could you send a photo of 202610110087? agent"
+        "Hi Li, could you send a photo of 202610110087? Alex Morgan"
     )
     expect(page.locator("#macro-actions-form")).to_contain_text("status pending")
     assert Ticket.objects.get(reference="TCK-1001").status == "open"
