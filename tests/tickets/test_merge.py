@@ -380,3 +380,16 @@ def test_merging_a_into_b_and_b_into_a_at_once_lets_exactly_one_win(postgres, ag
     assert (kept.status, kept.merged_into) == ("open", None)
     assert sorted(kept.messages.values_list("body", flat=True)) == ["from a", "from b"]
     assert TicketEvent.objects.filter(type__startswith="merged_").count() == 2
+
+
+def test_the_assistant_is_not_started_on_a_merged_ticket(pair, agent_user):
+    source, target = pair
+    merge(agent_user, source, target.reference)
+
+    response = api_as(agent_user).post(
+        f"/api/tickets/{source.reference}/runs/", {"message": "Refund it"}, format="json"
+    )
+
+    assert response.status_code == 409
+    assert response.json()["code"] == "ticket_merged"
+    assert not source.runs.exists()
