@@ -42,6 +42,7 @@ class TicketMergeApi(APIView):
                 403,
                 404,
                 409,
+                e404="No such ticket, or no ticket of the reference given in `into`.",
                 e409="merge_customers_differ: the tickets belong to different customers; "
                 "merge_invalid: a ticket into itself, from or into a merged ticket, into a "
                 "closed one, or while the assistant works on this one. Nothing moved.",

@@ -13,6 +13,8 @@ before the merge is still the approval of the same parameters. Refused when both
 open intent on the same order: one ticket may hold one open intent per order (invariant 6).
 """
 
+from http import HTTPStatus
+
 from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
@@ -164,14 +166,18 @@ def _close_as_merged(source: Ticket, target: Ticket, now, actor: User) -> None:
         )
 
 
+class MergeTargetNotFound(ApplicationError):
+    status_code = HTTPStatus.NOT_FOUND
+    code = "not_found"
+
+
 def merge_target(reference: str) -> Ticket:
     """The ticket a merge names by reference, as typed ("tck-12 " is TCK-12)."""
     reference = reference.strip().upper()
-    target = Ticket.objects.filter(reference=reference).first()
+    target = Ticket.objects.filter(reference=reference).first() if reference else None
     if target is None:
-        raise ApplicationError(
+        raise MergeTargetNotFound(
             f"There is no ticket {reference or '(empty)'} to merge into.",
-            code="invalid",
             extra={"fields": {"into": [f"No ticket {reference}." if reference else "Required."]}},
         )
     return target

@@ -234,12 +234,12 @@ def test_it_refuses_while_the_assistant_works_on_the_source(pair, agent_user):
     assert Ticket.objects.get(pk=source.pk).merged_into is None
 
 
-def test_an_unknown_target_is_a_bad_request(pair, agent_user):
+def test_an_unknown_target_is_not_found(pair, agent_user):
     source, _ = pair
 
     response = merge(agent_user, source, "TCK-999999")
 
-    assert response.status_code == 400
+    assert (response.status_code, response.json()["code"]) == (404, "not_found")
     assert response.json()["extra"]["fields"] == {"into": ["No ticket TCK-999999."]}
 
 
