@@ -393,3 +393,14 @@ def test_the_assistant_is_not_started_on_a_merged_ticket(pair, agent_user):
     assert response.status_code == 409
     assert response.json()["code"] == "ticket_merged"
     assert not source.runs.exists()
+
+
+def test_the_ticket_list_marks_a_merged_ticket_with_its_target(client, pair, agent_user):
+    source, target = pair
+    merge(agent_user, source, target.reference)
+    client.force_login(agent_user)
+
+    page = client.get("/tickets/").content.decode()
+
+    assert f'data-merged-into="{target.reference}"' in page
+    assert page.count("data-merged-into=") == 1
