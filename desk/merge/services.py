@@ -22,6 +22,7 @@ from django.utils import timezone
 from agent.transitions import ACTIVE_STATUSES
 from config.errors import ApplicationError, Conflict, Forbidden
 from config.roles import Role, support_role
+from orders.models import Order
 from refunds.models import RefundRequest
 from tickets import changes, sla
 from tickets.models import Ticket, TicketChange, TicketEvent, TicketMessage
@@ -41,6 +42,21 @@ class MergeCustomersDiffer(Conflict):
 def check_may_merge(actor: User) -> None:
     if support_role(actor) not in (Role.AGENT, Role.SUPERVISOR):
         raise Forbidden("Only agents and supervisors merge tickets.")
+
+
+def _lock_refunds_of(source: Ticket) -> None:
+    """The orders of the source's refund requests, then the requests, locked before the
+    tickets: a refund decision locks its order, its request and then (telling the ticket) the
+    ticket's row, so taking them in the same order means a merge and an approval queue behind
+    each other instead of deadlocking."""
+    refunds = RefundRequest.objects.filter(ticket=source)
+    list(
+        Order.objects.select_for_update()
+        .filter(pk__in=refunds.values("order"))
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
+    list(refunds.select_for_update().order_by("pk").values_list("pk", flat=True))
 
 
 def _locked_pair(source: Ticket, target: Ticket) -> tuple[Ticket, Ticket]:
@@ -107,6 +123,7 @@ def ticket_merge(*, source: Ticket, target: Ticket, actor: User) -> Ticket:
     check_may_merge(actor)
     if source.pk == target.pk:
         raise MergeInvalid(f"{source.reference} cannot be merged into itself.")
+    _lock_refunds_of(source)
     source, target = _locked_pair(source, target)
     _check_mergeable(source, target)
     now = timezone.now()

@@ -404,3 +404,34 @@ def test_the_ticket_list_marks_a_merged_ticket_with_its_target(client, pair, age
 
     assert f'data-merged-into="{target.reference}"' in page
     assert page.count("data-merged-into=") == 1
+
+
+@pytest.mark.services
+@pytest.mark.django_db(transaction=True)
+def test_a_merge_and_a_refund_decision_at_once_both_end_cleanly(postgres, agent_user, reviewer):
+    from refunds.services import refund_approve
+
+    outcomes, moved = [], []
+    for _ in range(6):
+        customer = CustomerFactory()
+        order = OrderFactory(customer=customer)
+        target = TicketFactory(customer=customer, order=order)
+        source = TicketFactory(customer=customer, order=order)
+        refund = RefundProposalFactory(ticket=source, requested_by=agent_user)
+        confirmation = refund.confirmations.get()
+
+        def work(index, source=source, target=target, refund=refund, confirmation=confirmation):
+            if index == 0:
+                return merge(agent_user, source, target.reference).status_code
+            return refund_approve(
+                refund=refund,
+                reviewer=reviewer,
+                version=confirmation.version,
+                fingerprint=confirmation.fingerprint,
+            ).status
+
+        outcomes.append(run_in_threads(2, work))
+        moved.append(RefundRequest.objects.get(pk=refund.pk).ticket_id == target.pk)
+
+    assert outcomes == [[200, "approved"]] * 6
+    assert moved == [True] * 6
