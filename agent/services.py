@@ -207,6 +207,7 @@ def run_start(*, ticket: Ticket, user: User, message: str) -> AgentRun:
     # Counted and created in one transaction under a lock on the user: concurrent starts by
     # one user, from any web process, count each other and never overshoot the limits.
     run_check_fair_use(user=user)
+    _refuse_a_merged_ticket(ticket)
     run = AgentRun.objects.create(
         ticket=ticket,
         customer_id=ticket.customer_id,
@@ -239,6 +240,25 @@ def run_start(*, ticket: Ticket, user: User, message: str) -> AgentRun:
     # resume_stalled_runs enqueues runs nobody picked up.
     enqueue_on_commit("agent.tasks.advance_run", str(run.pk), expected_version=run.version)
     return run
+
+
+def _refuse_a_merged_ticket(ticket: Ticket) -> None:
+    """A merged ticket's conversation and refunds are on the ticket it was merged into: the
+    assistant works there. The row stays locked until the run is created, so a merge either
+    sees this run (and waits for it to finish) or comes first and is seen here."""
+    merged_into_id = (
+        Ticket.objects.select_for_update()
+        .filter(pk=ticket.pk)
+        .values_list("merged_into", flat=True)
+        .first()
+    )
+    if merged_into_id is not None:
+        merged_into = Ticket.objects.values_list("reference", flat=True).get(pk=merged_into_id)
+        raise Conflict(
+            f"{ticket.reference} was merged into {merged_into}: ask the assistant there.",
+            code="ticket_merged",
+            extra={"merged_into": merged_into},
+        )
 
 
 def run_check_fair_use(*, user: User) -> None:

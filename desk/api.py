@@ -220,7 +220,9 @@ class TicketListApi(generics.ListAPIView):
 
 def _ticket(reference: str) -> Ticket:
     return get_object_or_404(
-        _tickets_with_conversation(Ticket.objects.select_related("customer", "assignee", "order")),
+        _tickets_with_conversation(
+            Ticket.objects.select_related("customer", "assignee", "order", "merged_into")
+        ),
         reference=reference,
     )
 

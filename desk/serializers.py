@@ -91,6 +91,12 @@ class TicketSummarySerializer(serializers.ModelSerializer):
     tags: serializers.SlugRelatedField = serializers.SlugRelatedField(
         slug_field="name", many=True, read_only=True
     )
+    merged_into: serializers.SlugRelatedField = serializers.SlugRelatedField(
+        slug_field="reference",
+        read_only=True,
+        allow_null=True,
+        help_text="The reference of the ticket this one was merged into; null if not merged",
+    )
 
     class Meta:
         model = Ticket
@@ -108,6 +114,7 @@ class TicketSummarySerializer(serializers.ModelSerializer):
             "resolution_due_at",
             "first_responded_at",
             "sla",
+            "merged_into",
             "created_at",
             "updated_at",
         ]
@@ -153,6 +160,7 @@ class TicketSerializer(TicketSummarySerializer):
             "resolution_due_at",
             "first_responded_at",
             "sla",
+            "merged_into",
             "created_at",
             "updated_at",
             "messages",

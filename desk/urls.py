@@ -12,6 +12,8 @@ from config.api_errors import JsonErrorsMixin, api_not_found
 from desk import api, satisfaction, views
 from desk.live import api as live
 from desk.macro_pages import views as macro_views
+from desk.merge import api as merge_api
+from desk.merge import views as merge_views
 from desk.people import api as people_api
 from desk.people import views as people_views
 from ops.throttling import AnonThrottle, SignInTokenSerializer
@@ -48,6 +50,7 @@ ticket_urlpatterns = [
         name="withdraw-refund",
     ),
     path("<str:reference>/deescalate/", views.ticket_deescalate, name="deescalate"),
+    path("<str:reference>/merge/", merge_views.ticket_merge_page, name="merge"),
 ]
 
 customer_urlpatterns = [
@@ -102,6 +105,11 @@ ticket_api_urlpatterns = [
         "tickets/<str:reference>/deescalate/",
         api.TicketDeescalateApi.as_view(),
         name="api-ticket-deescalate",
+    ),
+    path(
+        "tickets/<str:reference>/merge/",
+        merge_api.TicketMergeApi.as_view(),
+        name="api-ticket-merge",
     ),
     path("customers/<int:customer_id>/", api.CustomerDetailApi.as_view(), name="api-customer"),
     path("inbound/email/", api.InboundEmailApi.as_view(), name="api-inbound-email"),

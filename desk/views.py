@@ -253,6 +253,8 @@ def _history(ticket: Ticket) -> list[HistoryRow]:
             detail = data.get("error", "")
         elif event.type == TicketEvent.Type.CREATED:
             detail = "from the customer's email" if data.get("via") == "email" else "by the desk"
+        elif event.type in (TicketEvent.Type.MERGED_INTO, TicketEvent.Type.MERGED_FROM):
+            detail = data.get("reference", "")
         elif event.type == TicketEvent.Type.CLAIMS_CONFIRMED:
             detail = "; ".join(f"“{claim.get('text', '')}”" for claim in data.get("claims", []))
         elif event.type in SATISFACTION_EVENTS:
@@ -302,7 +304,7 @@ def _render_ticket(
     applied_macro: Macro | None = None,
 ):
     """The ticket page. After a refused form, `draft` holds what was typed, `error_for` names
-    the form ("reply", "escalate", "deescalate", "actions") and `error` says why."""
+    the form ("reply", "escalate", "deescalate", "merge", "actions") and `error` says why."""
     role = support_role(request.user)
     public_reply_refusal = _public_reply_refusal(role, ticket)
     draft = dict(draft or {})
@@ -331,6 +333,7 @@ def _render_ticket(
             "can_escalate": role in (Role.INTERN, Role.AGENT)
             and ticket.status != Ticket.Status.CLOSED,
             "can_clear_escalation": is_supervisor(request.user) and ticket.escalated,
+            "can_merge": role in AGENT_ROLES and ticket.merged_into_id is None,
             "next_statuses": _status_actions(ticket),
             "priorities": Ticket.Priority.choices,
             "sla_state": sla.sla_state(ticket),

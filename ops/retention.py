@@ -91,6 +91,7 @@ EVENTS_WITH_WORDS = (
     TicketEvent.Type.ESCALATION_CLEARED,
     TicketEvent.Type.CLAIMS_CONFIRMED,
     TicketEvent.Type.SATISFACTION_RATED,
+    TicketEvent.Type.SATISFACTION_COMMENTED,
 )
 
 

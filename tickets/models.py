@@ -64,6 +64,11 @@ class Ticket(models.Model):
     # --- tags and the addresses copied on public replies ---
     tags = models.ManyToManyField("Tag", blank=True, related_name="tickets")  # type: ignore[var-annotated]
     cc = models.JSONField(default=list, blank=True)
+    # DESIGN §19: the ticket this duplicate was merged into (tickets/merge.py). Set once, with
+    # the status closed; the source's messages, tags, CC and refunds are on that ticket now.
+    merged_into = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="merged_from"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -72,6 +77,12 @@ class Ticket(models.Model):
         constraints = [
             models.CheckConstraint(
                 condition=Q(reference__regex=r"^TCK-[0-9]+$"), name="ticket_reference_format"
+            ),
+            # A merged ticket is closed, and never merged into itself.
+            models.CheckConstraint(
+                condition=Q(merged_into__isnull=True)
+                | (Q(status="closed") & ~Q(merged_into=F("pk"))),
+                name="ticket_merged_is_closed_elsewhere",
             ),
         ]
         indexes = [
@@ -281,6 +292,9 @@ class TicketEvent(models.Model):
         SATISFACTION_SENT = "satisfaction_sent", "Satisfaction survey emailed"
         SATISFACTION_RATED = "satisfaction_rated", "Customer rated the support"
         SATISFACTION_COMMENTED = "satisfaction_commented", "Customer commented on the rating"
+        # DESIGN §19: one on each side of a merge, naming the other ticket's reference.
+        MERGED_INTO = "merged_into", "Merged into another ticket"
+        MERGED_FROM = "merged_from", "Another ticket merged into this one"
 
     ticket = models.ForeignKey(Ticket, on_delete=models.CASCADE, related_name="events")
     type = models.CharField(max_length=32, choices=Type.choices)
@@ -431,6 +445,7 @@ class TicketChange(models.Model):
         RUN_COMPLETED = "run.completed", "Assistant run ended"
         DETAILS = "ticket.details", "Priority, tags, CC or SLA changed"
         SATISFACTION_RATED = "satisfaction.rated", "Customer rated the support"
+        TICKET_MERGED = "ticket.merged", "Tickets merged"
 
     ticket = models.ForeignKey(Ticket, on_delete=models.CASCADE, related_name="changes")
     seq = models.PositiveBigIntegerField()

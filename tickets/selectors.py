@@ -55,7 +55,7 @@ def ticket_list(
     "none" means unassigned. `query` matches the reference, subject, customer, order id, or
     words in any message (full-text search on PostgreSQL). `sla_state` is "breached" or
     "due_soon" (tickets/sla.py); `tag` a tag's name in any case."""
-    tickets = Ticket.objects.select_related("customer", "assignee", "order")
+    tickets = Ticket.objects.select_related("customer", "assignee", "order", "merged_into")
     if view == "mine":
         tickets = tickets.filter(assignee=user)
     elif view == "unassigned":
@@ -118,7 +118,7 @@ def _messages_matching(query: str) -> QuerySet[TicketMessage]:
 
 def ticket_detail(*, reference: str) -> Ticket:
     return (
-        Ticket.objects.select_related("customer", "assignee", "order")
+        Ticket.objects.select_related("customer", "assignee", "order", "merged_into")
         .prefetch_related(
             "messages__author", "messages__attachments", "order__lines", "events__actor", "tags"
         )

@@ -865,16 +865,28 @@ def _receive(sender: str, name: str, subject: str, body: str, message_id: str) -
 
 
 def _customers_open_ticket_in(subject: str, customer: Customer) -> Ticket | None:
-    """The first ticket the subject names that is this customer's and not closed. A sender
-    naming someone else's ticket gets a ticket of their own: nothing lands on, or reveals,
-    another's. Locked, so a status change and this email do not cross."""
+    """The first ticket the subject names that is this customer's and not closed; a ticket
+    merged into another stands for the one it was merged into (DESIGN §19). A sender naming
+    someone else's ticket gets a ticket of their own: nothing lands on, or reveals, another's.
+    Locked, so a status change and this email do not cross."""
     for reference in TICKET_REFERENCE_IN_SUBJECT.findall(subject):
-        ticket = (
-            Ticket.objects.select_for_update()
-            .filter(reference=reference, customer=customer)
-            .exclude(status=S.CLOSED)
-            .first()
-        )
-        if ticket is not None:
+        ticket = _merged_target(reference, customer)
+        if ticket is not None and ticket.status != S.CLOSED:
             return ticket
+    return None
+
+
+# Merges chain (A into B, later B into C); a longer chain than this is not followed.
+MERGE_CHAIN_LIMIT = 20
+
+
+def _merged_target(reference: str, customer: Customer) -> Ticket | None:
+    """The customer's ticket of that reference, or the ticket it was (in the end) merged
+    into, locked. Merges only join one customer's tickets, so the chain stays theirs."""
+    tickets = Ticket.objects.select_for_update().filter(customer=customer)
+    ticket = tickets.filter(reference=reference).first()
+    for _ in range(MERGE_CHAIN_LIMIT):
+        if ticket is None or ticket.merged_into_id is None:
+            return ticket
+        ticket = tickets.filter(pk=ticket.merged_into_id).first()
     return None

@@ -87,6 +87,7 @@
   const TYPES = [
     "message.created", "message.delivery", "ticket.status", "ticket.assigned",
     "ticket.escalated", "refund.status", "run.started", "run.completed", "ticket.details",
+    "ticket.merged",
   ];
   // The page shows every change up to data-after; the browser resumes with Last-Event-ID.
   const source = new EventSource(live.dataset.stream + "?after=" + (live.dataset.after || "0"));
