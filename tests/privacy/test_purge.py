@@ -38,6 +38,12 @@ from tickets.satisfaction import survey_rate
 pytestmark = pytest.mark.django_db
 
 
+@pytest.fixture(autouse=True)
+def own_media(media):
+    """Files of this test's own: the purge sweeps the attachment folder, and other tests'
+    files must not be counted."""
+
+
 def backdate(rows, days: int) -> None:
     rows.update(created_at=timezone.now() - timedelta(days=days))
 
