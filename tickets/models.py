@@ -558,7 +558,8 @@ class SatisfactionSurvey(models.Model):
         ordering = ["-created_at", "-id"]
         constraints = [
             models.CheckConstraint(
-                condition=Q(rating="", rated_at__isnull=True)
+                # Unrated: no rating (blank); rated: good or bad, with its time.
+                condition=(Q(rated_at__isnull=True) & ~Q(rating__in=["good", "bad"]))
                 | Q(rating__in=["good", "bad"], rated_at__isnull=False),
                 name="satisfaction_rated_with_a_rating",
             ),

@@ -139,7 +139,10 @@ class Migration(migrations.Migration):
                 "constraints": [
                     models.CheckConstraint(
                         condition=models.Q(
-                            models.Q(("rated_at__isnull", True), ("rating", "")),
+                            models.Q(
+                                ("rated_at__isnull", True),
+                                models.Q(("rating__in", ["good", "bad"]), _negated=True),
+                            ),
                             models.Q(("rated_at__isnull", False), ("rating__in", ["good", "bad"])),
                             _connector="OR",
                         ),
