@@ -16,15 +16,10 @@ def profile_of(user: User) -> StaffProfile:
         return StaffProfile(user_id=user.pk)
 
 
-def display_name(user: User) -> str:
+def display_name(user: User, profile: StaffProfile | None = None) -> str:
     """The name customers see: the display name, else the full name, else the username."""
-    name = profile_of(user).display_name.strip()
+    name = (profile or profile_of(user)).display_name.strip()
     return name or user.get_full_name().strip() or user.get_username()
-
-
-def signature(user: User) -> str:
-    """The user's signature, else the team's."""
-    return profile_of(user).signature.strip() or team_signature()
 
 
 def team_signature() -> str:
@@ -32,11 +27,14 @@ def team_signature() -> str:
 
 
 def sign_off(user: User | None) -> str:
-    """The block under a public reply: who wrote it, then their signature. The author may have
-    been deleted while the reply waited for the mail server: the team's alone then."""
+    """The block under a public reply: who wrote it, then their signature (else the team's).
+    The author may have been deleted while the reply waited for the mail server: the team's
+    alone then."""
     if user is None:
         return team_signature()
-    return "\n".join(part for part in (display_name(user), signature(user)) if part)
+    profile = profile_of(user)
+    signature = profile.signature.strip() or team_signature()
+    return "\n".join(part for part in (display_name(user, profile), signature) if part)
 
 
 @transaction.atomic

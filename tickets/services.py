@@ -202,10 +202,14 @@ def _statuses_in_words(actual: str) -> str:
     )
 
 
+def _where(claim: dict) -> str:
+    return f"order {claim['order_id']}" if claim.get("order_id") else "this ticket"
+
+
 def _actual_in_words(claim: dict) -> str:
     if claim["actual"] == "not_ordered":
         return "it is not one of the customer's orders"
-    where = f"order {claim['order_id']}" if claim.get("order_id") else "this ticket"
+    where = _where(claim)
     if claim["actual"] == "none":
         return f"{where} has no refund request"
     return f"the refund on {where} is {_statuses_in_words(claim['actual'])}"
@@ -219,7 +223,7 @@ def claims_in_words(claims: Sequence[dict]) -> list[dict]:
     for claim in claims:
         line = {
             "text": claim["text"],
-            "where": f"order {claim['order_id']}" if claim.get("order_id") else "this ticket",
+            "where": _where(claim),
             "actual": claim["actual"],
             "words": _statuses_in_words(claim["actual"]),
         }
