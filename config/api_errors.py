@@ -3,6 +3,7 @@
 answers itself. The domain's ApplicationError family lives in config/errors.py."""
 
 import math
+from typing import cast
 
 from django.core.exceptions import PermissionDenied, RequestDataTooBig, SuspiciousOperation
 from django.db import InterfaceError, OperationalError
@@ -131,8 +132,10 @@ def _described(exc: exceptions.APIException) -> tuple[str, str, dict]:
     a dict of field errors)."""
     detail, codes = exc.detail, exc.get_codes()
     if isinstance(detail, dict) and list(detail) == ["non_field_errors"]:
-        code = codes["non_field_errors"] if isinstance(codes, dict) else codes
-        return _first(detail["non_field_errors"]), _first(code), {}
+        # Field errors are keyed by name; the stubs also allow int keys, which DRF never uses.
+        errors, error_codes = cast(dict, detail), cast(dict, codes)
+        code = error_codes["non_field_errors"] if isinstance(codes, dict) else codes
+        return _first(errors["non_field_errors"]), _first(code), {}
     if isinstance(detail, dict):
         return "The request is not valid.", exc.default_code, {"fields": detail}
     if isinstance(detail, list):
