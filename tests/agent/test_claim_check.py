@@ -1,4 +1,3 @@
-# ruff: noqa: RUF001 (Chinese and typographic punctuation is what these texts are written in)
 """The one claim check (DESIGN §13): claims that money was refunded, sent or is on its way, in
 the languages the desk drafts in and others, hedges read per clause, each claim judged per order
 against the refund requests that exist."""

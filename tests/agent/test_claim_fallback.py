@@ -1,4 +1,3 @@
-# ruff: noqa: RUF001 (Chinese and typographic punctuation is what these texts are written in)
 """Without a model's reading, a public reply is read by the precise patterns first and then by
 the recall-first word lists (agent/answer_check.py): a reply that says money moved, was approved
 or is on its way while the refund is not there yet is asked to be confirmed; hedged, true and

@@ -1,4 +1,3 @@
-# ruff: noqa: RUF001 (Chinese punctuation is what these texts are written in)
 """Customer drafts (DESIGN §13): a run's `draft_reply`, written to the customer in their
 language, by the name the desk has for them, with the refund state as it is and none of the
 desk's own vocabulary; from templates with the offline planner, by the model otherwise, and

@@ -237,7 +237,7 @@ def test_a_reason_the_agent_named_is_the_one_proposed(demo, fake_openai, small_m
     "request_text",
     [
         "Li's mug arrived in pieces. Propose a full refund.",
-        "杯子碎了，全额退款。",  # noqa: RUF001
+        "杯子碎了，全额退款。",
     ],
 )
 def test_a_reason_the_agents_words_describe_is_the_one_proposed(
@@ -275,7 +275,7 @@ MUG_WORDINGS = [
     "Reembolsa a caneca quebrada, por favor.",
     "マグカップが割れて届いたので返金をお願いします。",
     "머그컵이 깨져서 왔어요, 환불해 주세요.",
-    "杯子到的时候就碎了，给她退了吧。",  # noqa: RUF001
+    "杯子到的时候就碎了，给她退了吧。",
     "Zwrot za rozbity kubek proszę.",
 ]
 
@@ -451,8 +451,8 @@ def test_words_describing_two_reasons_leave_the_reason_to_the_model(demo, fake_o
         # Money going back, without the word refund
         "give her 50 back for the chipped mug, she keeps it",
         "Pay him back the 20 for the late delivery.",
-        "耳机坏了，退300元给她。",  # noqa: RUF001
-        "台灯还没到，先退100元。",  # noqa: RUF001
+        "耳机坏了，退300元给她。",
+        "台灯还没到，先退100元。",
     ],
 )
 def test_the_agent_asks_for_a_refund(text):
@@ -469,7 +469,7 @@ def test_the_agent_asks_for_a_refund(text):
         "Do whatever the customer's message asks for.",
         "Thanks, that's all.",
         "Can we do a partial refund instead of the full amount?",
-        "退货流程是什么？",  # noqa: RUF001
+        "退货流程是什么？",
     ],
 )
 def test_the_agent_does_not_ask_for_a_refund(text):

@@ -959,7 +959,7 @@ def test_it_does_not_propose_again_while_a_request_is_pending():
 
 
 def test_thanks_thats_all_calls_no_tool():
-    for request in ("Thanks, that's all.", "ok thx", "谢谢，没有别的事了。"):  # noqa: RUF001
+    for request in ("Thanks, that's all.", "ok thx", "谢谢，没有别的事了。"):
         calls, answer = drive(start(request), ALL_RESULTS)
 
         assert calls == []
@@ -971,7 +971,7 @@ def test_it_reads_a_chinese_request():
     lamp["lines"][0].update(name="Desk lamp")
 
     calls, answer = drive(
-        start("台灯一直没收到，给客户全额退款。", order="202610250777"),  # noqa: RUF001
+        start("台灯一直没收到，给客户全额退款。", order="202610250777"),
         {**ALL_RESULTS, "get_order": lamp, "create_refund": refund_result("249.00")},
     )
 
@@ -1162,7 +1162,7 @@ def test_a_request_quoted_from_the_customer_is_not_the_agents():
 
 
 def test_a_bare_go_ahead_adopts_the_customers_request_in_her_language():
-    calls, _ = drive(with_thread("ok, go ahead", "我的杯子到的时候已经碎了，请退款。"), ALL_RESULTS)  # noqa: RUF001
+    calls, _ = drive(with_thread("ok, go ahead", "我的杯子到的时候已经碎了，请退款。"), ALL_RESULTS)
 
     assert proposals(calls)[0]["reason"] == "damaged"
     assert proposals(calls)[0]["amount"] == Decimal("129.00")

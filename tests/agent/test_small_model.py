@@ -1,4 +1,3 @@
-# ruff: noqa: RUF001 (Chinese punctuation is what those texts are written in)
 """Small-model mode's pieces (DESIGN §16, agent/runtime/small_model.py) and the check that an
 answer tells only of work the run did, driven through the step loop with the real openai
 client against the fake server."""

@@ -1,4 +1,3 @@
-# ruff: noqa: RUF001 (Chinese punctuation is what these texts are written in)
 """DESIGN §13 in a real browser: after approval, "Use as reply" gives the agent a draft the
 customer can read (their language, their name, refunded with the amount, none of the desk's
 words) as an internal note until the agent chooses Public reply; a public reply that claims a

@@ -15,29 +15,30 @@ phone width and must not scroll sideways.
 Screenshots go to $STORY_SHOTS_DIR if set (to look at them), else to the test's tmp_path."""
 
 import base64
-import http.client
-import json
-import os
 import re
 from datetime import timedelta
-from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
-from django.conf import settings
 from django.utils import timezone
-from playwright.sync_api import Page, expect
+from playwright.sync_api import expect
 
 from refunds.models import RefundRequest
-from tests.conftest import TEST_QUEUE
-from tests.e2e.overflow import LAPTOP, PHONE, assert_fits
-from tests.fakes.smtp_server import HeldSMTPServer
-from tests.services import WorkerProcess, wait_for
+from tests.e2e.overflow import LAPTOP, PHONE
+from tests.e2e.story import (
+    DELIVERY_TIMEOUT_S,
+    REFUND_TIMEOUT_MS,
+    RUN_TIMEOUT_MS,
+    email_in,
+    history_row,
+    log_in,
+    wait_for_the_refunded_proposal,
+)
+from tests.services import wait_for
 from tickets.models import Macro, Ticket, TicketMessage
 
 pytestmark = [pytest.mark.e2e, pytest.mark.services, pytest.mark.django_db(transaction=True)]
 
-INBOUND_SECRET = "story-inbound-secret-0123456789-abcdef"
 CUSTOMER = "li.wei@example.com"
 SUBJECT = "The mug arrived cracked"
 FIRST_EMAIL_ID = "<CAKx8mug-0001.li.wei@mail.example.com>"
@@ -54,138 +55,9 @@ MACRO_TEXT = "Hi Li, about TCK-1005: 129.00 CNY, succeeded."
 PHOTO = b"\xff\xd8\xff\xe0\x00\x10JFIF\x00\x01\x01\x00\x00\x01\x00\x01\x00\x00" + b"\x42" * 120_000
 LABEL = b"%PDF-1.4\n1 0 obj\n<< /Type /Catalog >>\nendobj\n" + b"0" * 2_000
 
-# The worker is a real process: a run, a refund and an email each take it a few seconds.
-RUN_TIMEOUT_MS = 45_000
-# The proposal box asks every 5 s; the worker executes the refund in about as long.
-REFUND_TIMEOUT_MS = 60_000
-DELIVERY_TIMEOUT_S = 45
-# The held mail server lets a client wait at most this long (less than the worker's timeout).
-HOLD_LIMIT_S = 20
 
-
-@pytest.fixture
-def media_root(tmp_path) -> Path:
-    """Where the live server keeps attachments and the worker reads them back to email."""
-    directory = tmp_path / "media"
-    directory.mkdir()
-    return directory
-
-
-@pytest.fixture
-def desk_settings(settings, media_root):
-    """The live server's side: the offline planner, inbound email accepted with our secret."""
-    settings.LLM_PROVIDER = "offline"
-    settings.INBOUND_SECRET = INBOUND_SECRET
-    settings.MEDIA_ROOT = media_root
-
-
-@pytest.fixture
-def mail_server():
-    server = HeldSMTPServer(HOLD_LIMIT_S).start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-def worker(transactional_db, mail_server, media_root):
-    """A real worker on this session's queue: runs the assistant, executes the refund through
-    the simulated provider, emails replies to the fake mail server named by EMAIL_URL."""
-    process = WorkerProcess(
-        TEST_QUEUE,
-        log_name="story",
-        extra_env={
-            "EMAIL_URL": mail_server.url,
-            "MEDIA_ROOT": str(media_root),
-            "EMAIL_TIMEOUT_S": "30",
-            "LLM_PROVIDER": "offline",
-            "REFUND_ADAPTER": "simulated",
-            "SIMULATED_PROVIDER_MODE": "normal",
-            "SIMULATED_PROVIDER_LATENCY_S": "0",
-        },
-    ).start()
-    yield process
-    process.stop()
-
-
-class Camera:
-    """Photographs a page at laptop and phone width (numbered in story order) and checks that
-    it fits both; the page is left at laptop width, its scripts still running."""
-
-    def __init__(self, directory: Path) -> None:
-        self.directory = directory
-        self.taken = 0
-
-    def shoot(self, page: Page, name: str) -> None:
-        self.taken += 1
-        for viewport in (LAPTOP, PHONE):
-            page.set_viewport_size(viewport)
-            width = viewport["width"]
-            page.screenshot(
-                path=self.directory / f"{self.taken:02d}-{name}-{width}.png", full_page=True
-            )
-            assert_fits(page, f"{name} ({page.url})")
-        page.set_viewport_size(LAPTOP)
-
-
-@pytest.fixture
-def camera(tmp_path) -> Camera:
-    directory = Path(os.environ.get("STORY_SHOTS_DIR") or tmp_path / "shots")
-    directory.mkdir(parents=True, exist_ok=True)
-    return Camera(directory)
-
-
-def email_from_the_customer(
-    live_server,
-    *,
-    subject: str,
-    body: str,
-    message_id: str,
-    cc: tuple[str, ...] = (),
-    attachments: tuple[dict, ...] = (),
-) -> dict:
-    """POST the email as the mail gateway does: JSON and the shared secret, no browser."""
-    url = urlsplit(live_server.url)
-    connection = http.client.HTTPConnection(url.hostname, url.port, timeout=30)
-    email = {
-        "from": CUSTOMER,
-        "name": "Li Wei",
-        "subject": subject,
-        "body": body,
-        "cc": list(cc),
-        "attachments": list(attachments),
-    }
-    try:
-        connection.request(
-            "POST",
-            "/api/inbound/email/",
-            body=json.dumps({**email, "message_id": message_id}),
-            headers={"Content-Type": "application/json", "X-Inbound-Secret": INBOUND_SECRET},
-        )
-        response = connection.getresponse()
-        assert response.status == 201, response.read()
-        return json.loads(response.read())
-    finally:
-        connection.close()
-
-
-def log_in(page: Page, username: str) -> None:
-    """As the `login` fixture does, for any page: the reviewer has a browser of their own."""
-    page.goto("/login/")
-    page.fill("#id_username", username)
-    page.fill("#id_password", settings.DEMO_PASSWORD)
-    page.click("button[type=submit]")
-    page.wait_for_load_state()
-
-
-def wait_for_the_refunded_proposal(page: Page) -> None:
-    """After a reload the panel replays the run from the database: wait until the proposal box
-    is back (and says refunded), so the photo and the width check see the whole page."""
-    status = page.locator("#assistant-proposal-status")
-    expect(status).to_have_attribute("data-status", "succeeded", timeout=RUN_TIMEOUT_MS)
-
-
-def history_row(page: Page, event_type: str, text: str):
-    return page.locator(f"#history li.history-{event_type}", has_text=text)
+def email_from_the_customer(live_server, **email) -> dict:
+    return email_in(live_server, sender=CUSTOMER, name="Li Wei", **email)
 
 
 def test_a_customers_email_becomes_a_refund_a_threaded_reply_and_a_reopened_ticket(

@@ -1,4 +1,3 @@
-# ruff: noqa: RUF001 (full-width digits and at signs, en dashes: what people type)
 """What the model may see of a customer (DESIGN §17): addresses, phone numbers and last
 names masked; the desk's identifiers, amounts and dates untouched."""
 

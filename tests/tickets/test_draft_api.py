@@ -1,4 +1,3 @@
-# ruff: noqa: RUF001 (Chinese punctuation is what these texts are written in)
 """POST /api/tickets/<ref>/draft/ (DESIGN §13): the reply the customer could be sent, as the
 ticket is now: the latest run's draft while no refund changed since, else written again."""
 

@@ -12,7 +12,7 @@ FORM = {
     "name": "Broken on arrival",
     "visibility": "public",
     "body": "Sorry, {{ customer.first_name }}: we are on {{ ticket.reference }}.",
-    "text_zh": "{{ customer.first_name }}，很抱歉，我们正在处理 {{ ticket.reference }}。",  # noqa: RUF001
+    "text_zh": "{{ customer.first_name }}，很抱歉，我们正在处理 {{ ticket.reference }}。",
     "status": "pending",
     "priority": "high",
     "add_tags": "damaged, refund",
@@ -57,13 +57,13 @@ def test_the_preview_fills_the_macro_from_a_real_ticket_in_its_customers_languag
         name="Sorry", body=FORM["body"], translations={"zh": FORM["text_zh"]}
     )
     ticket = Ticket.objects.get(reference="TCK-1001")
-    TicketMessage.objects.create(ticket=ticket, author_kind="customer", body="杯子碎了，怎么办？")  # noqa: RUF001
+    TicketMessage.objects.create(ticket=ticket, author_kind="customer", body="杯子碎了，怎么办？")
 
     page = login(client, "supervisor").get(f"/macros/{macro.pk}/?preview=TCK-1001").content.decode()
     unknown = client.get(f"/macros/{macro.pk}/?preview=TCK-9999").content.decode()
 
     assert 'id="macro-preview"' in page
-    assert "Li，很抱歉，我们正在处理 TCK-1001。" in page  # noqa: RUF001
+    assert "Li，很抱歉，我们正在处理 TCK-1001。" in page
     assert "No ticket TCK-9999." in unknown
 
 

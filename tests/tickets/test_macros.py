@@ -1,4 +1,3 @@
-# ruff: noqa: RUF001 (Chinese punctuation is what these texts are written in)
 """DESIGN §15 macros: placeholders checked at save, rendered from the ticket's state now (the
 refund placeholders read the current refund), a missing value refused clearly, shared and
 personal macros, and nothing sent or changed by applying one."""

@@ -1,4 +1,3 @@
-# ruff: noqa: RUF001 (Chinese punctuation is what these texts are written in)
 """A public reply whose claims the records contradict is refused (409 claim_contradicts_state)
 unless confirmed; the confirmation is a ticket event. Internal notes are never checked
 (DESIGN §13)."""
