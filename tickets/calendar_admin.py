@@ -10,8 +10,14 @@ from tickets import business_hours
 from tickets.business_hours import WEEKDAYS, CalendarError
 from tickets.calendars import BusinessCalendar, normal_holidays
 
-DAY_NAMES = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
-HOURS_HELP = "Open hours, such as 09:00-17:00, or 09:00-12:30, 13:30-17:00. Blank: closed."
+HOURS_HELP = (
+    "Open hours, such as 09:00-17:00, or 09:00-12:30, 13:30-17:00. Blank: closed. 24:00 "
+    "closes at midnight; a night shift is two days' lines (22:00-24:00, then 00:00-06:00)."
+)
+
+
+def _day_field(label: str, help_text: str = "") -> forms.CharField:
+    return forms.CharField(label=label, required=False, help_text=help_text)
 
 
 def _zone_choices() -> list[tuple[str, str]]:
@@ -36,18 +42,25 @@ class BusinessCalendarForm(forms.ModelForm):
         model = BusinessCalendar
         fields = ["name", "time_zone", "active"]
 
+    mon = _day_field("Monday", help_text=HOURS_HELP)
+    tue = _day_field("Tuesday")
+    wed = _day_field("Wednesday")
+    thu = _day_field("Thursday")
+    fri = _day_field("Friday")
+    sat = _day_field("Saturday")
+    sun = _day_field("Sunday")
+
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         stored = self.instance.weekly_hours or {}
-        for day, label in zip(WEEKDAYS, DAY_NAMES, strict=True):
-            self.fields[day] = forms.CharField(
-                label=label,
-                required=False,
-                help_text=HOURS_HELP if day == "mon" else "",
-                initial=", ".join(stored.get(day, [])),
-            )
-        self.fields["holidays_text"].initial = "\n".join(
-            f"{row['date']} {row.get('name', '')}".strip() for row in self.instance.holidays or []
+        for day in WEEKDAYS:
+            self.initial.setdefault(day, ", ".join(stored.get(day, [])))
+        self.initial.setdefault(
+            "holidays_text",
+            "\n".join(
+                f"{row['date']} {row.get('name', '')}".strip()
+                for row in self.instance.holidays or []
+            ),
         )
 
     def clean(self) -> dict:
