@@ -4,7 +4,7 @@ what the SLA clocks can count in."""
 
 from django import forms
 from django.contrib import admin, messages
-from django.db import transaction
+from django.db import IntegrityError, transaction
 
 from tickets import business_hours
 from tickets.business_hours import WEEKDAYS, CalendarError
@@ -137,7 +137,12 @@ class BusinessCalendarAdmin(admin.ModelAdmin):
             self.message_user(request, "Select one calendar.", level=messages.ERROR)
             return
         calendar = queryset.get()
-        with transaction.atomic():
-            BusinessCalendar.objects.filter(active=True).update(active=False)
-            BusinessCalendar.objects.filter(pk=calendar.pk).update(active=True)
+        try:
+            with transaction.atomic():
+                BusinessCalendar.objects.filter(active=True).update(active=False)
+                BusinessCalendar.objects.filter(pk=calendar.pk).update(active=True)
+        except IntegrityError:
+            # A supervisor put another calendar in force by API at the same moment.
+            self.message_user(request, "The calendars changed meanwhile.", level=messages.ERROR)
+            return
         self.message_user(request, f"{calendar.name} is in force for new due times.")

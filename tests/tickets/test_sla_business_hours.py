@@ -12,7 +12,9 @@ from django.db import IntegrityError
 from django.utils import timezone
 from rest_framework.test import APIClient
 
+from config.errors import Conflict
 from tests.factories import CustomerFactory
+from tests.services import require_postgres, run_in_threads
 from tickets import calendars, services, sla
 from tickets.business_hours import WEEKDAYS
 from tickets.calendars import BusinessCalendar
@@ -348,3 +350,25 @@ def test_the_database_keeps_one_calendar_in_force(office):
         BusinessCalendar.objects.create(
             name="Second", time_zone="UTC", weekly_hours=OFFICE, active=True
         )
+
+
+@pytest.mark.services
+@pytest.mark.django_db(transaction=True)
+def test_two_supervisors_setting_calendars_at_once_leave_one_in_force(supervisor):
+    require_postgres()
+
+    def put(index: int) -> BusinessCalendar:
+        return calendars.calendar_set(
+            actor=supervisor,
+            name=f"Office {index}",
+            time_zone="Europe/Berlin",
+            weekly_hours=OFFICE,
+            holidays=[],
+        )
+
+    outcomes = run_in_threads(4, put)
+
+    assert all(isinstance(outcome, BusinessCalendar | Conflict) for outcome in outcomes), outcomes
+    assert BusinessCalendar.objects.filter(active=True).count() == 1
+    in_force = BusinessCalendar.objects.get(active=True)
+    assert in_force.name in {o.name for o in outcomes if isinstance(o, BusinessCalendar)}
