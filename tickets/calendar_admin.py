@@ -17,7 +17,9 @@ HOURS_HELP = (
 
 
 def _day_field(label: str, help_text: str = "") -> forms.CharField:
-    return forms.CharField(label=label, required=False, help_text=help_text)
+    # Admin's wide text box: a day with a lunch break and an evening shift fits in view.
+    wide = forms.TextInput(attrs={"class": "vTextField"})
+    return forms.CharField(label=label, required=False, help_text=help_text, widget=wide)
 
 
 def _zone_choices() -> list[tuple[str, str]]:
