@@ -3,6 +3,7 @@ times count its open hours; pending and solved still stop the resolution clock; 
 list's sort and filters and the badge agree; without one nothing changes. Time is a test clock
 (django.utils.timezone.now), never a sleep."""
 
+import importlib
 import logging
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
@@ -372,3 +373,17 @@ def test_two_supervisors_setting_calendars_at_once_leave_one_in_force(supervisor
     assert BusinessCalendar.objects.filter(active=True).count() == 1
     in_force = BusinessCalendar.objects.get(active=True)
     assert in_force.name in {o.name for o in outcomes if isinstance(o, BusinessCalendar)}
+
+
+def test_the_migration_counts_earlier_pauses_as_business_time(db, clock):
+    # Every pause before calendars existed was counted with every hour open
+    from django.apps import apps
+
+    migration = importlib.import_module("tickets.migrations.0020_business_calendar")
+    paused, never = open_ticket(), open_ticket()
+    Ticket.objects.filter(pk=paused.pk).update(sla_paused_seconds=5400)
+
+    migration.paused_in_business_time(apps, None)
+
+    assert fresh(paused).sla_paused_business_seconds == 5400
+    assert fresh(never).sla_paused_business_seconds == 0
