@@ -76,11 +76,18 @@ def due_times(
             opened_at + timedelta(hours=resolution_hours, seconds=paused_seconds),
         )
     return (
-        business_hours.add_business_time(opened_at, first_hours * 3600, schedule),
-        business_hours.add_business_time(
-            opened_at, resolution_hours * 3600 + paused_business_seconds, schedule
-        ),
+        _business_due(opened_at, first_hours * 3600, schedule),
+        _business_due(opened_at, resolution_hours * 3600 + paused_business_seconds, schedule),
     )
+
+
+def _business_due(start: datetime, seconds: int, schedule: business_hours.Schedule) -> datetime:
+    try:
+        return business_hours.add_business_time(start, seconds, schedule)
+    except business_hours.NoBusinessHours:
+        # Holidays over every open day for years on end: a ticket must still get a due time.
+        logger.error("The business calendar has no open hours ahead; counting every hour")
+        return start + timedelta(seconds=seconds)
 
 
 def clock_fields_for_move(ticket: Ticket, from_status: str, to_status: str, now: datetime) -> dict:
@@ -103,8 +110,11 @@ def clock_fields_for_move(ticket: Ticket, from_status: str, to_status: str, now:
         }
         if ticket.resolution_due_at is not None:
             # The business time left at the pause is left still (tickets/business_hours.py).
-            fields["resolution_due_at"] = business_hours.add_business_time(
-                ticket.resolution_due_at, business, schedule
+            due = ticket.resolution_due_at
+            fields["resolution_due_at"] = (
+                due + timedelta(seconds=business)
+                if schedule is None
+                else _business_due(due, business, schedule)
             )
         return fields
     return {}

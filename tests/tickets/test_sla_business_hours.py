@@ -387,3 +387,15 @@ def test_the_migration_counts_earlier_pauses_as_business_time(db, clock):
 
     assert fresh(paused).sla_paused_business_seconds == 5400
     assert fresh(never).sla_paused_business_seconds == 0
+
+
+def test_a_calendar_with_no_open_day_ahead_still_gives_due_times(db, clock, caplog):
+    # Validation lets holidays cover every open day; ten years of them leave no open hour
+    days = [(datetime(2026, 3, 27) + timedelta(days=n)).date().isoformat() for n in range(3700)]
+    in_force(holidays=days)
+
+    with caplog.at_level(logging.ERROR, logger="tickets.sla"):
+        ticket = open_ticket("urgent")
+
+    assert dues(ticket) == (clock.now + H, clock.now + 8 * H)
+    assert "no open hours ahead" in caplog.text
