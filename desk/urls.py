@@ -10,6 +10,7 @@ import agent.urls
 import refunds.urls
 from config.api_errors import JsonErrorsMixin, api_not_found
 from desk import api, satisfaction, views
+from desk.business_hours import api as business_hours_api
 from desk.live import api as live
 from desk.macro_pages import views as macro_views
 from desk.merge import api as merge_api
@@ -112,6 +113,7 @@ ticket_api_urlpatterns = [
         name="api-ticket-merge",
     ),
     path("customers/<int:customer_id>/", api.CustomerDetailApi.as_view(), name="api-customer"),
+    path("sla/calendar/", business_hours_api.SlaCalendarApi.as_view(), name="api-sla-calendar"),
     path("inbound/email/", api.InboundEmailApi.as_view(), name="api-inbound-email"),
     *[
         path(

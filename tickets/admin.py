@@ -6,6 +6,7 @@ from django.contrib.auth.admin import UserAdmin
 from django.utils.html import format_html
 
 from config.admin_tools import ReadOnlyMixin
+from tickets import calendar_admin  # noqa: F401  (registers the business calendar's admin)
 from tickets.models import (
     Macro,
     SatisfactionSurvey,

@@ -57,6 +57,9 @@ class Ticket(models.Model):
     sla_paused_at = models.DateTimeField(null=True, blank=True)
     # How long the resolution clock has been stopped in all: resolution_due_at includes it.
     sla_paused_seconds = models.PositiveBigIntegerField(default=0)
+    # The same stops counted in business hours (tickets/business_hours.py): what a priority
+    # change adds back when a calendar is in force. Equal to sla_paused_seconds without one.
+    sla_paused_business_seconds = models.PositiveBigIntegerField(default=0)
     # When the sweep recorded each target's breach: set once, by compare-and-swap, with the
     # one sla.breached event (tickets/sla.py record_breaches).
     first_response_breached_at = models.DateTimeField(null=True, blank=True)
@@ -583,3 +586,8 @@ class SatisfactionSurvey(models.Model):
 
     def __str__(self) -> str:
         return f"{self.ticket_id} survey {self.pk}: {self.rating or 'unrated'}"
+
+
+# DESIGN §19's business calendar lives with the SLA clocks' code; imported here so that the
+# app's models are all registered when this module is.
+from tickets.calendars import BusinessCalendar  # noqa: E402, F401

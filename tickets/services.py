@@ -400,7 +400,8 @@ def ticket_set_status(
 @transaction.atomic
 def ticket_set_priority(*, ticket: Ticket, priority: str, actor: User) -> Ticket:
     """Change the priority; both SLA targets are recomputed from the new priority's policy,
-    counted from when the ticket was opened (the resolution one keeps its pauses)."""
+    counted from when the ticket was opened (the resolution one keeps its pauses), in the
+    business calendar in force now (tickets/sla.py due_times)."""
     _require(
         support_role(actor) in (Role.AGENT, Role.SUPERVISOR),
         "Only agents and supervisors change a ticket's priority.",
@@ -415,7 +416,10 @@ def ticket_set_priority(*, ticket: Ticket, priority: str, actor: User) -> Ticket
     if current.priority == priority:
         return ticket
     first_due, resolution_due = sla.due_times(
-        priority=priority, opened_at=current.created_at, paused_seconds=current.sla_paused_seconds
+        priority=priority,
+        opened_at=current.created_at,
+        paused_seconds=current.sla_paused_seconds,
+        paused_business_seconds=current.sla_paused_business_seconds,
     )
     _touch(
         ticket,

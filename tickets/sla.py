@@ -6,6 +6,13 @@
   stopped. The clock stops while the ticket waits on the customer (pending) and once it is
   solved; it starts again when the ticket reopens, and the due time moves by the pause.
 
+With a business calendar in force (DESIGN §19, tickets/calendars.py) the hours are business
+hours and a pause moves the due time by the business time it lasted (tickets/business_hours.py
+states the rules); with none, every hour counts. Either way the due times are computed here,
+when they are set or moved, and stored on the ticket: the sweep, the list's sort and filters and
+the badge all read the stored columns, so they agree by construction. A calendar change moves
+no stored due time.
+
 A target is *running* while it can still be met: the first response until it is given (open
 or pending), the resolution while the ticket is open. A running target past its due time is
 breached; the sweep records that once per target (record_breaches)."""
@@ -20,7 +27,7 @@ from django.db.models import Case, Count, F, Q, QuerySet, When
 from django.db.models.functions import Least
 from django.utils import timezone
 
-from tickets import changes
+from tickets import business_hours, calendars, changes
 from tickets.models import SlaPolicy, Ticket, TicketEvent
 
 logger = logging.getLogger(__name__)
@@ -52,14 +59,35 @@ def policy_hours(priority: str) -> tuple[int, int]:
 
 
 def due_times(
-    *, priority: str, opened_at: datetime, paused_seconds: int = 0
+    *,
+    priority: str,
+    opened_at: datetime,
+    paused_seconds: int = 0,
+    paused_business_seconds: int = 0,
 ) -> tuple[datetime, datetime]:
-    """(first response due, resolution due) for a ticket opened at `opened_at`."""
+    """(first response due, resolution due) for a ticket opened at `opened_at` whose clock has
+    been stopped `paused_seconds` in all (`paused_business_seconds` of them business time), in
+    the calendar in force."""
     first_hours, resolution_hours = policy_hours(priority)
+    schedule = calendars.active_schedule()
+    if schedule is None:
+        return (
+            opened_at + timedelta(hours=first_hours),
+            opened_at + timedelta(hours=resolution_hours, seconds=paused_seconds),
+        )
     return (
-        opened_at + timedelta(hours=first_hours),
-        opened_at + timedelta(hours=resolution_hours, seconds=paused_seconds),
+        _business_due(opened_at, first_hours * 3600, schedule),
+        _business_due(opened_at, resolution_hours * 3600 + paused_business_seconds, schedule),
     )
+
+
+def _business_due(start: datetime, seconds: int, schedule: business_hours.Schedule) -> datetime:
+    try:
+        return business_hours.add_business_time(start, seconds, schedule)
+    except business_hours.NoBusinessHours:
+        # Holidays over every open day for years on end: a ticket must still get a due time.
+        logger.error("The business calendar has no open hours ahead; counting every hour")
+        return start + timedelta(seconds=seconds)
 
 
 def clock_fields_for_move(ticket: Ticket, from_status: str, to_status: str, now: datetime) -> dict:
@@ -71,12 +99,23 @@ def clock_fields_for_move(ticket: Ticket, from_status: str, to_status: str, now:
         return {"sla_paused_at": now}
     if to_status == S.OPEN and was_paused and ticket.sla_paused_at is not None:
         paused = max(0, int((now - ticket.sla_paused_at).total_seconds()))
+        schedule = calendars.active_schedule()
+        business = max(
+            0, int(business_hours.business_seconds_between(ticket.sla_paused_at, now, schedule))
+        )
         fields: dict = {
             "sla_paused_at": None,
             "sla_paused_seconds": ticket.sla_paused_seconds + paused,
+            "sla_paused_business_seconds": ticket.sla_paused_business_seconds + business,
         }
         if ticket.resolution_due_at is not None:
-            fields["resolution_due_at"] = ticket.resolution_due_at + timedelta(seconds=paused)
+            # The business time left at the pause is left still (tickets/business_hours.py).
+            due = ticket.resolution_due_at
+            fields["resolution_due_at"] = (
+                due + timedelta(seconds=business)
+                if schedule is None
+                else _business_due(due, business, schedule)
+            )
         return fields
     return {}
 

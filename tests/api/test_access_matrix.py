@@ -142,6 +142,7 @@ API = [
     ("GET", "/api/customers/{customer}/", STAFF),
     ("GET", "/api/tickets/TCK-1001/events/", STAFF),
     ("GET", "/api/notifications/", STAFF),
+    ("GET", "/api/sla/calendar/", STAFF),
 ]
 
 
