@@ -4,15 +4,19 @@ Chinese, the first with a photo); the agent, who has set the name and signature 
 see, merges the duplicate; the assistant proposes the refund; the reviewer sees the photo
 next to "The customer wrote" and approves; the agent answers with the shared macro, which
 picks its Chinese text for this customer, and the email carries the agent's sign-off once;
-the ticket is solved inside its business-hours target, and the customer rates it from the
+the ticket's targets count the team's business hours (a calendar the supervisor put in
+force), and it is solved inside them; and the customer rates it from the
 survey's link. Every page is photographed at laptop and phone width and must not scroll
 sideways. Screenshots go to $STORY_SHOTS_DIR if set, else to the test's tmp_path."""
 
 import base64
 import re
+from datetime import UTC, datetime, timedelta
 from urllib.parse import urlsplit
 
 import pytest
+from django.contrib.auth.models import User
+from django.test import Client
 from playwright.sync_api import expect
 
 from refunds.models import RefundRequest
@@ -28,6 +32,7 @@ from tests.e2e.story import (
 )
 from tests.services import wait_for
 from tickets.models import Macro, Ticket, TicketEvent
+from tickets.sla import policy_hours
 
 pytestmark = [pytest.mark.e2e, pytest.mark.services, pytest.mark.django_db(transaction=True)]
 
@@ -39,11 +44,30 @@ MACRO_CHINESE = "{{customer.name}}您好：关于 {{ticket.reference}}，{{refun
 REPLY_CHINESE = "Li Wei您好：关于 TCK-1005，129.00 CNY 已退回。"
 
 
+def put_a_calendar_in_force(*, closed: list[str]) -> None:
+    """As the supervisor does over the API: every hour is a business hour, but for `closed`."""
+    supervisor = Client()
+    supervisor.force_login(User.objects.get(username="supervisor"))
+    week = {day: ["00:00-24:00"] for day in ("mon", "tue", "wed", "thu", "fri", "sat", "sun")}
+    calendar = {
+        "name": "Shanghai team",
+        "time_zone": "UTC",
+        "weekly_hours": week,
+        "holidays": [{"date": day, "name": "Team day out"} for day in closed],
+    }
+    response = supervisor.put("/api/sla/calendar/", calendar, content_type="application/json")
+    assert response.status_code == 200, response.content
+
+
 def test_two_emails_one_merged_ticket_a_chinese_reply_an_approved_refund_and_a_rating(
     browser, page, live_server, demo, desk_settings, mail_server, worker, camera
 ):
     Macro.objects.create(name="Refund done", body=MACRO_DEFAULT, translations={"zh": MACRO_CHINESE})
     mail_server.open()
+    # The team is out today and tomorrow: the SLA clocks start the day after (UTC midnight).
+    today = datetime.now(UTC).date()
+    put_a_calendar_in_force(closed=[str(today), str(today + timedelta(days=1))])
+    clocks_start = datetime.combine(today + timedelta(days=2), datetime.min.time(), tzinfo=UTC)
 
     # 1. Li Wei writes about her mug with a photo, then again in Chinese without quoting the
     # first ticket: two tickets.
@@ -72,6 +96,10 @@ def test_two_emails_one_merged_ticket_a_chinese_reply_an_approved_refund_and_a_r
     )
     assert (first["ticket"], first["created"]) == ("TCK-1005", True)
     assert (second["ticket"], second["created"]) == ("TCK-1006", True)
+    ticket = Ticket.objects.get(reference="TCK-1005")
+    first_hours, resolution_hours = policy_hours(ticket.priority)
+    assert ticket.first_response_due_at == clocks_start + timedelta(hours=first_hours)
+    assert ticket.resolution_due_at == clocks_start + timedelta(hours=resolution_hours)
 
     # 2. The agent sets the name and signature customers see.
     log_in(page, "agent")
@@ -146,7 +174,6 @@ def test_two_emails_one_merged_ticket_a_chinese_reply_an_approved_refund_and_a_r
     page.locator("#status-form button[value=solved]").click()
     page.wait_for_url("**/tickets/TCK-1005/")
     expect(page.locator("#ticket-status")).to_have_text("Solved")
-    ticket = Ticket.objects.get(reference="TCK-1005")
     assert not TicketEvent.objects.filter(ticket=ticket, type="sla_breached").exists()
     wait_for(
         lambda: len(mail_server.received) == 2,
