@@ -49,7 +49,8 @@ def saved_view_links(user: User, current_query: str) -> dict:
             "query": view.query,
             "shared": view.shared,
             "team": view.owner_id is None,
-            "current": view.query == current,
+            "current": current is not None
+            and saved_views.clean_query_or_none(view.query) == current,
             "can_delete": saved_views.may_change(view, user),
         }
         for view in saved_views.views_for(user)

@@ -7,7 +7,7 @@ from urllib.parse import parse_qsl, urlencode
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
-from django.db.models import Q, QuerySet
+from django.db.models import Case, Q, QuerySet, When
 
 from config.errors import ApplicationError, Forbidden
 from config.roles import Role, is_staff_member, is_supervisor, support_role
@@ -29,7 +29,7 @@ TEXT_MAX = {"q": 200, "tag": 50, "assignee": 150}
 # The views every desk starts with (tickets/migrations/0020 and seed_demo): "me" is whoever
 # opens the view.
 TEAM_VIEWS = (
-    ("My open, by due", "assignee=me&status=open&sort=due"),
+    ("My open, by due", "status=open&assignee=me&sort=due"),
     ("Unassigned urgent", "assignee=none&priority=urgent&sort=due"),
 )
 SHARES = (Role.AGENT, Role.SUPERVISOR)
@@ -91,9 +91,10 @@ def clean_query_or_none(query: str) -> str | None:
 
 
 def views_for(user: User) -> QuerySet[SavedView]:
-    """The views `user` may open: the team's and their own, the team's first."""
+    """The views `user` may open: the desk's team views, the shared ones, then their own."""
+    team_first = Case(When(owner__isnull=True, then=0), When(shared=True, then=1), default=2)
     return SavedView.objects.filter(Q(shared=True) | Q(owner=user)).order_by(
-        "-shared", "name", "id"
+        team_first, "name", "id"
     )
 
 

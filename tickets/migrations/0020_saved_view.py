@@ -9,7 +9,7 @@ from django.db import migrations, models
 
 # The team views every desk starts with (tickets/saved_views.py TEAM_VIEWS, as they were).
 TEAM_VIEWS = (
-    ("My open, by due", "assignee=me&status=open&sort=due"),
+    ("My open, by due", "status=open&assignee=me&sort=due"),
     ("Unassigned urgent", "assignee=none&priority=urgent&sort=due"),
 )
 
