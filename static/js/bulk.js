@@ -16,12 +16,11 @@
   function show() {
     const boxes = rows();
     boxes.forEach(function (box) { box.checked = selected.has(box.value); });
-    const all = $("select-all");
-    if (all) {
-      const on = boxes.filter(function (box) { return box.checked; }).length;
+    const on = boxes.filter(function (box) { return box.checked; }).length;
+    document.querySelectorAll(".select-all").forEach(function (all) {
       all.checked = on > 0 && on === boxes.length;
       all.indeterminate = on > 0 && on < boxes.length;
-    }
+    });
     bar.hidden = selected.size === 0;
     $("bulk-count").textContent = selected.size + " selected";
     const merge = $("bulk-merge-into");
@@ -35,7 +34,7 @@
 
   document.addEventListener("change", function (event) {
     const box = event.target;
-    if (box.id === "select-all") {
+    if (box.classList && box.classList.contains("select-all")) {
       rows().forEach(function (row) {
         if (box.checked) selected.add(row.value); else selected.delete(row.value);
       });
