@@ -115,6 +115,10 @@
       say(what + ": " + done + " of " + answer.results.length + " ticket" +
           (answer.results.length === 1 ? "" : "s") + " done" +
           (refused.length ? ", " + refused.length + " refused:" : "."), refused);
+      if (!refused.length) {
+        ["bulk-assign", "bulk-status", "bulk-priority", "bulk-tag", "bulk-merge-into"].forEach(
+          function (id) { if ($(id)) $(id).value = ""; });
+      }
       // The refused stay selected, to try again another way.
       selected.clear();
       refused.forEach(function (item) { selected.add(item.ticket); });
