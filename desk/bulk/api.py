@@ -11,6 +11,7 @@ from rest_framework.views import APIView
 from config.api_errors import error_responses
 from config.errors import ApplicationError
 from config.permissions import IsStaffMember
+from config.serializers import StrictCharField
 from desk.api import WritesOnTickets
 from desk.bulk.services import (
     BULK_MAX_TICKETS,
@@ -28,23 +29,23 @@ ACTIONS = ("assign", "status", "priority", "add_tags", "merge_into")
 
 class BulkWriteSerializer(serializers.Serializer):
     tickets = serializers.ListField(
-        child=serializers.CharField(max_length=20),
+        child=StrictCharField(max_length=20),
         min_length=1,
         max_length=BULK_MAX_TICKETS,
         help_text=f"References of the tickets to change (1 to {BULK_MAX_TICKETS})",
     )
-    assign = serializers.CharField(
+    assign = StrictCharField(
         required=False, allow_null=True, help_text="A username to assign to, or null to unassign"
     )
     status = serializers.ChoiceField(choices=Ticket.Status.choices, required=False)
     priority = serializers.ChoiceField(choices=Ticket.Priority.choices, required=False)
     add_tags = serializers.ListField(
-        child=serializers.CharField(max_length=100),
+        child=StrictCharField(max_length=100),
         required=False,
         min_length=1,
         max_length=services.TAGS_PER_CHANGE,
     )
-    merge_into = serializers.CharField(
+    merge_into = StrictCharField(
         required=False,
         max_length=20,
         help_text="Merge every other ticket of the list into this one (alone: no other action)",

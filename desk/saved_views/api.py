@@ -12,20 +12,23 @@ from rest_framework.views import APIView
 
 from config.api_errors import error_responses
 from config.permissions import IsStaffMember
+from config.serializers import StrictCharField
+from desk.serializers import StrictBooleanField
 from ops.parsers import JSONParser
 from tickets import saved_views
 from tickets.models import SavedView
 
 
 class SavedViewSerializer(serializers.ModelSerializer):
-    query = serializers.CharField(
+    name = StrictCharField(max_length=80)
+    query = StrictCharField(
         max_length=500,
         allow_blank=True,
         help_text="The ticket list's query string: "
         f"{', '.join(saved_views.FILTERS)} (as GET /api/tickets/ takes them); "
         'assignee "me" is whoever opens the view',
     )
-    shared = serializers.BooleanField(
+    shared = StrictBooleanField(
         default=False, help_text="Listed for the whole team (agents and supervisors share)"
     )
     owner = serializers.SerializerMethodField(help_text="A username; null: the team's own view")
