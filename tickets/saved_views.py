@@ -105,13 +105,7 @@ def may_change(view: SavedView, user: User) -> bool:
     )
 
 
-@transaction.atomic
-def saved_view_create(*, owner: User, name: str, query: str, shared: bool = False) -> SavedView:
-    """A view of `owner`'s; `shared` lists it for the whole team (agents and supervisors)."""
-    if not is_staff_member(owner):
-        raise Forbidden("Only desk staff save views of the ticket list.")
-    if shared and support_role(owner) not in SHARES:
-        raise Forbidden("Only agents and supervisors share views with the team.")
+def _clean_name(name: str) -> str:
     name = " ".join(name.split())
     if not name:
         raise ApplicationError(
@@ -119,17 +113,64 @@ def saved_view_create(*, owner: User, name: str, query: str, shared: bool = Fals
             code="invalid",
             extra={"fields": {"name": ["This field may not be blank."]}},
         )
-    query = clean_query(query)
+    return name
+
+
+def _saved(view: SavedView) -> SavedView:
     try:
         with transaction.atomic():
-            return SavedView.objects.create(owner=owner, name=name, query=query, shared=shared)
+            view.save()
     except IntegrityError:
-        # saved_view_name_unique_per_owner: the name is taken (in another case, perhaps).
+        # saved_view_name_unique_per_owner or saved_view_team_name_unique: the name is taken
+        # (in another case, perhaps).
         raise ApplicationError(
-            f"You already have a view called {name!r}.",
+            f"There is already a view called {view.name!r}.",
             code="duplicate_name",
-            extra={"fields": {"name": ["You already have a view of this name."]}},
+            extra={"fields": {"name": ["There is already a view of this name."]}},
         ) from None
+    return view
+
+
+@transaction.atomic
+def saved_view_create(*, owner: User, name: str, query: str, shared: bool = False) -> SavedView:
+    """A view of `owner`'s; `shared` lists it for the whole team (agents and supervisors)."""
+    if not is_staff_member(owner):
+        raise Forbidden("Only desk staff save views of the ticket list.")
+    if shared and support_role(owner) not in SHARES:
+        raise Forbidden("Only agents and supervisors share views with the team.")
+    return _saved(
+        SavedView(owner=owner, name=_clean_name(name), query=clean_query(query), shared=shared)
+    )
+
+
+@transaction.atomic
+def saved_view_update(
+    *,
+    view: SavedView,
+    actor: User,
+    name: str | None = None,
+    query: str | None = None,
+    shared: bool | None = None,
+) -> SavedView:
+    """Change what is given: by the owner, or a supervisor for a shared view. A team view
+    nobody owns stays shared."""
+    if not may_change(view, actor):
+        raise Forbidden("Only its owner or a supervisor changes a shared view.")
+    if shared is not None and shared != view.shared:
+        if support_role(actor) not in SHARES:
+            raise Forbidden("Only agents and supervisors share views with the team.")
+        if view.owner_id is None:
+            raise ApplicationError(
+                "A team view stays shared: delete it instead.",
+                code="invalid",
+                extra={"fields": {"shared": ["A team view stays shared."]}},
+            )
+        view.shared = shared
+    if name is not None:
+        view.name = _clean_name(name)
+    if query is not None:
+        view.query = clean_query(query)
+    return _saved(view)
 
 
 @transaction.atomic

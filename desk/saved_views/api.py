@@ -87,9 +87,40 @@ class SavedViewListApi(APIView):
 
 
 class SavedViewDetailApi(APIView):
-    """Delete a view: your own, or (supervisors) a shared one."""
+    """Change (PATCH: name, query, shared) or delete a view: your own, or (supervisors) a
+    shared one."""
 
     permission_classes = [IsStaffMember]
+    parser_classes = [JSONParser]
+
+    def _view(self, request, pk: int) -> SavedView:
+        return get_object_or_404(saved_views.views_for(cast(User, request.user)), pk=pk)
+
+    @extend_schema(
+        request=SavedViewSerializer(partial=True),
+        responses={
+            200: SavedViewSerializer,
+            **error_responses(
+                400,
+                401,
+                403,
+                404,
+                e400="A blank name, one taken, a query the list cannot open, or a team view "
+                "unshared.",
+                e403="Someone else's shared view and you are not a supervisor; or sharing as "
+                "an intern or reviewer.",
+                e404="No such view among yours and the shared ones.",
+            ),
+        },
+    )
+    def patch(self, request, pk: int):
+        view = self._view(request, pk)
+        body = SavedViewSerializer(view, data=request.data, partial=True)
+        body.is_valid(raise_exception=True)
+        view = saved_views.saved_view_update(
+            view=view, actor=cast(User, request.user), **body.validated_data
+        )
+        return Response(SavedViewSerializer(view, context={"request": request}).data)
 
     @extend_schema(
         responses={
@@ -104,6 +135,6 @@ class SavedViewDetailApi(APIView):
         },
     )
     def delete(self, request, pk: int):
-        view = get_object_or_404(saved_views.views_for(cast(User, request.user)), pk=pk)
+        view = self._view(request, pk)
         saved_views.saved_view_delete(view=view, actor=cast(User, request.user))
         return Response(status=status.HTTP_204_NO_CONTENT)

@@ -161,7 +161,7 @@ def test_they_are_in_the_schema(agent_user):
     paths = api_as(agent_user).get("/api/schema/?format=json").json()["paths"]
 
     assert set(paths["/api/views/"]) == {"get", "post"}
-    assert set(paths["/api/views/{id}/"]) == {"delete"}
+    assert set(paths["/api/views/{id}/"]) == {"patch", "delete"}
 
 
 # --- on the list page ----------------------------------------------------------------------
@@ -250,3 +250,53 @@ def test_the_bulk_bar_offers_only_what_the_role_may_do(request, client, who, che
     assert ('id="bulk-assign"' in page) is assign
     assert ('id="bulk-merge"' in page) is assign
     assert ('id="bulk-tag"' in page) is checkboxes
+
+
+# --- changing a view -------------------------------------------------------------------------
+
+
+def patch(user, view_id: int, body: dict):
+    return api_as(user).patch(f"/api/views/{view_id}/", body, format="json")
+
+
+def test_the_owner_renames_refilters_and_shares_their_view(agent_user):
+    view_id = save(agent_user, "Mine", "status=open").json()["id"]
+
+    response = patch(
+        agent_user, view_id, {"name": "Pending", "query": "status=pending", "shared": True}
+    )
+
+    assert response.status_code == 200
+    assert (response.json()["name"], response.json()["query"]) == ("Pending", "status=pending")
+    view = SavedView.objects.get(pk=view_id)
+    assert (view.name, view.query, view.shared) == ("Pending", "status=pending", True)
+
+
+def test_a_change_is_checked_as_a_new_view_is(agent_user):
+    view_id = save(agent_user, "Mine", "status=open").json()["id"]
+    save(agent_user, "Other", "status=pending")
+
+    bad_query = patch(agent_user, view_id, {"query": "colour=red"})
+    taken = patch(agent_user, view_id, {"name": "OTHER"})
+
+    assert bad_query.status_code == 400
+    assert (taken.status_code, taken.json()["code"]) == (400, "duplicate_name")
+    assert SavedView.objects.get(pk=view_id).query == "status=open"
+    assert SavedView.objects.get(pk=view_id).name == "Mine"
+
+
+def test_only_the_owner_or_a_supervisor_changes_a_shared_view(agent_user, agent2_user, supervisor):
+    view_id = save(agent_user, "Shared", "status=open", shared=True).json()["id"]
+
+    assert patch(agent2_user, view_id, {"name": "Taken over"}).status_code == 403
+    assert patch(supervisor, view_id, {"name": "Open ones"}).status_code == 200
+    assert SavedView.objects.get(pk=view_id).name == "Open ones"
+
+
+def test_a_team_view_stays_shared(supervisor):
+    team_view = SavedView.objects.get(name="Unassigned urgent")
+
+    response = patch(supervisor, team_view.pk, {"shared": False})
+
+    assert response.status_code == 400
+    assert SavedView.objects.get(pk=team_view.pk).shared is True
