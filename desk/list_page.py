@@ -22,17 +22,22 @@ def display_names(users: Iterable[User | None]) -> dict[int, str]:
     }
 
 
+def by_name(users: Iterable[User]) -> list[tuple[str, str]]:
+    """(username, display name) of each user, in the order given."""
+    users = list(users)
+    names = display_names(users)
+    return [(user.username, names[user.pk]) for user in users]
+
+
 def bulk_actions(user: User) -> dict:
     """The bulk actions `user` may take (none: no checkboxes at all)."""
     role = support_role(user)
     actions = {name: role in roles for name, (roles, _) in ACTION_ROLES.items()}
-    assignees = list(support_users()) if actions["assign"] else []
-    names = display_names(assignees)
     return {
         **actions,
         "any": any(actions.values()),
         "max": BULK_MAX_TICKETS,
-        "assignees": [(user.username, names[user.pk]) for user in assignees],
+        "assignees": by_name(support_users()) if actions["assign"] else [],
         "statuses": Ticket.Status.choices,
         "priorities": Ticket.Priority.choices,
     }

@@ -169,7 +169,7 @@ def ticket_list(request):
             ],
             "sorts": LIST_SORTS,
             "statuses": Ticket.Status.choices,
-            "assignees": assignees.order_by("username"),
+            "assignees": list_page.by_name(assignees.order_by("username")),
             "filters": filters,
             "priorities": Ticket.Priority.choices,
             "sla_states": [("breached", "Breached"), ("due_soon", "Due soon")],

@@ -114,3 +114,22 @@ def test_saved_views_open_and_save_from_the_list(page, login, demo, viewport):
     expect(page.locator("#saved-views [aria-current=true]")).to_have_text("Urgent")
     assert SavedView.objects.get(name="Urgent").query == "priority=urgent"
     assert_no_sideways_scroll(page, "the list with saved views")
+
+
+def test_an_agent_merges_a_duplicate_from_the_list(page, login, demo):
+    """TCK-1004 and TCK-1001 are both Li Wei's: the duplicate goes into the one chosen."""
+    page.set_viewport_size(LAPTOP)
+    login("agent")
+    page.goto("/tickets/")
+    page.check("#ticket-list tr[data-ticket=TCK-1004] .row-select")
+    page.check("#ticket-list tr[data-ticket=TCK-1001] .row-select")
+    page.select_option("#bulk-merge-into", "TCK-1001")
+
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.click("#bulk-merge")
+
+    expect(page.locator("#bulk-result")).to_have_text("Merged into TCK-1001: 2 of 2 tickets done.")
+    duplicate = Ticket.objects.get(reference="TCK-1004")
+    assert (duplicate.merged_into.reference, duplicate.status) == ("TCK-1001", "closed")
+    expect(page.locator("#ticket-list tr[data-ticket=TCK-1004] [data-merged-into]")).to_be_visible()
+    assert_no_sideways_scroll(page, "the list after a merge")
