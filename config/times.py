@@ -22,6 +22,25 @@ def when(value: datetime | None) -> str:
     return date_format(value, DATETIME_FORMAT)
 
 
+SHORT_FORMAT = "j M H:i"
+RELATIVE_DAYS = {-1: "Yesterday", 0: "Today", 1: "Tomorrow"}
+
+
+def when_short(value: datetime | None, now: datetime | None = None) -> str:
+    """A moment near now, short, for a column of due times: "Today 16:30", "Tomorrow 09:00",
+    "8 Dec 09:00", and the full `when` in another year."""
+    if value is None:
+        return ""
+    value = timezone.localtime(value) if timezone.is_aware(value) else value
+    today = timezone.localtime(now or timezone.now()).date()
+    relative = RELATIVE_DAYS.get((value.date() - today).days)
+    if relative:
+        return f"{relative} {date_format(value, 'H:i')}"
+    if value.year != today.year:
+        return when(value)
+    return date_format(value, SHORT_FORMAT)
+
+
 def day(value: date | datetime | None) -> str:
     """The day of a moment (or a date) as people read it, in the current time zone."""
     if value is None:

@@ -14,7 +14,7 @@ from config.roles import GROUP_FOR_ROLE, Role
 from orders.models import Customer, Order, OrderLine
 from refunds.identity import derive_request_id, fingerprint, fingerprint_params
 from refunds.models import RefundConfirmation, RefundEvent, RefundRequest
-from tickets import sla
+from tickets import saved_views, sla
 from tickets.models import StaffProfile, Ticket, TicketEvent, TicketMessage
 
 # username -> (role or None for the superuser, is_staff)
@@ -306,6 +306,8 @@ def seed_demo() -> None:
     orders = _ensure_orders(customers)
     _ensure_tickets(customers, orders, users)
     _ensure_blender_refund(orders, users)
+    # Made by a migration too; again here for a database emptied since (a flush).
+    saved_views.ensure_team_views()
 
 
 @transaction.atomic

@@ -10,6 +10,7 @@ import agent.urls
 import refunds.urls
 from config.api_errors import JsonErrorsMixin, api_not_found
 from desk import api, satisfaction, views
+from desk.bulk import api as bulk_api
 from desk.business_hours import api as business_hours_api
 from desk.live import api as live
 from desk.macro_pages import views as macro_views
@@ -17,6 +18,8 @@ from desk.merge import api as merge_api
 from desk.merge import views as merge_views
 from desk.people import api as people_api
 from desk.people import views as people_views
+from desk.saved_views import api as saved_views_api
+from desk.saved_views import views as saved_views_views
 from ops.throttling import AnonThrottle, SignInTokenSerializer
 
 
@@ -26,6 +29,8 @@ class SchemaView(JsonErrorsMixin, SpectacularAPIView):
 
 ticket_urlpatterns = [
     path("", views.ticket_list, name="list"),
+    path("views/", saved_views_views.view_save, name="view-save"),
+    path("views/<int:view_id>/delete/", saved_views_views.view_delete, name="view-delete"),
     path("new/", views.ticket_new, name="new"),
     path("<str:reference>/", views.ticket_detail, name="detail"),
     path("<str:reference>/messages/", views.ticket_write, name="write"),
@@ -60,6 +65,10 @@ customer_urlpatterns = [
 
 ticket_api_urlpatterns = [
     path("tickets/", api.TicketListApi.as_view(), name="api-ticket-list"),
+    # Before tickets/<reference>/: "bulk" is no reference.
+    path("tickets/bulk/", bulk_api.TicketBulkApi.as_view(), name="api-ticket-bulk"),
+    path("views/", saved_views_api.SavedViewListApi.as_view(), name="api-views"),
+    path("views/<int:pk>/", saved_views_api.SavedViewDetailApi.as_view(), name="api-view"),
     path("tickets/<str:reference>/", api.TicketDetailApi.as_view(), name="api-ticket-detail"),
     path(
         "tickets/<str:reference>/messages/",

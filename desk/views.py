@@ -25,7 +25,7 @@ from agent.answer_check import contradicted_claims
 from config.errors import ApplicationError
 from config.refund_statuses import RefundStatus
 from config.roles import Role, is_staff_member, is_supervisor, support_role, support_users
-from desk import macros
+from desk import list_page, macros
 from orders.addresses import BadAddress, email_key
 from orders.models import Customer, Order
 from orders.selectors import order_summary
@@ -74,6 +74,7 @@ class ListRow:
     refund_status: str  # the newest refund request's status, "" when there is none
     refund_words: str
     sla: str | None  # tickets/sla.py sla_state: the badge
+    assignee_name: str = ""  # the assignee's display name (tickets/people.py)
 
 
 def _list_filters(params) -> dict[str, str]:
@@ -123,14 +124,25 @@ def ticket_list(request):
         tag=filters["tag"],
     )
     paginator = Paginator(
-        selectors.with_customer_waiting(with_latest_refund_status(tickets)), PAGE_SIZE
+        selectors.with_customer_waiting(with_latest_refund_status(tickets)).prefetch_related(
+            "tags"
+        ),
+        PAGE_SIZE,
     )
     page = paginator.get_page(request.GET.get("page"))
     rows = []
-    for ticket in page.object_list:
+    tickets_here = list(page.object_list)
+    names = list_page.display_names(ticket.assignee for ticket in tickets_here)
+    for ticket in tickets_here:
         refund_status = getattr(ticket, "latest_refund_status", None) or ""
         rows.append(
-            ListRow(ticket, refund_status, _refund_words(refund_status), sla.sla_state(ticket))
+            ListRow(
+                ticket,
+                refund_status,
+                _refund_words(refund_status),
+                sla.sla_state(ticket),
+                names.get(ticket.assignee_id or 0, ""),
+            )
         )
     query = _list_query(filters)
     escalated_count = Ticket.objects.filter(escalated=True).count()
@@ -157,7 +169,7 @@ def ticket_list(request):
             ],
             "sorts": LIST_SORTS,
             "statuses": Ticket.Status.choices,
-            "assignees": assignees.order_by("username"),
+            "assignees": list_page.by_name(assignees.order_by("username")),
             "filters": filters,
             "priorities": Ticket.Priority.choices,
             "sla_states": [("breached", "Breached"), ("due_soon", "Due soon")],
@@ -168,6 +180,8 @@ def ticket_list(request):
             "page_link_prefix": f"?{query}&" if query else "?",
             "can_open_tickets": support_role(request.user) is not None,
             "satisfaction": _satisfaction_figures(request.user),
+            "bulk": list_page.bulk_actions(request.user),
+            "saved": list_page.saved_view_links(request.user, query),
         },
     )
 

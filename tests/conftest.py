@@ -62,6 +62,7 @@ REFERENCE_DATA_MIGRATIONS = [
     ("tickets.migrations.0002_roles", "create_groups"),
     ("tickets.migrations.0003_reviewer_permissions", "grant"),
     ("tickets.migrations.0008_sla_policy_defaults", "seed"),
+    ("tickets.migrations.0021_saved_view", "add_team_views"),
     ("policies.migrations.0002_refunds_policy_v1", "publish"),
     ("policies.migrations.0003_refunds_limits_per_currency", "publish"),
     ("agent.migrations.0004_mcp_session", "let_reviewers_view_sessions"),

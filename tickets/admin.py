@@ -10,6 +10,7 @@ from tickets import calendar_admin  # noqa: F401  (registers the business calend
 from tickets.models import (
     Macro,
     SatisfactionSurvey,
+    SavedView,
     SlaPolicy,
     StaffProfile,
     Tag,
@@ -116,6 +117,15 @@ class SlaPolicyAdmin(admin.ModelAdmin):
 class TagAdmin(admin.ModelAdmin):
     list_display = ["name", "created_at"]
     search_fields = ["name"]
+
+
+@admin.register(SavedView)
+class SavedViewAdmin(admin.ModelAdmin):
+    """Named filters of the ticket list; no owner is a team view that came with the desk."""
+
+    list_display = ["name", "query", "owner", "shared", "created_at"]
+    list_filter = ["shared"]
+    search_fields = ["name", "query"]
 
 
 @admin.register(Macro)

@@ -588,6 +588,47 @@ class SatisfactionSurvey(models.Model):
         return f"{self.ticket_id} survey {self.pk}: {self.rating or 'unrated'}"
 
 
+class SavedView(models.Model):
+    """A named filter and sort of the ticket list (DESIGN §19): `query` is the list's query
+    string (tickets/saved_views.py checks it against the list's own filters), so opening the
+    view is opening the list with it. One user's own, or shared with the team; a team view
+    nobody owns came with the desk and only supervisors change it."""
+
+    name = models.CharField(max_length=80)
+    query = models.CharField(max_length=500, blank=True)
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="saved_views",
+        help_text="Empty: a team view that came with the desk.",
+    )
+    shared = models.BooleanField(default=False, help_text="Listed for the whole team.")
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["name", "id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(owner__isnull=False) | Q(shared=True),
+                name="saved_view_ownerless_is_shared",
+            ),
+            models.UniqueConstraint(
+                Lower("name"), "owner", name="saved_view_name_unique_per_owner"
+            ),
+            # NULL owners are all different to a unique index: the team's names get their own.
+            models.UniqueConstraint(
+                Lower("name"),
+                condition=Q(owner__isnull=True),
+                name="saved_view_team_name_unique",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
 # DESIGN §19's business calendar lives with the SLA clocks' code; imported here so that the
 # app's models are all registered when this module is.
 from tickets.calendars import BusinessCalendar  # noqa: E402, F401

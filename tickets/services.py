@@ -557,6 +557,12 @@ def _tag_names(names: list[str], field: str) -> list[str]:
     return list(cleaned.values())
 
 
+def clean_tag_names(names: Sequence[str], *, field: str) -> list[str]:
+    """The names as a change of tags keeps them; ApplicationError naming `field` for a bad one
+    (for a caller that checks a body before changing any ticket)."""
+    return _tag_names(list(names), field)
+
+
 def tag_for_name(name: str) -> Tag:
     """The tag called `name` in any case, made if there is none (the first spelling stays)."""
     tag = Tag.objects.filter(name__iexact=name).first()

@@ -1,5 +1,5 @@
-"""The `when` and `day` filters: the desk's one time format (config/times.py) in templates.
-Built into every template (TEMPLATES["OPTIONS"]["builtins"]), so no page loads it."""
+"""The `when`, `when_short` and `day` filters: the desk's one time format (config/times.py)
+in templates. Built into every template (TEMPLATES["OPTIONS"]["builtins"]), so no page loads it."""
 
 from django import template
 
@@ -9,3 +9,4 @@ register = template.Library()
 
 register.filter("when", times.when, expects_localtime=False)
 register.filter("day", times.day, expects_localtime=False)
+register.filter("when_short", times.when_short, expects_localtime=False)

@@ -32,6 +32,24 @@ def test_it_writes_a_moment_and_a_day_one_way():
     assert times.when(None) == times.day(None) == ""
 
 
+def test_a_moment_near_now_is_written_short_for_the_lists_due_column():
+    now = datetime(2026, 12, 4, 9, 0, tzinfo=UTC)
+    assert times.when_short(MOMENT, now) == "Today 14:05"
+    assert times.when_short(datetime(2026, 12, 5, 8, 30, tzinfo=UTC), now) == "Tomorrow 08:30"
+    assert times.when_short(datetime(2026, 12, 3, 23, 59, tzinfo=UTC), now) == "Yesterday 23:59"
+    assert times.when_short(datetime(2026, 12, 8, 9, 0, tzinfo=UTC), now) == "8 Dec 09:00"
+    assert times.when_short(datetime(2027, 1, 2, 9, 0, tzinfo=UTC), now) == "2 Jan 2027, 09:00"
+    assert times.when_short(None) == ""
+
+
+def test_today_is_the_desks_today():
+    """Past midnight in Shanghai while it is still the day before in UTC."""
+    now = datetime(2026, 12, 4, 17, 0, tzinfo=UTC)  # 5 Dec, 01:00 in Shanghai
+    with timezone.override(ZoneInfo("Asia/Shanghai")):
+        assert times.when_short(datetime(2026, 12, 4, 20, 0, tzinfo=UTC), now) == "Today 04:00"
+        assert times.when_short(MOMENT, now) == "Yesterday 22:05"
+
+
 def test_it_writes_a_moment_in_the_desks_time_zone():
     with timezone.override(ZoneInfo("Asia/Shanghai")):
         assert times.when(MOMENT) == "4 Dec 2026, 22:05"
