@@ -101,7 +101,8 @@ def spoken_of(run: AgentRun, *, before: datetime) -> list[int]:
         result = call["result"]
         if not call["ok"] or not isinstance(result, dict):
             continue
-        body = result.get("refund") if isinstance(result.get("refund"), dict) else result
+        refund = result.get("refund")
+        body: dict = refund if isinstance(refund, dict) else result
         if call["tool_name"] in REFUND_TOOLS:
             request_ids |= _request_ids(body)
         if call["tool_name"] in ORDER_TOOLS:
