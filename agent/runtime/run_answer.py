@@ -9,10 +9,11 @@
   status it read, and those of the orders it looked up or names by number.
 """
 
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from agent.answer_check import ORDER_ID
-from agent.models import AgentMessage, AgentRun, RunEvent
+from agent.models import AgentMessage, AgentRun, RunEvent, ToolCallLog
 from agent.runtime.record_words import words_for
 from agent.runtime.records import record_language, run_record, said_in
 from config.times import when
@@ -75,29 +76,76 @@ def since_answer(run: AgentRun, *, at: datetime | None = None) -> str:
     at = at or answered_at(run)
     if at is None:
         return ""
-    requests = spoken_of(run, before=at)
-    if not requests:
-        return ""
-    changes = (
-        RefundEvent.objects.filter(
-            refund_request__in=requests, created_at__gt=at, to_status__in=CHANGES_TOLD
+    return _since(_RunRead.of([run])[run.pk], at, _TicketRefunds.of(run.ticket_id, since=at))
+
+
+@dataclass
+class _RunRead:
+    """What the desk reads of a run to tell what became of its answer's refunds."""
+
+    run: AgentRun
+    calls: list[dict] = field(default_factory=list)
+    request: str = ""
+
+    @classmethod
+    def of(cls, runs: list[AgentRun]) -> dict:
+        """Each run's calls and the agent's request, in two queries for all of them."""
+        read = {run.pk: cls(run) for run in runs}
+        calls = ToolCallLog.objects.filter(run__in=runs).order_by("created_at", "id")
+        fields = ("tool_name", "ok", "error_code", "result", "arguments_raw")
+        for run_id, *values in calls.values_list("run_id", *fields):
+            read[run_id].calls.append(dict(zip(fields, values, strict=True)))
+        requests = AgentMessage.objects.filter(run__in=runs, role=AgentMessage.Role.USER)
+        for run_id, content in requests.order_by("run_id", "seq").values_list("run_id", "content"):
+            read[run_id].request = "\n".join(filter(None, (read[run_id].request, content)))
+        return read
+
+
+@dataclass
+class _TicketRefunds:
+    """A ticket's refund requests and the changes told of them after a moment."""
+
+    requests: list[tuple[int, str, str, object, datetime]]
+    changes: list[RefundEvent]
+
+    @classmethod
+    def of(cls, ticket_id: int, *, since: datetime) -> "_TicketRefunds":
+        """In two queries, whatever the number of answers asking."""
+        requests = RefundRequest.objects.filter(ticket_id=ticket_id).values_list(
+            "pk", "request_id", "order__order_id", "run_id", "created_at"
         )
-        .select_related("refund_request", "actor")
-        .order_by("created_at", "id")
-    )
-    words = words_for(run_language(run))
-    told = [_change_words(change, words) for change in changes]
+        changes = (
+            RefundEvent.objects.filter(
+                refund_request__ticket_id=ticket_id,
+                created_at__gt=since,
+                to_status__in=CHANGES_TOLD,
+            )
+            .select_related("refund_request", "actor")
+            .order_by("created_at", "id")
+        )
+        return cls(list(requests), list(changes))
+
+
+def _since(read: _RunRead, at: datetime, refunds: _TicketRefunds) -> str:
+    spoken = spoken_of(read, refunds, before=at)
+    words = words_for(record_language(read.request))
+    told = [
+        _change_words(change, words)
+        for change in refunds.changes
+        if change.refund_request_id in spoken and change.created_at > at
+    ]
     if not told:
         return ""
     return words["since"].format(events=words["since_join"].join(told))
 
 
-def spoken_of(run: AgentRun, *, before: datetime) -> list[int]:
-    """The ids of the refund requests of the run's ticket, made before `before`, that its
-    answer spoke of: proposed by the run, read by it, on an order it looked up or named."""
+def spoken_of(read: _RunRead, refunds: _TicketRefunds, *, before: datetime) -> set[int]:
+    """The ids of the ticket's refund requests, made before `before`, that the run's answer
+    spoke of: proposed by the run, read by it, on an order it looked up or named."""
+    run = read.run
     request_ids: set[str] = set()
     order_ids: set[str] = set(ORDER_ID.findall(run.final_answer))
-    for call in _logged_calls(run):
+    for call in read.calls:
         result = call["result"]
         if not call["ok"] or not isinstance(result, dict):
             continue
@@ -107,17 +155,17 @@ def spoken_of(run: AgentRun, *, before: datetime) -> list[int]:
             request_ids |= _request_ids(body)
         if call["tool_name"] in ORDER_TOOLS:
             order_ids |= _order_ids(body)
-    ticket_requests = RefundRequest.objects.filter(ticket_id=run.ticket_id, created_at__lt=before)
-    return [
+    return {
         pk
-        for pk, request_id, order_id, run_id in ticket_requests.values_list(
-            "pk", "request_id", "order__order_id", "run_id"
+        for pk, request_id, order_id, run_id, created_at in refunds.requests
+        if created_at < before
+        and (
+            run_id == run.pk
+            or request_id in request_ids
+            or request_id in run.final_answer
+            or order_id in order_ids
         )
-        if run_id == run.pk
-        or request_id in request_ids
-        or request_id in run.final_answer
-        or order_id in order_ids
-    ]
+    }
 
 
 def _request_ids(body: dict) -> set[str]:
@@ -150,7 +198,8 @@ def _change_words(change: RefundEvent, words: dict) -> str:
 
 def answers_since(ticket_id: int, messages: list) -> dict[int, str]:
     """For each of the assistant's answers among the ticket's `messages` (TicketMessage rows)
-    that a later refund change made stale, its "Since this answer: …" line, by message id."""
+    that a later refund change made stale, its "Since this answer: …" line, by message id. A
+    fixed number of queries, however many answers the ticket has."""
     answers = [m for m in messages if m.author_kind == "assistant"]
     if not answers:
         return {}
@@ -161,16 +210,22 @@ def answers_since(ticket_id: int, messages: list) -> dict[int, str]:
             final_answer__in=[m.body for m in answers],
         ).order_by("created_at")
     )
-    told = {}
+    if not runs:
+        return {}
+    # The run that posted each answer: the latest with its text, started before it was posted.
+    posted = {}
     for message in answers:
-        # The run that posted it: the latest with this answer, started before it was posted.
-        posted_by = [
-            run
-            for run in runs
-            if run.final_answer == message.body and run.created_at <= message.created_at
+        by = [
+            r for r in runs if r.final_answer == message.body and r.created_at <= message.created_at
         ]
-        if posted_by:
-            line = since_answer(posted_by[-1], at=message.created_at)
-            if line:
-                told[message.pk] = line
-    return told
+        if by:
+            posted[message] = by[-1]
+    if not posted:
+        return {}
+    read = _RunRead.of(list({run.pk: run for run in posted.values()}.values()))
+    refunds = _TicketRefunds.of(ticket_id, since=min(m.created_at for m in posted))
+    told = {
+        message.pk: _since(read[run.pk], message.created_at, refunds)
+        for message, run in posted.items()
+    }
+    return {pk: line for pk, line in told.items() if line}

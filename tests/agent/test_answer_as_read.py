@@ -5,14 +5,19 @@ stale by a later refund decision says so, on the panel and in the conversation."
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
 
 from agent.models import AgentRun
+from agent.runtime.run_answer import answers_since
 from refunds.models import RefundRequest
 from refunds.services import refund_approve, refund_reject
 from tests.agent.runs import drive, start_run
 from tests.fakes.openai_server import text_reply, tool_call, tool_reply
+from tickets.models import Ticket, TicketMessage
+from tickets.services import ticket_post_message
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -144,3 +149,25 @@ def test_what_the_answer_already_says_is_not_said_again_beside_it(demo, fake_ope
     assert body["did"] == []
     lines = [line for line in body["final_answer"].splitlines() if line.strip()]
     assert len(lines) == len(set(lines))
+
+
+@pytest.mark.django_db(transaction=False)
+def test_the_conversation_reads_its_answers_news_in_as_many_queries_for_ten_as_for_two(demo):
+
+    ticket = Ticket.objects.get(reference="TCK-1001")
+    agent = get_user_model().objects.get(username="agent")
+
+    def answered(count: int) -> int:
+        for number in range(count):
+            body = f"Answer number {number} about order {MUG}."
+            AgentRun.objects.create(
+                ticket=ticket, started_by=agent, actor_role="agent", status="completed",
+                final_answer=body,
+            )  # fmt: skip
+            ticket_post_message(ticket=ticket, author_kind="assistant", body=body)
+        messages = list(TicketMessage.objects.filter(ticket=ticket))
+        with CaptureQueriesContext(connection) as queries:
+            answers_since(ticket.pk, messages)
+        return len(queries)
+
+    assert answered(2) == answered(8)
