@@ -87,13 +87,20 @@ def run_record(calls: Iterable[dict], *, language: str = DEFAULT_LANGUAGE) -> li
     calls = [call for call in calls if isinstance(call["result"], dict)]
     orders = _orders_shown(calls)
     lines = [_order_line(order, words) for order in orders.values()]
+    refused = []
     for call in calls:
         proposal = _proposal(call["result"])
         if call["ok"] and call["tool_name"] == "create_refund" and proposal.get("request_id"):
             lines.append(_proposal_line(call, orders, words))
         elif not call["ok"]:
-            lines.append(_refused_line(call, words, language))
-    clauses = _clauses_read(calls)
+            refused.append(_refused_line(call, words, language))
+            lines.append(refused[-1])
+    # A clause a refusal's reason already states ("R-5: requested 899.00 …") is not said again.
+    clauses = [
+        clause
+        for clause in _clauses_read(calls)
+        if not any(clause.replace(" ", ": ", 1) in line for line in refused)
+    ]
     if clauses:
         lines.append(_policy_line(clauses, words))
     return list(dict.fromkeys(lines))
