@@ -1,6 +1,6 @@
 # Over 400 lines: finding claims in a text (two readers and the model's reading) and judging
 # each against the refunds belong together; the words of each language are data in
-# agent/claim_words.py.
+# agent/vocabulary/claims.py.
 # ruff: noqa: RUF001 (Chinese and typographic punctuation is what these texts are written in)
 """The one claim check (DESIGN §13, §18): what a text tells the customer about their refunds,
 judged against the refunds that exist. It reads the assistant's answers, the customer drafts
@@ -12,7 +12,7 @@ a model only, asked for (`requested`). Three readers find them:
 
 * **The model** (agent/claim_reading.py), when one is configured: it reads the text's meaning,
   in any language, and names the order or product each claim is about.
-* **The precise reader** (`statements_in`), always: per language of agent/claim_words.py, a
+* **The precise reader** (`statements_in`), always: per language of agent/vocabulary/claims.py, a
   completion verb with what makes it finished (an auxiliary such as "has been", "wurde", "已",
   or a phrase such as "went through"), about money. What takes a claim back is read in the
   clause it stands in: a negation before its verb ("nothing has been refunded yet"), a
@@ -24,9 +24,9 @@ a model only, asked for (`requested`). Three readers find them:
   not a reading) and only for `check_text(..., fallback=True)`: public replies
   (`contradicted_claims`, the 409 and its "Send it anyway") and drafts a model wrote (a flag
   there means the templates are used). It reads the sentences the precise reader found no
-  claim in, clause by clause, and stops exactly these: a clause with a cue of agent/claim_words.py's
-  LEXICON (`done`: the money moved, processed, sent, back on your card, 退款搞定了, ging raus,
-  devolvimos; `approved`; `underway`), in any of its languages, that
+  claim in, clause by clause, and stops exactly these: a clause with a cue of
+  agent/vocabulary/claims.py's LEXICON (`done`: the money moved, processed, sent, back on your
+  card, 退款搞定了, ging raus, devolvimos; `approved`; `underway`), in any of its languages, that
     - speaks of refunds or money: a money stem (refund, reimburs, 退, 款, 返金, 환불, erstatt,
       rembours, reembols, devol, estorn, terugbetal, возврат, zwrot, iade, …) or an amount
       with its currency, in the clause, else in its sentence or the sentence before ("Good
@@ -67,7 +67,8 @@ from functools import cache
 from typing import Literal
 
 from agent.claim_reading import NO_CLAIM, ReadClaim, model_configured, read_claims
-from agent.claim_words import (
+from agent.privacy import mask_for_model
+from agent.vocabulary.claims import (
     AMOUNT,
     APPROVED,
     CLAUSE_JOINS,
@@ -82,7 +83,6 @@ from agent.claim_words import (
     ClaimWords,
     Lexicon,
 )
-from agent.privacy import mask_for_model
 from orders.models import Customer, Order, OrderLine
 from refunds.models import RefundRequest
 from tickets.models import Ticket

@@ -31,8 +31,8 @@ from django.core.cache import cache
 from openai.types.chat import ChatCompletionMessageParam
 from openai.types.shared_params import ResponseFormatJSONSchema
 
-from agent.claim_words import APPROVED, ON_ITS_WAY, REFUNDED, REQUESTED
 from agent.untrusted import wrap_untrusted
+from agent.vocabulary.claims import APPROVED, ON_ITS_WAY, REFUNDED, REQUESTED
 
 logger = logging.getLogger(__name__)
 

@@ -1,6 +1,6 @@
 # ruff: noqa: RUF001 (Chinese and typographic punctuation is what these texts are written in)
 """The words of the customer drafts (agent/drafts.py), one entry per language. Adding a
-language is adding an entry (and its claim words in agent/claim_words.py, so the claim check
+language is adding an entry (and its claim words in agent/vocabulary/claims.py, so the claim check
 reads what the drafts say).
 
 Placeholders: {name} the customer's name, {amount} the refund with its currency, {item} what

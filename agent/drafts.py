@@ -4,7 +4,7 @@ A draft is written to the customer in the language of their latest message, addr
 name the desk has for them (from the Customer record: a model never names the customer), and
 says the state of each refund on the ticket only as it is. It carries none of the desk's own
 vocabulary (request ids, clause refs, versions, fingerprints, tool or error codes, balances,
-the assistant's reasoning): `internal_vocabulary` (agent/vocabulary.py) finds it.
+the assistant's reasoning): `internal_vocabulary` (agent/vocabulary/) finds it.
 
 Templates (agent/draft_templates.py) write it with the offline planner, and whenever a model's
 draft cannot be used. A model writes only the middle of it, from read-only context

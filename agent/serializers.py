@@ -2,7 +2,7 @@ from rest_framework import serializers
 
 from agent.errors import logged_error_in_words
 from agent.models import AgentRun, RunEvent, ToolCallLog
-from agent.runtime.records import run_record
+from agent.runtime.run_answer import run_did, since_answer
 from config.serializers import StrictCharField
 
 
@@ -20,6 +20,9 @@ class RunSerializer(serializers.ModelSerializer):
     )
     # What the run did, rendered by the desk from its tool log, not read from the answer.
     did = serializers.SerializerMethodField()
+    # "Since this answer: …": what became of the refunds the answer spoke of after it was
+    # written, from their history ("" when nothing changed).
+    since_answer = serializers.SerializerMethodField()
 
     class Meta:
         model = AgentRun
@@ -32,6 +35,7 @@ class RunSerializer(serializers.ModelSerializer):
             "max_steps",
             "final_answer",
             "did",
+            "since_answer",
             "answer_contradicts_state",
             "answer_check",
             "draft_reply",
@@ -52,10 +56,10 @@ class RunSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
     def get_did(self, run: AgentRun) -> list[str]:
-        calls = run.tool_calls.order_by("created_at", "id")
-        return run_record(
-            dict(row) for row in calls.values("tool_name", "ok", "error_code", "result")
-        )
+        return run_did(run)
+
+    def get_since_answer(self, run: AgentRun) -> str:
+        return since_answer(run)
 
 
 class RunEventSerializer(serializers.ModelSerializer):

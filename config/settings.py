@@ -451,7 +451,8 @@ LLM_TEMPERATURE = env.float("LLM_TEMPERATURE", default=0.0)
 # the run's tool results the answer leaves out, under it), "search" (a policy search also reads
 # the agent's own words), "fallback" (the desk's own answer when the model gives none it can
 # post), "guards" (a proposal the agent's words leave unclear is refused: the only readers of
-# words that refuse, and only here).
+# words that refuse, and only here), "did" (the model answers with JSON {answer, did}, and
+# what it says it did is checked against the tool log).
 AGENT_SMALL_MODEL = env.bool("AGENT_SMALL_MODEL", default=False)
 AGENT_SMALL_MODEL_PIECES = env.list(
     "AGENT_SMALL_MODEL_PIECES",
@@ -464,6 +465,7 @@ AGENT_SMALL_MODEL_PIECES = env.list(
         "search",
         "fallback",
         "guards",
+        "did",
     ],
 )
 # How a call that must be a tool call is asked for: "tool_choice" ("required", which OpenAI and

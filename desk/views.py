@@ -22,6 +22,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from agent.answer_check import contradicted_claims
+from agent.runtime.run_answer import answers_since
 from config.errors import ApplicationError
 from config.refund_statuses import RefundStatus
 from config.roles import Role, is_staff_member, is_supervisor, support_role, support_users
@@ -325,6 +326,11 @@ def _render_ticket(
     draft.setdefault("visibility", "internal" if public_reply_refusal else "public")
     refunds = list(ticket.refund_requests.select_related("order").order_by("-created_at"))
     latest_run = ticket.runs.order_by("-created_at").first()
+    conversation = list(ticket.messages.all())
+    since = answers_since(ticket.pk, conversation)
+    for message in conversation:
+        # Read by the page under an answer a later refund change made stale (not a field).
+        message.since_answer = since.get(message.pk, "")  # type: ignore[attr-defined]
     return render(
         request,
         "tickets/detail.html",
@@ -332,6 +338,7 @@ def _render_ticket(
             "ticket": ticket,
             "history": _history(ticket),
             "latest_run": latest_run,
+            "conversation": conversation,
             "panel_answer_message_id": _panel_answer_message_id(ticket, latest_run),
             "refunds": refunds,
             "withdrawable": _withdrawable(refunds, request.user),

@@ -10,6 +10,7 @@ import httpx2
 import openai
 from django.conf import settings
 
+from agent.providers.answer_format import answer_format, answers_in_json
 from agent.providers.llm import ModelError, ModelReply, TextSink
 from agent.providers.required_call import call_from_content, required_call_format
 
@@ -116,6 +117,9 @@ class OpenAIProvider:
             )
         if by_schema:
             options["response_format"] = required_call_format(tools)
+        elif tool_choice == "none" and answers_in_json():
+            # A last call may not use tools: the structured answer can be asked for as a schema.
+            options["response_format"] = answer_format()
         try:
             # A schema-bound reply is a call, not text for the panel.
             response = self.call(messages, options, None if by_schema else on_text)

@@ -6,12 +6,14 @@ import json
 from decimal import Decimal, InvalidOperation
 
 from agent import run_selectors
-from agent.errors import error_in_words, logged_error_in_words
+from agent.errors import error_in_words
 from agent.executor import loops
 from agent.executor.arguments import MAX_ARGUMENTS_CHARS
 from agent.executor.pool import IDLE_THREADS
 from agent.executor.prior import PriorCalls
 from agent.models import AgentMessage, AgentRun
+from agent.runtime.records import run_record
+from agent.runtime.run_answer import run_language
 from agent.tools.registry import ToolKind, get_tool
 from config.money import money_str
 
@@ -117,21 +119,23 @@ def approval_details(result: dict) -> dict | None:
 
 
 def summary_from_tool_log(run: AgentRun, why: str) -> str:
-    """A final answer composed from the tool log when the model gives none."""
+    """A final answer composed from the tool log when the model gives none: what the run did in
+    the desk's words (agent/runtime/records.py), in the language of the agent's request."""
     lines = [why]
-    calls = list(run_selectors.run_tool_calls(run=run))
-    if calls:
+    calls = [
+        {
+            "tool_name": log.tool_name,
+            "ok": log.ok,
+            "error_code": log.error_code,
+            "result": log.result,
+            "arguments_raw": log.arguments_raw,
+        }
+        for log in run_selectors.run_tool_calls(run=run)
+    ]
+    did = run_record(calls, language=run_language(run))
+    if did:
         lines.append("What I did:")
-        for log in calls:
-            words = "" if log.ok else logged_error_in_words(log.result, log.error_code)
-            outcome = f"did not go through. {words}" if words else "ok"
-            lines.append(f"- {log.tool_name} {log.arguments_raw or '{}'}: {outcome}")
-            approval = approval_details(log.result or {}) if log.ok else None
-            if approval:
-                lines.append(
-                    f"  proposal {approval.get('request_id', '')} is pending a "
-                    f"reviewer's approval; nothing has been refunded yet"
-                )
+        lines += [f"- {line}" for line in did]
     else:
         lines.append("I did not look anything up.")
     lines.append(

@@ -151,15 +151,30 @@ EXAMPLES: tuple[tuple[Turn, ...], ...] = (
 )
 
 
-def _messages(example: tuple[Turn, ...], number: int) -> list[dict]:
+# What each example call did, as a structured answer's "did" says it.
+_DID = {
+    "get_order": "looked_up_order",
+    "list_customer_orders": "listed_orders",
+    "search_policies": "read_policy",
+    "get_refund_status": "checked_refund",
+    "create_refund": "proposed_refund",
+}
+
+
+def _messages(example: tuple[Turn, ...], number: int, *, structured: bool) -> list[dict]:
     messages: list[dict] = []
+    did: list[dict] = []
     for index, (kind, content) in enumerate(example):
         if kind == "user":
             messages.append({"role": "user", "content": content})
         elif kind == "answer":
+            if structured:
+                content = json.dumps({"answer": content, "did": did}, ensure_ascii=False)
             messages.append({"role": "assistant", "content": content})
         else:
             name, arguments, result = content
+            if result.get("ok", True) and name in _DID:
+                did.append({"action": _DID[name], "order_id": arguments.get("order_id", "")})
             call_id = f"example_{number}_{index}"
             call = {"name": name, "arguments": json.dumps(arguments, ensure_ascii=False)}
             messages.append(
@@ -179,11 +194,12 @@ def _messages(example: tuple[Turn, ...], number: int) -> list[dict]:
     return messages
 
 
-def worked_examples() -> list[dict]:
+def worked_examples(*, structured: bool = False) -> list[dict]:
     """The examples as Chat Completions messages, framed by two system notes; new dicts on
-    every call, since the caller's list is the request's."""
+    every call, since the caller's list is the request's. `structured`: the answers are written
+    as the "did" piece asks (agent/runtime/structured_answer.py)."""
     messages = [{"role": "system", "content": EXAMPLES_OPEN}]
     for number, example in enumerate(EXAMPLES, start=1):
-        messages += _messages(example, number)
+        messages += _messages(example, number, structured=structured)
     messages.append({"role": "system", "content": EXAMPLES_CLOSE})
     return messages

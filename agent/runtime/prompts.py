@@ -11,6 +11,7 @@ from agent.context import RunContext
 from agent.models import AgentMessage
 from agent.privacy import Masker, first_name, mask_for_model, masked_email
 from agent.runtime.examples import worked_examples
+from agent.runtime.structured_answer import RULE as STRUCTURED_RULE
 from agent.untrusted import looks_like_instructions, wrap_untrusted
 from tickets.models import TicketMessage
 from tickets.selectors import ticket_thread as selected_ticket_thread
@@ -93,9 +94,10 @@ def customer_fields(ctx: RunContext) -> list[tuple[str, str]]:
     ]
 
 
-def system_prompt() -> str:
-    """The rules: the same text for every run and step."""
-    return SYSTEM_PROMPT
+def system_prompt(*, structured: bool = False) -> str:
+    """The rules: the same text for every run and step. `structured`: small-model mode's "did"
+    piece, which asks for the answer as JSON (agent/runtime/structured_answer.py)."""
+    return SYSTEM_PROMPT + STRUCTURED_RULE if structured else SYSTEM_PROMPT
 
 
 def run_scope(ctx: RunContext, *, now: datetime) -> str:
@@ -231,6 +233,7 @@ def build_context(
     final: bool = False,
     history_budget: int = HISTORY_CHAR_BUDGET,
     examples: bool = False,
+    structured: bool = False,
 ) -> Context:
     thread, suspicious = ticket_thread(ctx)
     suspicious = suspicious or any(
@@ -238,7 +241,7 @@ def build_context(
     )
     kept, dropped = trim_history(transcript, budget=history_budget)
     messages = [
-        {"role": "system", "content": system_prompt()},
+        {"role": "system", "content": system_prompt(structured=structured)},
         {"role": "system", "content": run_scope(ctx, now=now)},
         {"role": "system", "content": thread},
     ]
@@ -261,7 +264,7 @@ def build_context(
     if examples:
         # After the rules, before anything of the run: the same for every run, so cached with
         # the rules (agent/runtime/examples.py).
-        messages[1:1] = worked_examples()
+        messages[1:1] = worked_examples(structured=structured)
     # Tool results are not read again here: the step inspects each one once, as it arrives
     # (Step.add_result), and flags the run then.
     return Context(messages=messages, untrusted_instructions=suspicious)

@@ -73,9 +73,10 @@ from agent.runtime.prompts import (
     build_context,
     customer_text_in_result,
 )
-from agent.runtime.records import with_records
+from agent.runtime.records import record_language, with_records
 from agent.runtime.replies import safe_reply
 from agent.runtime.streaming import AnswerStream
+from agent.runtime.structured_answer import Claimed, read_structured, unfounded_lines
 from agent.services import StepInterrupted, StepWrite
 from agent.tools.registry import ToolKind, get_tool, tools_for_role
 from agent.untrusted import looks_like_instructions
@@ -251,6 +252,8 @@ class Step:
         self.checks = StepChecks(prior=carried.prior)
         # Run fields to set with the step's next write (the untrusted-instructions flag).
         self.flags: dict = {}
+        # What the model's structured answer says it did (small-model mode's "did" piece).
+        self.claimed: tuple[Claimed, ...] = ()
 
     def perform(self, *, attempt: int) -> StepOutcome:
         if self.run.cancel_requested:
@@ -358,6 +361,7 @@ class Step:
             final=final,
             history_budget=history_budget(),
             examples=small_model.uses("examples"),
+            structured=small_model.uses("did"),
         )
         if context.untrusted_instructions and not self.run.untrusted_instructions:
             self.flags["untrusted_instructions"] = True
@@ -386,12 +390,13 @@ class Step:
         # The last call may not start more work, whatever the model sent.
         tool_calls = [] if final else reply.tool_calls
         write = self.reply_write(reply, tool_calls, final=final, latency_ms=latency_ms)
-        problem = None if tool_calls else self.unpostable(reply.content)
+        said = reply.content if tool_calls else self.model_answer(reply.content)
+        problem = None if tool_calls else self.unpostable(said)
         if ending is not None:
             if problem:
                 answer = self.unanswered(context, ending.why)
             else:
-                answer = self.completed_answer(reply.content)
+                answer = self.completed_answer(said)
             return self.complete(ending.stop_reason, answer, write)
         if problem and not self.asked_again():
             return self.ask_again(write, reply, problem)
@@ -399,7 +404,7 @@ class Step:
             answer = self.unanswered(context, f"{COULD_NOT_ANSWER} ({problem}.)")
             return self.complete(AgentRun.StopReason.FINAL_ANSWER, answer, write)
         if not tool_calls:
-            answer = self.completed_answer(reply.content)
+            answer = self.completed_answer(said)
             return self.complete(AgentRun.StopReason.FINAL_ANSWER, answer, write)
         try:
             # Once this commits the step never asks the model again for these calls.
@@ -431,13 +436,30 @@ class Step:
         )
         return f"{answer}\n{question}" if question else answer
 
+    def model_answer(self, content: str | None) -> str:
+        """The answer in the model's reply: with small-model mode's "did" piece, the "answer"
+        of its JSON, keeping what it says it did (`self.claimed`) to check against the tool
+        log; a reply that is not that JSON is the answer as it is."""
+        self.claimed = ()
+        structured = read_structured(content) if small_model.uses("did") else None
+        if structured is None:
+            return content or ""
+        self.claimed = structured.did
+        return structured.answer
+
     def completed_answer(self, answer: str) -> str:
-        """The model's answer as posted: in small-model mode with what it leaves open or out
-        (agent/runtime/records.py)."""
+        """The model's answer as posted: in small-model mode with what it said it did and the
+        tool log does not show, told as its claim (agent/runtime/structured_answer.py), and
+        with what it leaves open or out (agent/runtime/records.py)."""
         answer = answer.strip()
+        calls = self.checks.prior.rows.values()
+        words = agent_words(self.transcript)
+        told = unfounded_lines(self.claimed, calls, record_language(words))
+        if told:
+            answer = "\n\n".join([answer, "\n".join(told)])
         if not small_model.uses("records"):
             return answer
-        return with_records(answer, self.checks.prior.rows.values(), agent_words(self.transcript))
+        return with_records(answer, calls, words)
 
     @property
     def role_tools(self) -> set[str]:
@@ -574,6 +596,7 @@ class Step:
             final=final,
             history_budget=TRIMMED_HISTORY_BUDGET,
             examples=small_model.uses("examples"),
+            structured=small_model.uses("did"),
         )
         logger.warning(
             "Run %s: the conversation is too long for the model; asking again with %d messages",

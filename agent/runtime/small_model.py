@@ -21,6 +21,9 @@ piece by piece, each on with AGENT_SMALL_MODEL unless AGENT_SMALL_MODEL_PIECES l
 * "fallback": when the model gives no answer that can be posted (twice, or at a forced ending),
   the run answers with the desk's own planner's answer from the same messages, which reads the
   run's tool results as they are, instead of a list of the calls made (desk_answer).
+* "did": the model answers in JSON, `{answer, did: [...]}`, and what it says it did is checked
+  against the tool log: a claimed action the log does not show is dropped and told to the agent
+  as the model's claim, never as a fact (agent/runtime/structured_answer.py).
 * "guards": a proposal the agent's words leave unclear (no request for a refund, an amount or
   a reason they did not give) is refused with a structured error, and the model then asks
   (agent/tools/guards.py require_agent_request). The only readers of words that refuse: a
@@ -46,7 +49,17 @@ DESK_ANSWERED = (
 )
 # A refused proposal is pushed to be tried again this many times in all, at most.
 MOST_PROPOSAL_ATTEMPTS = 2
-PIECES = ("tools", "examples", "must_call", "context", "records", "search", "fallback", "guards")
+PIECES = (
+    "tools",
+    "examples",
+    "must_call",
+    "context",
+    "records",
+    "search",
+    "fallback",
+    "guards",
+    "did",
+)
 # What an order is asked about: the desk's data, whatever the sentence's form.
 _ORDER_WORDS = re.compile(
     r"\b(?:orders?|paid|pay|cost|price|deliver\w*|ship\w*|bought|purchase\w*|status)\b"

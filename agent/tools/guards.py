@@ -87,7 +87,7 @@ def require_lookup(ctx: ToolContext, order: Order) -> None:
     )
 
 
-# --- What the agent asked (read through agent/vocabulary.py) ------------------------------
+# --- What the agent asked (read through agent/vocabulary/) ------------------------------
 
 
 def agent_words(ctx: RunContext) -> str:
@@ -99,7 +99,7 @@ def agent_words(ctx: RunContext) -> str:
 
 @dataclass(frozen=True)
 class WordsReading:
-    """What the support agent's words say of one proposal on `order`, as agent/vocabulary.py
+    """What the support agent's words say of one proposal on `order`, as agent/vocabulary/
     reads them. Shared by the reviewer's note and small-model mode's guard."""
 
     asks: bool  # they ask for a refund

@@ -213,8 +213,10 @@
     try {
       const refund = await api(refundsUrl + encodeURIComponent(data.request_id) + "/");
       if (data !== shownProposal) return; // a newer proposal replaced this one meanwhile
+      const moved = refund.status !== status;
       status = refund.status;
       showProposalStatus(status);
+      if (moved) loadRun(); // the answer's "Since this answer" line follows the decision
       offerWithdraw(refund);
       document.getElementById("assistant-proposal-checked").textContent =
         REFUND_TERMINAL.has(status) ? "" : "Checked at " + new Date().toLocaleTimeString([], {hour: "2-digit", minute: "2-digit", hourCycle: "h23"}) + "; updates by itself.";
@@ -510,6 +512,15 @@
     box.hidden = lines.length === 0;
   }
 
+  // What became of the refunds the answer spoke of after it was written (the server reads
+  // their history): an answer made stale by a decision says so.
+  function showSince(text) {
+    const since = document.getElementById("assistant-answer-since");
+    if (!since) return;
+    since.textContent = text;
+    since.hidden = !text;
+  }
+
   function finish(event) {
     stopFollowing();
     foldSteps(event);
@@ -544,6 +555,7 @@
       const run = await api(runsUrl + runId + "/");
       if (run.final_answer) showAnswer(run.final_answer);
       showDid(run.did || []);
+      showSince(run.since_answer || "");
       showContradiction(run);
       if (run.untrusted_warning) warning.hidden = false;
     } catch (err) { statusLine.textContent = err.message; }
@@ -620,7 +632,7 @@
   }
 
   function clearPanel() {
-    ["assistant-answer-stale", "assistant-answer-contradicts"].forEach(function (id) {
+    ["assistant-answer-stale", "assistant-answer-since", "assistant-answer-contradicts"].forEach(function (id) {
       const element = document.getElementById(id);
       if (element) element.hidden = true;
     });

@@ -133,12 +133,16 @@ def test_what_a_run_did_is_rendered_from_its_tool_log_not_its_answer(api, demo, 
 
     # Then the answer is posted as the model wrote it, and beside it the desk's own record
     assert body["final_answer"] == "Done: the customer has been refunded."
-    assert body["did"] == [
-        "Order 202610110087 (Ceramic mug): 129.00 CNY paid, delivered 5 days ago, 129.00 CNY "
-        "left to refund.",
-        f"Proposal {request_id}: 129.00 CNY, pending a reviewer's approval. Not refunded yet.",
-        "get_order refused (INVALID_ARGUMENTS).",
+    # (worded for people: no tool's name, no error code)
+    assert body["did"][:2] == [
+        "Looked up order #202610110087 (Ceramic mug): 129.00 CNY paid, delivered 5 days ago, "
+        "129.00 CNY left to refund.",
+        f"Proposed a refund of 129.00 CNY for order #202610110087 (Ceramic mug) (request "
+        f"{request_id}): waiting for a reviewer, nothing refunded yet.",
     ]
+    assert body["did"][2].startswith("Could not look up order #202610150012x: ")
+    assert len(body["did"]) == 3
+    assert not any("get_order" in line or "INVALID_ARGUMENTS" in line for line in body["did"])
 
 
 def test_an_outsider_cannot_read_a_run_and_an_unknown_run_is_404(api, demo, outsider):

@@ -174,7 +174,8 @@ def test_at_max_steps_an_empty_final_reply_gets_a_summary_from_the_tool_log(
 
     assert (run.status, run.stop_reason) == ("completed", "max_steps")
     assert run.final_answer.startswith("I reached the step limit")
-    assert 'get_order {"order_id": "202610110087"}: ok' in run.final_answer
+    assert "- Looked up order #202610110087 (Ceramic mug)" in run.final_answer
+    assert "get_order" not in run.final_answer  # said for people, not as the tool's name
     assert "What I did not do" in run.final_answer
     # the tool call smuggled into the final reply was neither saved nor executed
     assert ToolCallLog.objects.filter(run=run).count() == 1

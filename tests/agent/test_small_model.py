@@ -143,8 +143,9 @@ def test_an_answer_after_the_lookup_and_the_proposal_is_posted_with_the_proposal
 
     (refund,) = RefundRequest.objects.filter(order__order_id=MUG)
     assert run.final_answer == (
-        f"{answer}\n\n{RECORDS_HEADING}\n- Proposal {refund.request_id}: 129.00 CNY, pending a "
-        "reviewer's approval. Not refunded yet."
+        f"{answer}\n\n{RECORDS_HEADING}\n- Proposed a refund of 129.00 CNY for order #{MUG} "
+        f"(Ceramic mug) (request {refund.request_id}): waiting for a reviewer, nothing refunded "
+        "yet."
     )
     assert len(fake_openai.requests) == 3
 

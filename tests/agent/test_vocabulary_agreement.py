@@ -1,5 +1,5 @@
 """The offline planner and the vocabulary read a request alike (DESIGN §18: the words the desk
-reads live in agent/vocabulary.py, and a test holds every reader to it).
+reads live in agent/vocabulary/, and a test holds every reader to it).
 
 On a corpus of phrasings (tests/data/request_phrasings.jsonl: many languages, terse, misspelt,
 rambling, polite, negated, relayed, conditional, quoted), the planner's reading of whether the

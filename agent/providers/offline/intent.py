@@ -6,7 +6,7 @@ list orders, or nothing. A refund the customer asks for is proposed only when th
 so ("go ahead", "propose what she asks for"). Customer text may only make the planner more
 careful (ask which order) or supply the reason for a refund the agent asked for.
 
-Every word is read through agent/vocabulary.py, in the languages it knows; this module only
+Every word is read through agent/vocabulary/, in the languages it knows; this module only
 puts the readings together.
 """
 

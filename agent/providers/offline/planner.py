@@ -17,7 +17,7 @@ What may steer it, and what may not:
     balances, clause refs) and scanned for injected instructions to warn about; they can
     make the planner more careful (ask which order) but never make it act.
 
-It reads words only through agent/vocabulary.py (many languages, misspellings) and grounds
+It reads words only through agent/vocabulary/ (many languages, misspellings) and grounds
 what it reads in the data the tools returned, not in phrasing: the order by its number or by
 an item of the customer's orders; the amount as typed, or what "the rest", "in full" or "half"
 come to on that order; the reason in the policy's vocabulary. It works like a careful agent

@@ -1,6 +1,6 @@
 # Over 400 lines: data, one entry of word lists per language for each of the claim check's two
 # readers; nothing here runs but the dataclasses that hold them.
-# ruff: noqa: RUF001 (Chinese and typographic punctuation is what these texts are written in)
+
 """The words the claim check (agent/answer_check.py) reads refund claims by, one entry per
 language. Adding a language is adding an entry: nothing else in the check names a language.
 
