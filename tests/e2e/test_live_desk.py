@@ -23,7 +23,7 @@ from refunds.execution import refund_execute
 from refunds.services import refund_approve, refund_propose
 from tests.conftest import TEST_QUEUE
 from tests.e2e.overflow import LAPTOP, PHONE, assert_fits
-from tests.e2e.test_helpdesk_story import HOLD_LIMIT_S
+from tests.e2e.story import HOLD_LIMIT_S
 from tests.fakes.smtp_server import HeldSMTPServer
 from tests.services import WorkerProcess
 from tickets import services
