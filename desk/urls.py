@@ -12,6 +12,7 @@ from config.api_errors import JsonErrorsMixin, api_not_found
 from desk import api, satisfaction, views
 from desk.bulk import api as bulk_api
 from desk.business_hours import api as business_hours_api
+from desk.business_hours import views as business_hours_views
 from desk.live import api as live
 from desk.macro_pages import views as macro_views
 from desk.merge import api as merge_api
@@ -183,6 +184,7 @@ api_urlpatterns = [
 urlpatterns = [
     path("api/", include(api_urlpatterns)),
     path("me/", people_views.me_page, name="me"),
+    path("sla/hours/", business_hours_views.business_hours_page, name="business-hours"),
     path("macros/", macro_views.macro_list, name="macros"),
     path("macros/new/", macro_views.macro_edit, name="macro-new"),
     path("macros/<int:macro_id>/", macro_views.macro_edit, name="macro-edit"),

@@ -6,106 +6,29 @@ from django import forms
 from django.contrib import admin, messages
 from django.db import IntegrityError, transaction
 
-from tickets import business_hours
-from tickets.business_hours import WEEKDAYS, CalendarError
+from tickets.business_hours import WEEKDAYS
+from tickets.calendar_forms import CalendarHoursForm, holiday_lines, week_lines
 from tickets.calendars import BusinessCalendar, normal_holidays
 
-HOURS_HELP = (
-    "Open hours, such as 09:00-17:00, or 09:00-12:30, 13:30-17:00. Blank: closed. 24:00 "
-    "closes at midnight; a night shift is two days' lines (22:00-24:00, then 00:00-06:00)."
-)
 
-
-def _day_field(label: str, help_text: str = "") -> forms.CharField:
-    # Admin's wide text box: a day with a lunch break and an evening shift fits in view.
-    wide = forms.TextInput(attrs={"class": "vTextField"})
-    return forms.CharField(label=label, required=False, help_text=help_text, widget=wide)
-
-
-def _zone_choices() -> list[tuple[str, str]]:
-    return [(name, name) for name in sorted(business_hours.zone_names())]
-
-
-class BusinessCalendarForm(forms.ModelForm):
-    time_zone = forms.ChoiceField(
-        choices=_zone_choices,
-        initial="UTC",
-        help_text=BusinessCalendar._meta.get_field("time_zone").help_text,
-    )
-    holidays_text = forms.CharField(
-        label="Holidays",
-        required=False,
-        widget=forms.Textarea(attrs={"rows": 8, "cols": 48}),
-        help_text="Closed all day. One a line: the date, then its name if you like, such as "
-        "2026-12-25 Christmas Day.",
-    )
-
+class BusinessCalendarForm(CalendarHoursForm, forms.ModelForm):
     class Meta:
         model = BusinessCalendar
         fields = ["name", "time_zone", "active"]
 
-    mon = _day_field("Monday", help_text=HOURS_HELP)
-    tue = _day_field("Tuesday")
-    wed = _day_field("Wednesday")
-    thu = _day_field("Thursday")
-    fri = _day_field("Friday")
-    sat = _day_field("Saturday")
-    sun = _day_field("Sunday")
-
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        stored = self.instance.weekly_hours or {}
-        for day in WEEKDAYS:
-            self.initial.setdefault(day, ", ".join(stored.get(day, [])))
-        self.initial.setdefault(
-            "holidays_text",
-            "\n".join(
-                f"{row['date']} {row.get('name', '')}".strip()
-                for row in self.instance.holidays or []
-            ),
-        )
+        for day, line in week_lines(self.instance.weekly_hours).items():
+            self.initial.setdefault(day, line)
+        self.initial.setdefault("holidays_text", holiday_lines(self.instance.holidays))
 
     def clean(self) -> dict:
-        data = super().clean() or {}
-        week = self._week(data)
-        holidays = self._holidays(data.get("holidays_text", ""))
-        if week is not None:
-            try:
-                parsed = business_hours.parse_week(week)
-            except CalendarError as error:
-                self.add_error(None, error.message)
-            else:
-                self.instance.weekly_hours = business_hours.normal_week(parsed)
-        if holidays is not None:
-            self.instance.holidays = normal_holidays(holidays)
+        data = super().clean()
+        if self.weekly_hours is not None:
+            self.instance.weekly_hours = self.weekly_hours
+        if self.holidays is not None:
+            self.instance.holidays = normal_holidays(self.holidays)
         return data
-
-    def _week(self, data: dict) -> dict | None:
-        """The days as the parser reads them, or None when a day's line is wrong (said on
-        that line)."""
-        week, valid = {}, True
-        for day in WEEKDAYS:
-            intervals = [part.strip() for part in data.get(day, "").split(",") if part.strip()]
-            try:
-                business_hours.parse_day(day, intervals)
-            except CalendarError as error:
-                self.add_error(day, error.message)
-                valid = False
-            week[day] = intervals
-        return week if valid else None
-
-    def _holidays(self, text: str) -> list[dict] | None:
-        rows = []
-        for line in text.splitlines():
-            if line.strip():
-                day, _, name = line.strip().partition(" ")
-                rows.append({"date": day, "name": name.strip()})
-        try:
-            business_hours.parse_holidays(rows)
-        except CalendarError as error:
-            self.add_error("holidays_text", error.message)
-            return None
-        return rows
 
 
 @admin.register(BusinessCalendar)

@@ -1,4 +1,3 @@
-
 """The assistant's answer as the support agent reads it (agent/runtime/run_answer.py): what
 the run did, worded for people in the agent's language and said once, and an answer made
 stale by a later refund decision says so, on the panel and in the conversation."""

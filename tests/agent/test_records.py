@@ -1,4 +1,3 @@
-
 """The records a small model's answer leaves out, put under it by the desk (agent/runtime/
 records.py): the orders shown, the proposal and that it waits for a reviewer, the clauses read;
 each only when the answer does not name it. Worded for people, in the language of the agent's

@@ -1,4 +1,3 @@
-
 """Small-model mode's structured answer (the "did" piece, agent/runtime/structured_answer.py):
 the model answers `{answer, did: [...]}` and what it says it did is checked against the tool
 log. A claimed action the log does not show is dropped and told as the model's claim, never
