@@ -8,18 +8,8 @@ from django.contrib.auth.models import User
 from config.roles import support_role, support_users
 from desk.bulk.services import ACTION_ROLES, BULK_MAX_TICKETS
 from tickets import saved_views
-from tickets.models import StaffProfile, Ticket
-from tickets.people import display_name
-
-
-def display_names(users: Iterable[User | None]) -> dict[int, str]:
-    """Each user's display name by id, from one query for their profiles."""
-    people = {user.pk: user for user in users if user is not None}
-    profiles = {p.user_id: p for p in StaffProfile.objects.filter(user_id__in=list(people))}
-    return {
-        pk: display_name(user, profiles.get(pk) or StaffProfile(user_id=pk))
-        for pk, user in people.items()
-    }
+from tickets.models import Ticket
+from tickets.people import display_names
 
 
 def by_name(users: Iterable[User]) -> list[tuple[str, str]]:
@@ -54,8 +44,9 @@ def saved_view_links(user: User, current_query: str) -> dict:
             "query": view.query,
             "shared": view.shared,
             "team": view.owner_id is None,
-            "current": current is not None
-            and saved_views.clean_query_or_none(view.query) == current,
+            # Stored queries are in the list's own form (saved_views.clean_query), so they
+            # compare as they are, without checking each again.
+            "current": current is not None and view.query == current,
             "can_delete": saved_views.may_change(view, user),
         }
         for view in saved_views.views_for(user)

@@ -33,7 +33,7 @@ from orders.selectors import order_summary
 from refunds import services as refund_services
 from refunds.models import RefundRequest
 from refunds.selectors import with_latest_refund_status
-from tickets import attachments, changes, satisfaction, selectors, services, sla
+from tickets import attachments, changes, people, satisfaction, selectors, services, sla
 from tickets.models import Macro, Ticket, TicketEvent, TicketMessage
 from tickets.services import TICKET_ALLOWED, ClaimsContradictState
 
@@ -133,7 +133,7 @@ def ticket_list(request):
     page = paginator.get_page(request.GET.get("page"))
     rows = []
     tickets_here = list(page.object_list)
-    names = list_page.display_names(ticket.assignee for ticket in tickets_here)
+    names = people.display_names(ticket.assignee for ticket in tickets_here)
     for ticket in tickets_here:
         refund_status = getattr(ticket, "latest_refund_status", None) or ""
         rows.append(

@@ -1,6 +1,8 @@
 """How desk users appear to customers (DESIGN §19): the name a reply is signed with and the
 signature under it, once in every outgoing mail and in macros' {{agent.name}}."""
 
+from collections.abc import Iterable
+
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import transaction
@@ -20,6 +22,16 @@ def display_name(user: User, profile: StaffProfile | None = None) -> str:
     """The name customers see: the display name, else the full name, else the username."""
     name = (profile or profile_of(user)).display_name.strip()
     return name or user.get_full_name().strip() or user.get_username()
+
+
+def display_names(users: Iterable[User | None]) -> dict[int, str]:
+    """Each user's display name by id, from one query for all their profiles."""
+    people = {user.pk: user for user in users if user is not None}
+    profiles = {p.user_id: p for p in StaffProfile.objects.filter(user_id__in=list(people))}
+    return {
+        pk: display_name(user, profiles.get(pk) or StaffProfile(user_id=pk))
+        for pk, user in people.items()
+    }
 
 
 def team_signature() -> str:

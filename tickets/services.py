@@ -535,8 +535,10 @@ TAG_NAME = re.compile(r"^\w(?:[\w .:/+-]*\w)?$")
 CC_MAX = 10
 
 
-def _tag_names(names: list[str], field: str) -> list[str]:
-    """Each name trimmed, inner spaces collapsed, duplicates (ignoring case) dropped."""
+def clean_tag_names(names: Sequence[str], *, field: str) -> list[str]:
+    """Each name trimmed, inner spaces collapsed, duplicates (ignoring case) dropped;
+    ApplicationError naming `field` for a bad one (bulk changes check a body with it before
+    changing any ticket)."""
     if len(names) > TAGS_PER_CHANGE:
         raise ApplicationError(
             f"At most {TAGS_PER_CHANGE} tags in one change.",
@@ -555,12 +557,6 @@ def _tag_names(names: list[str], field: str) -> list[str]:
             )
         cleaned.setdefault(name.lower(), name)
     return list(cleaned.values())
-
-
-def clean_tag_names(names: Sequence[str], *, field: str) -> list[str]:
-    """The names as a change of tags keeps them; ApplicationError naming `field` for a bad one
-    (for a caller that checks a body before changing any ticket)."""
-    return _tag_names(list(names), field)
 
 
 def tag_for_name(name: str) -> Tag:
@@ -583,7 +579,7 @@ def ticket_change_tags(
     """Add and remove tags (names in any case); one tags_changed event when anything changed.
     A name in both lists is left as it is, so nothing depends on which is applied first."""
     _require(support_role(actor) is not None, "Only interns, agents and supervisors tag tickets.")
-    add, remove = _tag_names(list(add), "add"), _tag_names(list(remove), "remove")
+    add, remove = clean_tag_names(add, field="add"), clean_tag_names(remove, field="remove")
     both = {name.lower() for name in add} & {name.lower() for name in remove}
     add = [name for name in add if name.lower() not in both]
     remove = [name for name in remove if name.lower() not in both]

@@ -18,7 +18,7 @@ from agent.runtime.record_words import words_for
 from agent.runtime.records import record_language, run_record, said_in
 from config.times import when
 from refunds.models import RefundEvent, RefundRequest
-from tickets.people import display_name
+from tickets.people import display_names
 
 # The changes an answer's reader must hear of: a decision, or the money's last word.
 CHANGES_TOLD = ("approved", "rejected", "withdrawn", "succeeded", "failed", "expired")
@@ -107,14 +107,15 @@ class _TicketRefunds:
 
     requests: list[tuple[int, str, str, object, datetime]]
     changes: list[RefundEvent]
+    actors: dict[int, str]  # the display names of the changes' actors, by user id
 
     @classmethod
     def of(cls, ticket_id: int, *, since: datetime) -> "_TicketRefunds":
-        """In two queries, whatever the number of answers asking."""
+        """In three queries, whatever the number of answers asking or changes told."""
         requests = RefundRequest.objects.filter(ticket_id=ticket_id).values_list(
             "pk", "request_id", "order__order_id", "run_id", "created_at"
         )
-        changes = (
+        changes = list(
             RefundEvent.objects.filter(
                 refund_request__ticket_id=ticket_id,
                 created_at__gt=since,
@@ -123,14 +124,14 @@ class _TicketRefunds:
             .select_related("refund_request", "actor")
             .order_by("created_at", "id")
         )
-        return cls(list(requests), list(changes))
+        return cls(list(requests), changes, display_names(c.actor for c in changes))
 
 
 def _since(read: _RunRead, at: datetime, refunds: _TicketRefunds) -> str:
     spoken = spoken_of(read, refunds, before=at)
     words = words_for(record_language(read.request))
     told = [
-        _change_words(change, words)
+        _change_words(change, words, refunds.actors)
         for change in refunds.changes
         if change.refund_request_id in spoken and change.created_at > at
     ]
@@ -184,10 +185,10 @@ def _order_ids(body: dict) -> set[str]:
     return found
 
 
-def _change_words(change: RefundEvent, words: dict) -> str:
+def _change_words(change: RefundEvent, words: dict, actors: dict[int, str]) -> str:
     status = change.to_status
     template = words["changes"].get(status, words["changes"]["other"])
-    actor = display_name(change.actor) if change.actor is not None else words["someone"]
+    actor = actors.get(change.actor_id or 0, words["someone"])
     return template.format(
         request_id=change.refund_request.request_id,
         actor=actor,

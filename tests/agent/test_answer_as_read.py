@@ -11,7 +11,7 @@ from rest_framework.test import APIClient
 
 from agent.models import AgentRun
 from agent.runtime.run_answer import answers_since
-from refunds.models import RefundRequest
+from refunds.models import RefundEvent, RefundRequest
 from refunds.services import refund_approve, refund_reject
 from tests.agent.runs import drive, start_run
 from tests.fakes.openai_server import text_reply, tool_call, tool_reply
@@ -170,3 +170,30 @@ def test_the_conversation_reads_its_answers_news_in_as_many_queries_for_ten_as_f
         return len(queries)
 
     assert answered(2) == answered(8)
+
+
+def test_changes_by_many_people_are_told_in_as_many_queries_as_one(demo, fake_openai):
+    # Given an answer about the mug's refund, then later changes by one or by three people
+    proposing_the_mug(fake_openai, "Proposed.")
+    run = start_run("The mug arrived broken, refund it in full.")
+    drive(run)
+    refund = RefundRequest.objects.get(order__order_id=MUG)
+    answer = TicketMessage.objects.get(ticket=run.ticket, author_kind="assistant")
+    people = get_user_model().objects.filter(username__in=["reviewer", "reviewer2", "supervisor"])
+
+    def told_by(actors) -> tuple[int, str]:
+        for actor in actors:
+            RefundEvent.objects.create(
+                refund_request=refund, from_status="pending_approval", to_status="approved",
+                actor=actor,
+            )  # fmt: skip
+        with CaptureQueriesContext(connection) as queries:
+            line = answers_since(run.ticket_id, [answer])[answer.pk]
+        return len(queries), line
+
+    one, _ = told_by(people[:1])
+    three, line = told_by(people[1:])
+
+    # Then each is named, and naming them costs no query per change
+    assert one == three
+    assert "Olivia Brown" in line and "Tomás Ruiz" in line and "Chen Jing" in line
