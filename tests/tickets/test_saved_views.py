@@ -289,6 +289,7 @@ def test_only_the_owner_or_a_supervisor_changes_a_shared_view(agent_user, agent2
     view_id = save(agent_user, "Shared", "status=open", shared=True).json()["id"]
 
     assert patch(agent2_user, view_id, {"name": "Taken over"}).status_code == 403
+    assert SavedView.objects.get(pk=view_id).name == "Shared"
     assert patch(supervisor, view_id, {"name": "Open ones"}).status_code == 200
     assert SavedView.objects.get(pk=view_id).name == "Open ones"
 
