@@ -19,32 +19,65 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("config", "orders", "policies", "tickets", "refunds", "agent", "ops", "desk", "evals")
 
-# What each layer may import besides itself: a layer is a top-level package (a folder), except
-# the MCP server. Lowest first:
-#   config    settings, the site's URL map (apps mounted by name), the Celery app, the
-#             ApplicationError family and the API's error answers, money, roles, the log
-#             context, the database helpers: everyone's base, importing no app
-#   orders    the shop's orders
-#   policies  refund policy and its rules, which read orders
-#   tickets   Ticket and TicketMessage, their services and selectors: runs hang on tickets
-#             and post to them, so these sit low
-#   refunds   proposals, review, execution; they tell a ticket what happened through
-#             refunds.signals, never by importing tickets
-#   agent     runs, tools, the executor, model providers; its tools propose refunds
-#   ops       running the desk: health, metrics (which read every app's tables), throttling,
-#             the broker's transports, logging, the Celery worker's signal handlers, the HTTP
-#             plumbing the desk's API shares (token authentication, parsers, pagination), the
-#             dev server
-#   desk      the support desk on top of it all: the ticket pages and API, the whole /api/,
-#             the receivers that post other apps' news on tickets, the demo data; and the order
-#             admin, whose edits go through refunds' services (they lock and rebind the refunds
-#             on the order)
-#   project   the MCP server, the other door outside clients come in by: like the API it
-#             serves the desk to them (the agent's tools, for agent hosts) and authenticates
-#             them with DRF's tokens, so like the API it may reach rest_framework; nothing
-#             imports it
-#   evals     measures the assistant: runs eval cases through the agent on the desk's demo shop;
-#             nothing imports it
+# The rooms of the house, lowest first: a room is a top-level package (a folder), except the
+# MCP server. What lives there, and the module a newcomer reads first. What each may import is
+# ALLOWED below; docs/architecture.md is printed from both (`python tests/test_import_graph.py
+# --doc`), and test_the_architecture_doc_is_the_map_printed keeps it so.
+ROOMS = {
+    "config": (
+        "settings, the site's URL map (apps mounted by name), the Celery app, the "
+        "ApplicationError family and the API's error answers, money, roles, the log context, "
+        "the database helpers: everyone's base, importing no app",
+        "config.settings",
+    ),
+    "orders": (
+        "the shop's orders as the desk sees them: Customer, Order, OrderLine",
+        "orders.models",
+    ),
+    "policies": (
+        "refund policy, its versions and clauses, and the deterministic rules that read orders",
+        "policies.rules",
+    ),
+    "tickets": (
+        "Ticket and TicketMessage, their services and selectors, SLA clocks, attachments, the "
+        "live desk's changes and notifications: runs hang on tickets and post to them, so these "
+        "sit low",
+        "tickets.services",
+    ),
+    "refunds": (
+        "proposals, review, execution and reconciliation, the payment adapters; they tell a "
+        "ticket what happened through refunds.signals, never by importing tickets",
+        "refunds.services",
+    ),
+    "agent": (
+        "runs, tools, the executor, model providers, the step; its tools propose refunds",
+        "agent.runtime.run_step",
+    ),
+    "ops": (
+        "running the desk: health, metrics (which read every app's tables), throttling, the "
+        "broker's transports, logging, the Celery worker's signal handlers, retention, the HTTP "
+        "plumbing the desk's API shares (token authentication, parsers, pagination), the dev "
+        "server",
+        "ops.health",
+    ),
+    "desk": (
+        "the support desk on top of it all: the ticket pages and API, the whole /api/, the "
+        "receivers that post other apps' news on tickets, the demo data; and the order admin, "
+        "whose edits go through refunds' services (they lock and rebind the refunds on the order)",
+        "desk.urls",
+    ),
+    "project": (
+        "the MCP server, the other door outside clients come in by: like the API it serves the "
+        "desk to them (the agent's tools, for agent hosts) and authenticates them with tokens, so "
+        "like the API it may reach rest_framework; nothing imports it",
+        "agent.mcp.server",
+    ),
+    "evals": (
+        "measures the assistant: runs eval cases through the agent on the desk's demo shop; "
+        "nothing imports it",
+        "evals.metrics",
+    ),
+}
 DOMAIN = ("orders", "policies", "tickets", "refunds", "agent")
 ALLOWED = {
     "config": set(),
@@ -62,22 +95,48 @@ ALLOWED = {
 }
 MCP_SERVER = ("agent.mcp", "agent.management.commands.mcp_server")
 
-# Inside agent, its parts, and what each may import of the others besides itself (an entry is a
-# part, or dotted, one module of it). Lowest first:
-#   agent.base       the app's top-level modules other than those below: the run models, the
-#                    runs' state machine (transitions) and reads (run_selectors), errors, the
-#                    tool context, untrusted blocks, the answer check, live notifications
-#   agent.providers  the model behind one interface: the OpenAI client, the offline planner,
-#                    the circuit breaker
-#   agent.tools      the tool declarations (registry), their handlers, argument validation,
-#                    result paging
-#   agent.executor   runs one tool call and logs it; the call threads; loop detection's keys
-#   agent.services   every write of a run; a run records the tools and prompt versions it
-#                    starts with, so it may read the prompt module
-#   agent.runtime    the step: context and prompt, the step loop, handover, replies, streaming
-#   agent.app        the app's doors and wiring: API, serializers, URLs, admin, the Celery
-#                    tasks, the AppConfig
-#   agent.mcp        the MCP server (the project layer above): it may import any part
+# Inside agent, its parts, lowest first, and the module a newcomer reads first in each;
+# AGENT_ALLOWED says what each may import of the others besides itself (an entry is a part, or
+# dotted, one module of it).
+AGENT_PARTS = {
+    "agent.base": (
+        "the app's top-level modules other than those below: the run models, the runs' state "
+        "machine (transitions) and reads (run_selectors), errors, the tool context, untrusted "
+        "blocks, the answer check, the vocabulary, live notifications",
+        "agent.models",
+    ),
+    "agent.providers": (
+        "the model behind one interface: the OpenAI client, the offline planner, the circuit "
+        "breaker",
+        "agent.providers",
+    ),
+    "agent.tools": (
+        "the tool declarations (registry), their handlers, argument validation, result paging",
+        "agent.tools.registry",
+    ),
+    "agent.executor": (
+        "runs one tool call and logs it; the call threads; loop detection's keys",
+        "agent.executor.calls",
+    ),
+    "agent.services": (
+        "every write of a run; a run records the tools and prompt versions it starts with, so "
+        "it may read the prompt module",
+        "agent.services",
+    ),
+    "agent.runtime": (
+        "the step: context and prompt, the step loop, handover, replies, streaming",
+        "agent.runtime.run_step",
+    ),
+    "agent.app": (
+        "the app's doors and wiring: API, serializers, URLs, admin, the Celery tasks, the "
+        "AppConfig",
+        "agent.tasks",
+    ),
+    "agent.mcp": (
+        "the MCP server (the project layer above): it may import any part",
+        "agent.mcp.server",
+    ),
+}
 AGENT_SERVICES = ("agent.services",)
 AGENT_APP = (
     "agent.api",
@@ -346,6 +405,95 @@ def _where(modules: dict[str, Path], module: str, line: int) -> str:
     return f"{modules[module].relative_to(ROOT)}:{line}"
 
 
+def floors(allowed: dict[str, set[str]]) -> dict[str, int]:
+    """Each room's floor: one above the highest room it may import whole (the lowest is floor
+    0). A dotted entry lets one module of a room through and raises no floor."""
+    found: dict[str, int] = {}
+
+    def floor(room: str) -> int:
+        if room not in found:
+            below = {entry for entry in allowed[room] if entry in allowed}
+            found[room] = 1 + max((floor(other) for other in below), default=-1)
+        return found[room]
+
+    for room in allowed:
+        floor(room)
+    return found
+
+
+def _floors_drawn(
+    rooms: dict[str, tuple[str, str]],
+    allowed: dict[str, set[str]],
+    imports: set[tuple[str, str]],
+) -> list[str]:
+    floor_of = floors(allowed)
+    lines = ["```"]
+    for level in sorted(set(floor_of.values()), reverse=True):
+        here = sorted(room for room in rooms if floor_of[room] == level)
+        lines.append(f"floor {level}  " + "   ".join(here))
+        for room in here:
+            targets = sorted(target for source, target in imports if source == room)
+            if targets:
+                lines.append(f"          {room} -> " + ", ".join(targets))
+    return [*lines, "```", ""]
+
+
+def _paragraphs(
+    rooms: dict[str, tuple[str, str]],
+    allowed: dict[str, set[str]],
+    modules: dict[str, Path],
+    none: str,
+) -> list[str]:
+    floor_of = floors(allowed)
+    lines = []
+    for room in sorted(rooms, key=lambda room: (floor_of[room], room)):
+        what, start = rooms[room]
+        whole = sorted(entry for entry in allowed[room] if entry in allowed)
+        single = sorted(entry for entry in allowed[room] if entry not in allowed)
+        may = ", ".join(whole) or none
+        if single:
+            may += "; of the rest only " + ", ".join(f"`{entry}`" for entry in single)
+        lines += [
+            f"**{room}** (floor {floor_of[room]}): {what}.",
+            f"May import: {may}. Start at `{modules[start].relative_to(ROOT)}`.",
+            "",
+        ]
+    return lines
+
+
+def render_architecture(modules: dict[str, Path], edges: dict[tuple[str, str], int]) -> str:
+    """docs/architecture.md: the floors, the imports between rooms, and a paragraph a room;
+    then the same for the parts inside agent."""
+    lines = [
+        "# Architecture",
+        "",
+        "Printed by `python tests/test_import_graph.py --doc` from the map in",
+        "`tests/test_import_graph.py`, which fails the suite on an import against it; a test",
+        "fails while this file differs from what the map prints. Do not edit it by hand.",
+        "",
+        "## Floors",
+        "",
+        "A room is a top-level package (a folder), except the MCP server. A room may import",
+        "only rooms on floors below its own; the arrows are the imports the code makes today.",
+        "",
+        *_floors_drawn(ROOMS, ALLOWED, set(layer_graph(edges))),
+        "## Rooms",
+        "",
+        *_paragraphs(ROOMS, ALLOWED, modules, none="no other room"),
+        "## Inside agent",
+        "",
+        "The agent room has parts of its own, held to the same rule (each may import what the",
+        "agent room may, besides the parts it names).",
+        "",
+        *_floors_drawn(AGENT_PARTS, AGENT_ALLOWED, set(agent_part_graph(edges))),
+        *_paragraphs(AGENT_PARTS, AGENT_ALLOWED, modules, none="no other part"),
+    ]
+    return "\n".join(lines)
+
+
+ARCHITECTURE_DOC = ROOT / "docs" / "architecture.md"
+
+
 # --- Tests -------------------------------------------------------------------------------------
 
 MODULES = project_modules()
@@ -455,6 +603,19 @@ def test_the_checker_sees_a_cycle_hidden_in_a_function_body(tmp_path):
     assert find_cycles(edges) == [["shop.services", "shop.tasks", "shop.services"]]
 
 
+def test_every_room_is_described_with_a_module_to_start_at():
+    assert set(ROOMS) == set(ALLOWED)
+    assert set(AGENT_PARTS) == set(AGENT_ALLOWED)
+    starts = [start for _what, start in [*ROOMS.values(), *AGENT_PARTS.values()]]
+    assert [start for start in starts if start not in MODULES] == []
+
+
+def test_the_architecture_doc_is_the_map_printed():
+    assert ARCHITECTURE_DOC.read_text() == render_architecture(MODULES, EDGES), (
+        "docs/architecture.md differs from the map: run python tests/test_import_graph.py --doc"
+    )
+
+
 def test_the_checker_names_an_import_against_the_layering():
     edges = {
         ("refunds.services", "tickets.services"): 7,
@@ -467,6 +628,10 @@ def test_the_checker_names_an_import_against_the_layering():
 
 
 if __name__ == "__main__":
+    if sys.argv[1:] == ["--doc"]:
+        ARCHITECTURE_DOC.write_text(render_architecture(MODULES, EDGES))
+        print(f"wrote {ARCHITECTURE_DOC.relative_to(ROOT)}")
+        sys.exit(0)
     for (source, target), count in sorted(layer_graph(EDGES).items()):
         print(f"{source:>8} -> {target:<8} {count:3d}")
     print("\ninside agent:")
