@@ -24,7 +24,7 @@ from pathlib import Path
 BASE_DIR = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(BASE_DIR))
 
-from evals.metrics import answer_failures  # noqa: E402 (after the repository is on the path)
+from evals.judge import answer_failures  # noqa: E402 (after the repository is on the path)
 
 METRICS = (
     "task_success",

@@ -5,7 +5,7 @@ import json
 from datetime import datetime
 from html import escape
 
-from evals import metrics
+from evals import judge, metrics
 from evals.case_files import Case
 
 METRIC_NOTES = {
@@ -23,13 +23,13 @@ METRIC_NOTES = {
 }
 
 
-def result_entry(case: Case, repeat_index: int, record: dict, verdict: metrics.Verdict) -> dict:
+def result_entry(case: Case, repeat_index: int, record: dict, verdict: judge.Verdict) -> dict:
     latencies = record.get("model_latency_ms", [])
     return {
         "id": case.id,
         "repeat_index": repeat_index,
         "passed": verdict.passed,
-        "tools": metrics.tools_called(record),
+        "tools": judge.tools_called(record),
         "failures": verdict.failures,
         "source": case.source,
         "ticket": case.ticket,

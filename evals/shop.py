@@ -380,7 +380,7 @@ def drive(run: AgentRun) -> None:
 
 
 def run_case(case: dict) -> dict:
-    """Run `case` on the database this process points at; the record evals/metrics.py reads."""
+    """Run `case` on the database this process points at; the record evals/judge.py judges."""
     ticket = Ticket.objects.filter(reference=case["ticket"]).first()
     if ticket is None:
         raise HarnessError(f"no ticket {case['ticket']}")

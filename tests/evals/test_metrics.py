@@ -2,13 +2,12 @@
 
 import pytest
 
+from evals.judge import arguments_match, judge
 from evals.metrics import (
     JudgedRun,
-    arguments_match,
     compare,
     compute_metrics,
     confusion,
-    judge,
     latency_and_tokens,
     percentile,
     repeated_calls,

@@ -3,7 +3,8 @@ tokens as the model's usage reported them, and each tool's latency."""
 
 import pytest
 
-from evals.metrics import judge, per_run_usage, step_cap_failures, tool_latency
+from evals.judge import judge, step_cap_failures
+from evals.metrics import per_run_usage, tool_latency
 from tests.evals.cases import MUG, case, run_eval, write_cases
 from tests.fakes.openai_server import text_reply, tool_call, tool_reply
 

@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from agent.runtime.prompts import PROMPT_VERSION
 from agent.tools.registry import TOOLS_VERSION
-from evals import ablation, metrics, report, runner, services
+from evals import ablation, judge, metrics, report, runner, services
 from evals.case_files import Case, CaseError, load_cases
 from evals.models import EvalRun
 
@@ -196,7 +196,7 @@ class Command(BaseCommand):
             for job, record in runner.run_jobs(
                 jobs, concurrency=header["concurrency"], without=header["without"]
             ):
-                verdict = metrics.judge(job.case.expect, record)
+                verdict = judge.judge(job.case.expect, record)
                 judged[job.index] = metrics.JudgedRun(job.case.id, job.case.expect, record, verdict)
                 results[job.index] = result = report.result_entry(
                     job.case, job.repeat_index, record, verdict
