@@ -51,7 +51,7 @@ def state_key(row: dict) -> tuple:
 
 def set_up(key: tuple):
     """The ticket of `key`, with its refund in the state `key` says."""
-    from evals.shop import apply_setup
+    from evals.case_setup import apply_setup
     from orders.models import Order
     from refunds.models import RefundRequest
     from tickets.models import Ticket

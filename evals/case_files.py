@@ -203,11 +203,12 @@ def _check_refund(refund) -> None:
 
 
 # --- Setup steps, the step cap, the offline gap ------------------------------------------------
-# The states a case can start from (evals/shop.py makes them), how many steps its run gets, and
-# what the offline planner lacks for it. Kept in one section: other keys are checked above.
+# The states a case can start from (evals/case_setup.py makes them), how many steps its run
+# gets, and what the offline planner lacks for it. Kept in one section: other keys are checked
+# above.
 
 # The statuses an earlier refund can be set up in. The first two are written as history; the
-# others are made by the refund services themselves (evals/shop.py).
+# others are made by the refund services themselves (evals/case_setup.py).
 REFUND_STATUSES_IN_SETUP = (
     "succeeded",
     "pending_approval",

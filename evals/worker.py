@@ -30,7 +30,7 @@ def protocol_stream():
 
 def serve(template: Path) -> None:
     # Models can be imported only once Django is set up (main() does that first).
-    from evals import shop
+    from evals import case_setup, shop
 
     records = protocol_stream()
     for line in sys.stdin:
@@ -42,7 +42,7 @@ def serve(template: Path) -> None:
         try:
             shop.fresh_copy(template, database)
             record = shop.run_case(job["case"])
-        except shop.HarnessError as exc:
+        except case_setup.HarnessError as exc:
             record = {"error": str(exc)}
         except Exception as exc:
             traceback.print_exc()

@@ -25,7 +25,7 @@ from desk.demo import (
 )
 from evals import coverage
 from evals.case_files import load_cases as harness_load_cases
-from evals.shop import SETUP_REQUESTER
+from evals.case_setup import SETUP_REQUESTER
 from policies.rules import RefundFacts, evaluate_refund
 from policies.seed import REFUNDS_RULES, REFUNDS_V1_CLAUSES
 from refunds.models import RefundRequest
