@@ -1,3 +1,6 @@
+# Over 400 lines: one settings file is the contract (DESIGN §2); every knob is read from the
+# environment beside what it sets, grouped in sections (database, cache and Celery, operations,
+# API, the desk, email).
 """Refund Desk settings: one file, every knob from the environment (see .env.example)."""
 
 import sys

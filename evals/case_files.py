@@ -1,3 +1,5 @@
+# Over 400 lines: the whole case format is checked in one place, so a file's every problem is
+# reported in one pass with its line, and a key added to the format has one place to go.
 """Reading eval cases (DESIGN §11): one JSON object per line, in a .jsonl file or a folder of
 them. Every problem is reported as `file:line: what is wrong` before anything runs, so a long
 run against a slow model never dies on case 57."""
