@@ -438,6 +438,13 @@ def _floors_drawn(
     return [*lines, "```", ""]
 
 
+def _source_of(path: Path) -> str:
+    """A module's file, or a package's folder."""
+    if path.name == "__init__.py":
+        return f"{path.parent.relative_to(ROOT)}/"
+    return str(path.relative_to(ROOT))
+
+
 def _paragraphs(
     rooms: dict[str, tuple[str, str]],
     allowed: dict[str, set[str]],
@@ -455,7 +462,7 @@ def _paragraphs(
             may += "; of the rest only " + ", ".join(f"`{entry}`" for entry in single)
         lines += [
             f"**{room}** (floor {floor_of[room]}): {what}.",
-            f"May import: {may}. Start at `{modules[start].relative_to(ROOT)}`.",
+            f"May import: {may}. Start at `{_source_of(modules[start])}`.",
             "",
         ]
     return lines
