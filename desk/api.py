@@ -32,23 +32,23 @@ from config.errors import RateLimited, wait_in_words
 from config.permissions import IsStaffMember
 from config.roles import Role, support_role
 from desk import macros
-from desk.serializers import (
-    AppliedMacroSerializer,
-    AssignWriteSerializer,
-    CcWriteSerializer,
-    CustomerSerializer,
+from desk.serializers.customers import CustomerSerializer
+from desk.serializers.inbound import InboundEmailSerializer, InboundResultSerializer
+from desk.serializers.macros import AppliedMacroSerializer, MacroSerializer
+from desk.serializers.messages import (
     DraftSerializer,
-    InboundEmailSerializer,
-    InboundResultSerializer,
-    MacroSerializer,
     MessageWithFilesSerializer,
     MessageWriteSerializer,
+    TicketMessageSerializer,
+)
+from desk.serializers.tickets import (
+    AssignWriteSerializer,
+    CcWriteSerializer,
     NoteWriteSerializer,
     OptionalNoteSerializer,
     PriorityWriteSerializer,
     StatusWriteSerializer,
     TagsWriteSerializer,
-    TicketMessageSerializer,
     TicketSerializer,
 )
 from ops.authentication import api_token_issue

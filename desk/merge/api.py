@@ -9,7 +9,7 @@ from config.permissions import IsStaffMember
 from config.roles import Role
 from desk import api
 from desk.merge.services import merge_target, ticket_merge
-from desk.serializers import TicketSerializer
+from desk.serializers.tickets import TicketSerializer
 from ops.parsers import JSONParser
 
 
