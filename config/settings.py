@@ -539,7 +539,7 @@ if 0 < len(INBOUND_SECRET) < 32:
         "email off."
     )
 # Wrong secrets per client address before it is answered 429 and its secret is no longer
-# compared (desk/api.py), "<count>/<sec|min|hour|day>"; empty or 0 turns it off.
+# compared (desk/api/inbound.py), "<count>/<sec|min|hour|day>"; empty or 0 turns it off.
 INBOUND_SECRET_THROTTLE = env(
     "INBOUND_SECRET_THROTTLE", default="" if _THROTTLE_OFF_IN_TESTS else "10/min"
 )

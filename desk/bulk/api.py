@@ -12,7 +12,7 @@ from config.api_errors import error_responses
 from config.errors import ApplicationError
 from config.permissions import IsStaffMember
 from config.serializers import StrictCharField
-from desk.api import WritesOnTickets
+from desk.api.permissions import WritesOnTickets
 from desk.bulk.services import (
     BULK_MAX_TICKETS,
     BulkChange,

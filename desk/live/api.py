@@ -30,7 +30,7 @@ from agent.api import (
     resume_after,
 )
 from config.api_errors import error_responses
-from desk.serializers import (
+from desk.serializers.live import (
     NotificationReadResultSerializer,
     NotificationReadSerializer,
     NotificationSerializer,

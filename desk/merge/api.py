@@ -7,9 +7,10 @@ from rest_framework.views import APIView
 from config.api_errors import error_responses
 from config.permissions import IsStaffMember
 from config.roles import Role
-from desk import api
+from desk.api.permissions import SupportRoleIn
+from desk.api.tickets import ticket_or_404, ticket_response
 from desk.merge.services import merge_target, ticket_merge
-from desk.serializers import TicketSerializer
+from desk.serializers.tickets import TicketSerializer
 from ops.parsers import JSONParser
 
 
@@ -19,7 +20,7 @@ class MergeWriteSerializer(serializers.Serializer):
     )
 
 
-class Merges(api._SupportRoleIn):
+class Merges(SupportRoleIn):
     message = "Only agents and supervisors merge tickets."
     roles = (Role.AGENT, Role.SUPERVISOR)
 
@@ -50,9 +51,9 @@ class TicketMergeApi(APIView):
         },
     )
     def post(self, request, reference: str):
-        source = api._ticket(reference)
+        source = ticket_or_404(reference)
         body = MergeWriteSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         target = merge_target(body.validated_data["into"])
         ticket_merge(source=source, target=target, actor=request.user)
-        return api._ticket_response(reference)
+        return ticket_response(reference)

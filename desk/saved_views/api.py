@@ -13,7 +13,7 @@ from rest_framework.views import APIView
 from config.api_errors import error_responses
 from config.permissions import IsStaffMember
 from config.serializers import StrictCharField
-from desk.serializers import StrictBooleanField
+from desk.serializers.fields import StrictBooleanField
 from ops.parsers import JSONParser
 from tickets import saved_views
 from tickets.models import SavedView

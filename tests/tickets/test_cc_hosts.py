@@ -83,3 +83,17 @@ def test_a_reply_is_not_copied_to_such_an_address_kept_from_before(db, agent_use
 
     (sent,) = django_mail.outbox
     assert sent.cc == ["partner@example.com"]
+
+
+def test_the_cc_api_refuses_a_domain_only_idna_2003_folds_into_ascii(db, agent_user):
+    ticket = TicketFactory(cc=["kept@example.com"])
+
+    response = api_as(agent_user).post(
+        f"/api/tickets/{ticket.reference}/cc/",
+        {"cc": ["ok@example.com", "li.wei@\uff45xample.com"]},
+        format="json",
+    )
+
+    assert response.status_code == 400
+    assert "its domain is not a valid" in str(response.json()["extra"]["fields"]["cc"])
+    assert Ticket.objects.get(pk=ticket.pk).cc == ["kept@example.com"]
