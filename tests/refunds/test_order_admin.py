@@ -374,7 +374,7 @@ def edit_during_approval(*, client, reviewer, agent_user, field: str, monkeypatc
 
     # When the admin saves while the approval holds the order
     with monkeypatch.context() as patch:
-        patch.setattr("refunds.services.evaluate_refund_for_order", paused_policy_check)
+        patch.setattr("refunds.services.shared.evaluate_refund_for_order", paused_policy_check)
         approval, response = run_in_threads(2, lambda index: post_edit() if index else approve())
 
     assert isinstance(approval, RefundRequest), approval
