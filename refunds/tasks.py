@@ -5,8 +5,9 @@ import logging
 from celery import shared_task
 
 from config.log_context import log_context
-from refunds.execution import refund_execute, refunds_reconcile
+from refunds.execution import refund_execute
 from refunds.models import RefundRequest
+from refunds.reconciliation import refunds_reconcile
 from refunds.services import refund_expire_confirmations
 
 logger = logging.getLogger(__name__)

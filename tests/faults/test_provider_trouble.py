@@ -15,8 +15,8 @@ import time
 
 import pytest
 
-from refunds.execution import refunds_reconcile
 from refunds.models import RefundEvent, RefundRequest, SimulatedRefund
+from refunds.reconciliation import refunds_reconcile
 from refunds.tasks import execute_refund
 from tests.refunds.test_reconciliation import later
 

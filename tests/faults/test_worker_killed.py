@@ -7,8 +7,8 @@ worker died waiting for the answer; the sweep must adopt that refund, never make
 
 import pytest
 
-from refunds.execution import refunds_reconcile
 from refunds.models import RefundEvent, RefundRequest
+from refunds.reconciliation import refunds_reconcile
 from refunds.tasks import execute_refund
 from tests.conftest import TEST_QUEUE
 from tests.refunds.test_reconciliation import later

@@ -17,8 +17,9 @@ from django.test import Client
 from config.roles import GROUP_FOR_ROLE, Role
 from refunds.adapters import get_adapter
 from refunds.errors import RefundRefused, ReviewForbidden
-from refunds.execution import _claim_for_execution, refunds_reconcile
+from refunds.execution import _claim_for_execution
 from refunds.models import RefundRequest, SimulatedRefund
+from refunds.reconciliation import refunds_reconcile
 from refunds.services import refund_approve, refund_propose
 from refunds.tasks import execute_refund
 from tests.factories import OrderFactory, TicketFactory, UserFactory

@@ -1,7 +1,7 @@
 import pytest
 
-from refunds.execution import refunds_reconcile
 from refunds.models import RefundEvent, RefundRequest, SimulatedRefund
+from refunds.reconciliation import refunds_reconcile
 from refunds.tasks import execute_refund
 from tests.conftest import TEST_QUEUE
 from tests.refunds.test_reconciliation import later

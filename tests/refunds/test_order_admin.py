@@ -3,6 +3,7 @@ and 6): the edit takes the order's lock as an approval does, is refused while a 
 flight, and rebinds a pending proposal to the edited order for the reviewer to decide again."""
 
 import threading
+from datetime import timedelta
 from decimal import Decimal
 
 import pytest
@@ -276,6 +277,24 @@ def test_the_admin_who_edited_the_order_cannot_approve_the_version_the_edit_made
     assert "edited its order; another reviewer must decide it" in page
 
 
+@pytest.mark.django_db
+def test_an_edit_after_the_pending_version_lapsed_makes_no_new_version(agent_user):
+    # Given a proposal whose pending version has lapsed unanswered
+    refund = RefundProposalFactory(requested_by=agent_user)
+    v1 = refund.confirmations.get()
+    order = Order.objects.get(pk=refund.order_id)
+    admin = UserFactory(username="t_admin", is_staff=True, is_superuser=True)
+    order.payment_reference = "pi_redirected"
+
+    # When the admin edits the order's payment reference after that
+    rebound = order_edit(order=order, edited_by=admin, now=v1.expires_at + timedelta(seconds=1))
+
+    # Then the order is saved, but the lapsed version is left to the expiry sweep: no new one
+    assert rebound == []
+    assert Order.objects.get(pk=order.pk).payment_reference == "pi_redirected"
+    assert versions(refund) == [(1, "pending", "t_agent")]
+
+
 # --- 5. an edit of a payment field while a refund is in flight ---------------------------------
 
 
@@ -374,7 +393,7 @@ def edit_during_approval(*, client, reviewer, agent_user, field: str, monkeypatc
 
     # When the admin saves while the approval holds the order
     with monkeypatch.context() as patch:
-        patch.setattr("refunds.services.evaluate_refund_for_order", paused_policy_check)
+        patch.setattr("refunds.services.shared.evaluate_refund_for_order", paused_policy_check)
         approval, response = run_in_threads(2, lambda index: post_edit() if index else approve())
 
     assert isinstance(approval, RefundRequest), approval

@@ -8,6 +8,7 @@ from django.utils import timezone
 from agent.context import RunContext
 from agent.errors import ToolError
 from agent.tools.refund import create_refund
+from config.errors import ApplicationError
 from refunds.errors import AmountNotExpressible
 from refunds.identity import derive_request_id, fingerprint, fingerprint_params
 from refunds.models import RefundConfirmation, RefundEvent, RefundRequest
@@ -354,6 +355,30 @@ def test_it_refuses_an_amount_the_orders_currency_cannot_express(ticket, ctx):
             "field_errors": {"amount": message},
         },
     }
+    assert RefundRequest.objects.count() == 0
+    assert RefundConfirmation.objects.count() == 0
+    assert TicketMessage.objects.count() == 0
+
+
+@pytest.mark.parametrize("amount", [Decimal("0.00"), Decimal("-5.00")])
+def test_the_service_refuses_an_amount_of_nothing_or_less(ticket, agent_user, amount):
+    # When a caller past the tool's validation proposes nothing, or less than nothing
+    with pytest.raises(ApplicationError) as refusal:
+        refund_propose(
+            ticket=ticket,
+            order=ticket.order,
+            amount=amount,
+            reason="damaged",
+            explanation="The mug arrived in pieces.",
+            requested_by=agent_user,
+            role="agent",
+        )
+
+    # Then it is refused, and nothing was proposed
+    assert (refusal.value.code, refusal.value.message) == (
+        "invalid_amount",
+        "A refund must be more than 0.00.",
+    )
     assert RefundRequest.objects.count() == 0
     assert RefundConfirmation.objects.count() == 0
     assert TicketMessage.objects.count() == 0

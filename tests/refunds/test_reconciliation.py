@@ -6,8 +6,8 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
-from refunds.execution import APPROVED_GRACE, in_flight_window, refunds_reconcile
 from refunds.models import RefundConfirmation, RefundEvent, RefundRequest, SimulatedRefund
+from refunds.reconciliation import APPROVED_GRACE, in_flight_window, refunds_reconcile
 from refunds.tasks import execute_refund, expire_confirmations, reconcile_refunds
 from tests.services import run_in_threads
 from tickets.models import TicketMessage

@@ -9,7 +9,6 @@ from django.db import connection
 
 from config.errors import ApplicationError
 from policies.selectors import evaluate_refund_for_order
-from refunds import services as refunds_services
 from refunds.errors import NotWithdrawable, StaleConfirmation
 from refunds.models import RefundConfirmation, RefundEvent, RefundRequest
 from refunds.services import (
@@ -19,6 +18,7 @@ from refunds.services import (
     refund_reject,
     refund_withdraw,
 )
+from refunds.services import withdrawal as withdrawal_service
 from tests.factories import RefundProposalFactory, TicketFactory
 from tests.services import run_in_threads, wait_for
 from tickets.models import TicketMessage
@@ -141,7 +141,7 @@ def test_a_decision_arriving_during_an_approval_waits_for_it_and_finds_it_approv
         )
         return evaluate_refund_for_order(**kwargs)
 
-    monkeypatch.setattr("refunds.services.evaluate_refund_for_order", paused_policy_check)
+    monkeypatch.setattr("refunds.services.shared.evaluate_refund_for_order", paused_policy_check)
 
     def decide_otherwise():
         other_backend.append(backend_pid())
@@ -240,7 +240,7 @@ def test_an_approval_arriving_during_a_withdrawal_waits_for_it_and_finds_it_with
     # the approval is blocked on a lock
     withdrawing = threading.Event()
     approval_backend: list[int] = []
-    void = refunds_services.confirmation_transition
+    void = withdrawal_service.confirmation_transition
 
     def paused_void(**kwargs):
         withdrawing.set()
@@ -251,7 +251,7 @@ def test_an_approval_arriving_during_a_withdrawal_waits_for_it_and_finds_it_with
         )
         return void(**kwargs)
 
-    monkeypatch.setattr("refunds.services.confirmation_transition", paused_void)
+    monkeypatch.setattr("refunds.services.withdrawal.confirmation_transition", paused_void)
 
     def approve():
         approval_backend.append(backend_pid())

@@ -8,8 +8,8 @@ from refunds.adapters import (
     StripeAdapter,
     get_adapter,
 )
-from refunds.execution import refunds_reconcile
 from refunds.models import RefundEvent, RefundRequest
+from refunds.reconciliation import refunds_reconcile
 from refunds.tasks import execute_refund
 from tests.factories import OrderFactory, TicketFactory
 from tests.refunds.test_reconciliation import later, left_executing

@@ -8,8 +8,9 @@ from decimal import Decimal
 import pytest
 from django.utils import timezone
 
-from refunds.execution import in_flight_window, refund_execute, refunds_reconcile
+from refunds.execution import refund_execute
 from refunds.models import RefundRequest, SimulatedRefund
+from refunds.reconciliation import in_flight_window, refunds_reconcile
 from refunds.services import refund_approve, refund_reject
 from refunds.signals import tell_ticket
 from tests.factories import OrderFactory, RefundProposalFactory, RefundRequestFactory

@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand
 
-from refunds.execution import refunds_reconcile
+from refunds.reconciliation import refunds_reconcile
 
 
 class Command(BaseCommand):
