@@ -20,6 +20,27 @@ Heartbeats and sweep times live in the "ops" cache (settings): Redis when there 
 files beside the embedded broker's. Either is shared by every process, which the worker's
 in-process state or a per-process cache would not be; and neither needs a broadcast, which
 the filesystem transport cannot do (so no `celery inspect ping`).
+
+Why not django-health-check (read at 4.8): its view answers {"<check repr>": "OK" or the
+error's text} with 500 on any failure, not this JSON, "degraded" or 503; and none of its
+checks does what these do without changing what they answer:
+
+* database  its Database runs SELECT 1 on Django's own connection
+            (temporary_connection): in a web process that takes one of the pool's, or else
+            opens a session a probe (the leak docs/security.md records); it waits out the
+            connect timeout of the settings; and it answers the driver's text up to its
+            first colon, which may name the host, where this names only the error's class
+* broker    its Redis could PING (with timeouts from a client factory), but answers
+            ServiceUnavailable or "unknown error" for every failure, not the error's class;
+            its Storage tests a Django storage in a subfolder of its own, not that the
+            folder publishers write to takes a file named as a staged message (ops/broker.py)
+* worker    its Celery Ping is a broadcast (`control.ping`), which the filesystem transport
+            cannot do, and it reports no heartbeat age
+* beat      it has no check of Celery beat's sweeps (its crontask Scheduler looks for
+            django-crontask's lock), nor of a daily sweep that is pending until its first run
+* the ops cache  its Cache could set and get a key there, but worker and beat read that
+            store already and answer "unknown" (naming the error's class) when it fails;
+            a check of its own would be a fifth entry in "checks"
 """
 
 import contextlib

@@ -4,5 +4,5 @@ registry.py    the declarations: one `Tool` per tool, its schema, kind, roles an
 reads.py       the read handlers: an order, the customer's orders, policy, refund status
 refund.py      create_refund, which proposes a refund through the refunds services
 paging.py      results over MAX_RESULT_CHARS, and read_tool_result, which pages through them
-validation.py  the JSON-schema subset the arguments are checked against
+validation.py  the arguments checked against each tool's JSON Schema (with jsonschema)
 """

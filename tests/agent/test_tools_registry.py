@@ -368,6 +368,50 @@ def test_it_refuses_amounts_that_are_not_money_when_validating(amount, message):
     assert errors == {"amount": message}
 
 
+@pytest.mark.parametrize(
+    ("limit", "errors", "clean"),
+    [
+        (Decimal("5.0"), {}, 5),
+        (5.0, {}, 5),
+        (Decimal("NaN"), {"limit": "must be a finite number"}, None),
+        (Decimal("Infinity"), {"limit": "must be a finite number"}, None),
+        (float("inf"), {"limit": "must be a finite number"}, None),
+    ],
+)
+def test_it_takes_a_whole_number_in_any_spelling_and_refuses_one_that_is_not_finite(
+    limit, errors, clean
+):
+    found, found_errors = validate_arguments(get_tool("list_customer_orders"), {"limit": limit})
+
+    assert (found_errors, found["limit"]) == (errors, clean)
+    assert type(found["limit"]) is type(clean)
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments", "errors"),
+    [
+        ("list_customer_orders", {"status": 5}, {"status": "must be a string, not a number"}),
+        ("list_customer_orders", {"limit": Decimal("25.5")}, {"limit": "must be a whole number"}),
+        ("search_policies", {"query": 7}, {"query": "must be a string, not a number"}),
+        ("create_refund", {**MUG, "amount": [0]}, {"amount": "must be a number, not an array"}),
+    ],
+)
+def test_it_names_the_first_rule_a_field_breaks(name, arguments, errors):
+    _, found = validate_arguments(get_tool(name), arguments)
+
+    assert found == errors
+
+
+def test_it_lists_undeclared_arguments_first_then_the_schema_order_and_at_most_twenty():
+    tool = get_tool("search_policies")
+
+    _, few = validate_arguments(tool, {"limit": 9, "q": "x", "customer_id": 1})
+    _, many = validate_arguments(tool, {f"extra_{n}": n for n in range(25)})
+
+    assert list(few) == ["q", "customer_id", "query", "limit"]
+    assert list(many) == [f"extra_{n}" for n in range(20)]
+
+
 def test_no_tool_withdraws_a_refund():
     # Withdrawal is for people (DESIGN §17): the assistant and MCP hosts share these tools,
     # and none of them names withdrawal or reaches refunds.services.refund_withdraw.
