@@ -165,7 +165,8 @@ class Tag(models.Model):
 
 class TicketCounter(models.Model):
     """The last ticket number handed out: one row. A new ticket moves it on and holds its row
-    until the ticket commits, so no two tickets take the same number (tickets/services.py)."""
+    until the ticket commits, so no two tickets take the same number
+    (tickets/services/numbering.py)."""
 
     last = models.PositiveBigIntegerField()
 
