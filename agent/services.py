@@ -37,7 +37,7 @@ from config.roles import is_supervisor, support_role
 from tickets.changes import ticket_change_append
 from tickets.models import Ticket, TicketChange, TicketMessage
 from tickets.selectors import ticket_thread_from_json, ticket_thread_sql
-from tickets.services import ticket_post_message
+from tickets.services.messages import ticket_post_message
 
 # How a run ends follows from why it stopped: every other reason ends it with an answer.
 ENDED_BY: dict[str, AgentRun.Status] = {

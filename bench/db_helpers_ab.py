@@ -64,7 +64,7 @@ def pairs() -> dict[str, tuple[Callable[[], object], Callable[[], object]]]:
     from orders.models import Order, OrderLine
     from tickets import selectors as tickets
     from tickets.models import Ticket, TicketCounter
-    from tickets.services import _take_number
+    from tickets.services.numbering import _take_number
 
     ticket = Ticket.objects.get(reference="TCK-1001")
     user = get_user_model().objects.get(username="agent")

@@ -3,7 +3,7 @@
 from config.money import money_str
 from tickets.changes import ticket_change_append
 from tickets.models import TicketChange, TicketMessage
-from tickets.services import ticket_post_message
+from tickets.services.messages import ticket_post_message
 
 
 def post_refund_note(sender, *, refund, body: str, **kwargs) -> None:

@@ -31,7 +31,7 @@ from refunds.identity import derive_request_id, fingerprint, fingerprint_params
 from refunds.models import RefundConfirmation, RefundEvent, RefundRequest
 from refunds.services import refund_approve, refund_propose, refund_reject, refund_withdraw
 from tickets.models import Ticket, TicketMessage
-from tickets.services import ticket_post_message
+from tickets.services.messages import ticket_post_message
 
 SETUP_REQUESTER = "supervisor"
 SETUP_REVIEWER = "reviewer2"

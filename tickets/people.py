@@ -1,13 +1,31 @@
 """How desk users appear to customers (DESIGN §19): the name a reply is signed with and the
-signature under it, once in every outgoing mail and in macros' {{agent.name}}."""
+signature under it, once in every outgoing mail and in macros' {{agent.name}}.
+
+The profile's model lives here with its reads and writes, the way tickets/calendars.py holds
+BusinessCalendar: it names no ticket, and tickets/models.py imports it so Django finds it."""
 
 from collections.abc import Iterable
 
 from django.conf import settings
 from django.contrib.auth.models import User
-from django.db import transaction
+from django.db import models, transaction
 
-from tickets.models import StaffProfile
+
+class StaffProfile(models.Model):
+    """How a desk user appears to customers (DESIGN §19): the name replies are signed with and
+    their own signature (Markdown, sent as written in plain-text mail). Blank fields fall back
+    (display_name and sign_off below): the name to the user's full name, then their username;
+    the signature to the team's, TEAM_SIGNATURE."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="staff_profile"
+    )
+    display_name = models.CharField(max_length=80, blank=True)
+    signature = models.TextField(max_length=1000, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return self.display_name or str(self.user_id)
 
 
 def profile_of(user: User) -> StaffProfile:

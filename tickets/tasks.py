@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from tickets import satisfaction, sla
 from tickets.models import TicketMessage
-from tickets.services import (
+from tickets.services.delivery import (
     replies_stalled,
     reply_give_up,
     reply_schedule_retry,

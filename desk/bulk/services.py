@@ -1,6 +1,6 @@
 """One change to many tickets at once (DESIGN §19), from the ticket list's checkboxes.
 
-Each ticket is changed by the same services as its own page (tickets/services.py, and
+Each ticket is changed by the same services as its own page (tickets/services/, and
 desk/merge/services.py for a merge), in a transaction of its own: a ticket those services
 refuse keeps everything as it was and is named in the results with the reason, and the others
 are changed all the same. Every change leaves the events and live changes a change on the

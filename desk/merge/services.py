@@ -3,8 +3,8 @@ records of three apps (tickets, refunds, and reads agent runs), which know nothi
 
 What moves: the source's messages (with their attachments), tags, CC and refund requests land
 on the target; the source is closed with `merged_into` pointing at the target, and mail naming
-the source's reference threads onto the target (tickets/services.py). What stays: the source's
-own events, live changes, notifications and assistant runs, which are its history.
+the source's reference threads onto the target (tickets/services/inbound.py). What stays: the
+source's own events, live changes, notifications and assistant runs, which are its history.
 
 Refund requests move by their `ticket` column alone. Their id, confirmations, fingerprints and
 events are untouched: the fingerprint binds the request id, order, customer, payment, amount,
@@ -26,7 +26,7 @@ from orders.models import Order
 from refunds.models import RefundRequest
 from tickets import changes, sla
 from tickets.models import Ticket, TicketChange, TicketEvent, TicketMessage
-from tickets.services import clean_cc
+from tickets.services.cc import clean_cc
 
 S = Ticket.Status
 

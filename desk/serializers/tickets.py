@@ -12,7 +12,8 @@ from desk.serializers.messages import TicketMessageSerializer
 from tickets import sla
 from tickets.models import SatisfactionSurvey, Ticket, TicketEvent
 from tickets.satisfaction import latest_rating
-from tickets.services import CC_MAX, TAG_MAX_LENGTH, TAG_NAME
+from tickets.services.cc import CC_MAX
+from tickets.services.tags import TAG_MAX_LENGTH, TAG_NAME
 
 
 class TicketEventSerializer(serializers.ModelSerializer):

@@ -20,7 +20,7 @@ from rest_framework.test import APIClient
 
 from tests.factories import TicketFactory
 from tests.tickets.test_attachments import PDF
-from tickets import attachments, services
+from tickets import attachments, changes, services
 from tickets.attachments import Upload
 from tickets.models import Attachment, Ticket, TicketMessage
 
@@ -129,7 +129,7 @@ def test_a_reply_whose_transaction_fails_after_its_files_were_stored_leaves_no_b
     def fails(message):
         raise DatabaseError("the connection was lost")
 
-    monkeypatch.setattr(services.changes, "message_created", fails)
+    monkeypatch.setattr(changes, "message_created", fails)
 
     # When an agent sends a reply with two files
     with pytest.raises(DatabaseError):

@@ -13,6 +13,7 @@ from django.test import Client
 from django.utils import timezone
 from rest_framework.test import APIClient
 
+from config.errors import Conflict
 from tests.factories import TicketFactory, UserFactory
 from tests.services import run_in_threads
 from tickets import satisfaction, services
@@ -117,7 +118,7 @@ def test_it_sends_the_survey_once_when_the_task_runs_twice(
 def test_it_sends_no_survey_when_a_status_change_is_refused(agent_user, published):
     ticket = TicketFactory(status="closed")
 
-    with pytest.raises(services.Conflict):
+    with pytest.raises(Conflict):
         services.ticket_set_status(ticket=ticket, to_status="solved", actor=agent_user)
 
     assert SatisfactionSurvey.objects.count() == 0

@@ -75,6 +75,15 @@ def test_a_tag_both_added_and_removed_is_left_as_it_is(db, agent_user):
     assert events(ticket, "tags_changed")[1:] == [{"added": ["c"], "removed": []}]
 
 
+def test_one_change_takes_as_many_tags_as_the_limit(db, agent_user):
+    ticket = TicketFactory()
+    names = [f"t{i:02}" for i in range(services.TAGS_PER_CHANGE)]
+
+    services.ticket_change_tags(ticket=ticket, actor=agent_user, add=names)
+
+    assert tag_names(ticket) == names
+
+
 def test_someone_outside_support_cannot_tag(db, reviewer):
     ticket = TicketFactory()
     with pytest.raises(Forbidden):
@@ -213,6 +222,21 @@ def test_inbound_cc_is_kept_and_a_later_email_adds_to_it(db, inbound):
         "partner@example.com",
         "sister@example.com",
     ]
+
+
+def test_inbound_mail_copying_more_than_the_limit_keeps_the_first_addresses(db):
+    cc = [f"p{i}@example.com" for i in range(services.CC_MAX + 2)]
+
+    received = services.ticket_receive_email(
+        sender="li.wei@example.com",
+        name="Li Wei",
+        subject="Cracked mug",
+        body="Copying the whole family.",
+        message_id="<cc-many@example.com>",
+        cc=cc,
+    )
+
+    assert Ticket.objects.get(pk=received.ticket.pk).cc == cc[: services.CC_MAX]
 
 
 def test_inbound_with_a_bad_cc_is_a_400_and_opens_nothing(db, inbound):
