@@ -14,7 +14,9 @@ nothing here refuses a call (state does that).
 One module per concern: `reading` (folding, sentences, `Lexicon`, misspellings), `intent`
 (asking for a refund), `amounts`, `reasons`, `products`, `topics` (what a request is about),
 `flags` (phone words, the desk's own words), `claims` (the claim check's words per language),
-`spelling` (which lists misspellings are read as). Their names are all importable from here.
+`spelling` (which lists misspellings are read as), `requests` (a message read whole: what it
+asks, the reason and amounts it gives, the order ids in it). Their names are all importable
+from here.
 
 A word list is a `Lexicon`: entries in plain words, many languages side by side. Text is folded
 before it is read (case, accents, full-width forms: "Rückerstattung" reads as "ruckerstattung",
@@ -115,6 +117,14 @@ from agent.vocabulary.reasons import (
     reasons_described,
     reasons_named,
 )
+from agent.vocabulary.requests import (
+    NO_REASON,
+    ORDER_ID,
+    Intent,
+    Reason,
+    read_intent,
+    read_reason,
+)
 from agent.vocabulary.spelling import (
     kept_sources,
     spelling_sources,
@@ -130,6 +140,7 @@ from agent.vocabulary.topics import (
     DEFERRAL,
     LISTING,
     ORDER_NUMBER_WORDS,
+    ORDER_WORDS,
     OTHER_ORDER,
     POLICY_TOPICS,
     POLICY_WORDS,
@@ -191,7 +202,10 @@ __all__ = [
     "NEGATION_GAP",
     "NOT_PRODUCT_WORDS",
     "NOT_RECEIVED",
+    "NO_REASON",
+    "ORDER_ID",
     "ORDER_NUMBER_WORDS",
+    "ORDER_WORDS",
     "OTHER",
     "OTHER_ORDER",
     "PART",
@@ -219,7 +233,9 @@ __all__ = [
     "WISH",
     "WRONG_ITEM",
     "AmountWords",
+    "Intent",
     "Lexicon",
+    "Reason",
     "about_an_order",
     "amount_established",
     "amount_meant",
@@ -259,6 +275,8 @@ __all__ = [
     "prepare",
     "product_key",
     "products_named",
+    "read_intent",
+    "read_reason",
     "reason_words",
     "reasons_described",
     "reasons_named",
