@@ -609,6 +609,7 @@ def test_the_checker_names_the_runtime_reading_the_offline_planner():
         ("agent.runtime.small_model", "agent.providers.offline.planner", 3),
     ]
 
+
 def test_the_checker_sees_a_cycle_hidden_in_a_function_body(tmp_path):
     package = tmp_path / "shop"
     package.mkdir()

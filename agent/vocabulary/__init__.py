@@ -13,10 +13,12 @@ nothing here refuses a call (state does that).
 
 One module per concern: `reading` (folding, sentences, `Lexicon`, misspellings), `intent`
 (asking for a refund), `amounts`, `reasons`, `products`, `topics` (what a request is about),
-`flags` (phone words, the desk's own words), `claims` (the claim check's words per language),
-`spelling` (which lists misspellings are read as), `requests` (a message read whole: what it
-asks, the reason and amounts it gives, the order ids in it). Their names are all importable
-from here.
+`requests` (a message read whole: what it asks, the reason and amounts it gives, its order
+ids), `flags` (phone words, the desk's own words), `claims` (the claim check's words per
+language), `answers` (what a model's own answer claims: a proposal, an order's facts),
+`instructions` (the instruction detector's words, agent/untrusted.py), `spelling` (which lists
+misspellings are read as). Their names are all importable from here (`claims` and
+`instructions` as modules).
 
 A word list is a `Lexicon`: entries in plain words, many languages side by side. Text is folded
 before it is read (case, accents, full-width forms: "Rückerstattung" reads as "ruckerstattung",
@@ -24,7 +26,7 @@ before it is read (case, accents, full-width forms: "Rückerstattung" reads as "
 as that word ("refnud", "stoped").
 """
 
-from agent.vocabulary import claims
+from agent.vocabulary import claims, instructions
 from agent.vocabulary.amounts import (
     AMOUNT_CONTEXT,
     AMOUNT_UNIT,
@@ -39,6 +41,7 @@ from agent.vocabulary.amounts import (
     amounts_named,
     currencies_named,
 )
+from agent.vocabulary.answers import NEGATION_WORD, ORDER_FACT, PROPOSED, REFUND_WORD, REPORTED
 from agent.vocabulary.flags import (
     INTERNAL_VOCABULARY,
     PHONE_WORDS,
@@ -200,9 +203,11 @@ __all__ = [
     "NEGATION",
     "NEGATION_AFTER",
     "NEGATION_GAP",
+    "NEGATION_WORD",
     "NOT_PRODUCT_WORDS",
     "NOT_RECEIVED",
     "NO_REASON",
+    "ORDER_FACT",
     "ORDER_ID",
     "ORDER_NUMBER_WORDS",
     "ORDER_WORDS",
@@ -216,6 +221,7 @@ __all__ = [
     "POLICY_WORDS",
     "POLITE_REQUEST",
     "PRODUCT_NAMES",
+    "PROPOSED",
     "QUESTION_SUBJECT",
     "QUESTION_VERB",
     "QUESTION_WORD",
@@ -224,7 +230,9 @@ __all__ = [
     "REFUND_SPOKEN_OF",
     "REFUND_STATE",
     "REFUND_TOPIC",
+    "REFUND_WORD",
     "REMAINING",
+    "REPORTED",
     "STATUS_PHRASES",
     "STATUS_WORDS",
     "WAIT",
@@ -260,6 +268,7 @@ __all__ = [
     "fault_in_use",
     "fold",
     "has_han",
+    "instructions",
     "internal_vocabulary",
     "is_chinese",
     "is_closing",
