@@ -14,11 +14,11 @@ nothing here refuses a call (state does that).
 One module per concern: `reading` (folding, sentences, `Lexicon`, misspellings), `intent`
 (asking for a refund), `amounts`, `reasons`, `products`, `topics` (what a request is about),
 `requests` (a message read whole: what it asks, the reason and amounts it gives, its order
-ids), `flags` (phone words, the desk's own words), `claims` (the claim check's words per
-language), `answers` (what a model's own answer claims: a proposal, an order's facts),
-`instructions` (the instruction detector's words, agent/untrusted.py), `spelling` (which lists
-misspellings are read as). Their names are all importable from here (`claims` and
-`instructions` as modules).
+ids), `flags` (phone words, currencies beside a number, the desk's own words), `claims` (the
+claim check's words per language), `answers` (what a model's own answer claims: a proposal,
+an order's facts), `instructions` (the instruction detector's words, agent/untrusted.py),
+`spelling` (which lists misspellings are read as). Their names are all importable from here
+(`claims` and `instructions` as modules).
 
 A word list is a `Lexicon`: entries in plain words, many languages side by side. Text is folded
 before it is read (case, accents, full-width forms: "Rückerstattung" reads as "ruckerstattung",
@@ -43,6 +43,8 @@ from agent.vocabulary.amounts import (
 )
 from agent.vocabulary.answers import NEGATION_WORD, ORDER_FACT, PROPOSED, REFUND_WORD, REPORTED
 from agent.vocabulary.flags import (
+    CURRENCY_CODE,
+    CURRENCY_WORDS,
     INTERNAL_VOCABULARY,
     PHONE_WORDS,
     internal_vocabulary,
@@ -181,6 +183,8 @@ __all__ = [
     "CONDITION",
     "CONDITION_CLOSING",
     "CONDITION_OPENING",
+    "CURRENCY_CODE",
+    "CURRENCY_WORDS",
     "DAMAGED",
     "DEFERRAL",
     "DESCRIBED_REASONS",
