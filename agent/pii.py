@@ -38,7 +38,7 @@ from functools import lru_cache
 import phonenumbers
 from phonenumbers import Leniency, PhoneNumberMatcher
 
-from agent.vocabulary import PHONE_WORDS
+from agent.vocabulary import CURRENCY_CODE, CURRENCY_WORDS, PHONE_WORDS
 
 
 class Kind(StrEnum):
@@ -193,12 +193,6 @@ def _not_personal(text: str) -> Iterator[tuple[int, int]]:
         yield match.start(), match.end()
 
 
-# Currencies written as their ISO 4217 code beside an amount ("USD 6999", "1.250 KWD").
-CURRENCY_CODE = re.compile(
-    r"AED|AUD|BRL|CAD|CHF|CNY|CZK|DKK|EUR|GBP|HKD|HUF|IDR|ILS|INR|JPY|KRW|KWD|MXN|MYR|NOK|NZD|PHP"
-    r"|PLN|RMB|RUB|SAR|SEK|SGD|THB|TRY|TWD|UAH|USD|VND|ZAR"
-)
-CURRENCY_WORDS = re.compile(r"元|円|圆|块|원|руб|р\.|zł|kr\b|kč|ft\b|lei\b|грн", re.IGNORECASE)
 THOUSANDS = re.compile(r"\d{1,3}(?:([ .,'])\d{3})(?:\1\d{3})*")
 # One point, before the last one or two digits: "1 299.50", not "415.555.0199".
 DECIMAL = re.compile(r"[^.]*\d\.\d{1,2}")

@@ -179,6 +179,11 @@ AGENT_ALLOWED = {
     },
 }
 
+# Modules a part may not import although AGENT_ALLOWED lets it reach their part: the runtime
+# asks the offline planner only as a provider, through agent.providers (get_offline_provider),
+# and reads what a request asks with agent.vocabulary, never the planner's own modules.
+AGENT_FORBIDDEN = {"agent.runtime": ("agent.providers.offline",)}
+
 # Modules that speak HTTP (by a name in their path below the app: `desk.api` and everything in a
 # `desk/api/` package); the rest is domain code, which must reach neither an HTTP framework nor
 # them.
@@ -377,7 +382,8 @@ def agent_part_violations(edges: dict[tuple[str, str], int]) -> list[tuple[str, 
         if source_part is None or target_part is None or source_part == target_part:
             continue
         allowed = AGENT_ALLOWED[source_part]
-        if target_part not in allowed and not _within(target, tuple(allowed)):
+        forbidden = _within(target, AGENT_FORBIDDEN.get(source_part, ()))
+        if forbidden or (target_part not in allowed and not _within(target, tuple(allowed))):
             found.append((source, target, line))
     return found
 
@@ -588,6 +594,19 @@ def test_the_checker_names_an_import_against_the_agent_parts():
         ("agent.providers.breaker", "agent.executor.pool", 4),
         ("agent.services", "agent.runtime.run_step", 6),
         ("agent.tools.registry", "agent.runtime.run_step", 3),
+    ]
+
+
+def test_the_checker_names_the_runtime_reading_the_offline_planner():
+    edges = {
+        ("agent.runtime.small_model", "agent.providers.offline.planner"): 3,
+        ("agent.runtime.small_model", "agent.providers"): 4,
+        ("agent.runtime.small_model", "agent.vocabulary.requests"): 5,
+        ("agent.providers", "agent.providers.offline.planner"): 6,
+    }
+
+    assert agent_part_violations(edges) == [
+        ("agent.runtime.small_model", "agent.providers.offline.planner", 3),
     ]
 
 

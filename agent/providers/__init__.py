@@ -1,5 +1,6 @@
 """Which model answers a run: LLM_PROVIDER picks the offline planner or an OpenAI-compatible
-endpoint (DESIGN §3)."""
+endpoint (DESIGN §3). Small-model mode also asks the offline planner, as a provider like any
+other, what the desk itself would do with the same messages (`get_offline_provider`)."""
 
 import threading
 
@@ -15,9 +16,16 @@ _clients: dict[tuple, OpenAIProvider] = {}
 _clients_lock = threading.Lock()
 
 
+def get_offline_provider() -> Provider:
+    """The offline planner, whatever LLM_PROVIDER says: the desk's own reading of a run, which
+    small-model mode asks for the call it would make and the answer it would give
+    (agent/runtime/small_model.py)."""
+    return OfflinePlanner()
+
+
 def get_provider() -> Provider:
     if settings.LLM_PROVIDER == "offline":
-        return OfflinePlanner()
+        return get_offline_provider()
     key = (
         settings.OPENAI_BASE_URL,
         settings.OPENAI_API_KEY,

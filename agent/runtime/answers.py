@@ -21,6 +21,7 @@ from agent.models import AgentRun
 from agent.runtime.small_model import clear_refund_request
 from agent.untrusted import carries_untrusted_markers
 from agent.vocabulary import asks_for_refund
+from agent.vocabulary.answers import NEGATION_WORD, ORDER_FACT, PROPOSED, REFUND_WORD, REPORTED
 
 # A tag, an opening or closing one, as chat templates and tool-call formats write them.
 _MARKUP = re.compile(r"</?\s*[A-Za-z_|][\w|:-]*(?:\s[^<>]*)?/?>")
@@ -55,45 +56,6 @@ def unusable_answer(text: str) -> str | None:
     return None
 
 
-# A proposal the answer says the assistant made: "I proposed / have submitted …", "Proposed a
-# refund of …", "已提交退款…", "ich habe … vorgeschlagen", "j'ai proposé", "he propuesto".
-_PROPOSED = re.compile(
-    r"\b(?:i|we)(?:'ve|\s+have|\s+just|\s+now)?\s+(?:just\s+|now\s+|also\s+)?"
-    r"(?:proposed|submitted|created|raised|filed|opened|logged|put\s+in|requested|initiated)\b"
-    r"|(?:^\W*|\b(?:and|then)\s+)(?:proposed|submitted|created|raised)\s+(?:a|an|the)\s+"
-    r"(?:\w+\s+){0,3}refund"
-    r"|\brefund\s+(?:proposal|request)?\s*(?:has\s+been|was)\s+(?:proposed|submitted|created)"
-    r"|(?:我|已经|已)(?:为|给)?[^。！？,，]{0,12}(?:提交|提出|创建|发起)(?:了)?[^。！？]{0,12}退款"
-    r"|\b(?:ich|wir)\s+(?:habe|haben)\b[^.!?]{0,60}\b(?:vorgeschlagen|eingereicht|erstellt|beantragt)"
-    r"|\b(?:j'ai|nous\s+avons)\s+(?:\w+\s+)?(?:propos|soumis|cr[ée]{2}|demand)"
-    r"|\b(?:he|hemos)\s+(?:propuesto|enviado|creado|solicitado)",
-    re.IGNORECASE | re.MULTILINE,
-)
-_REFUND_WORD = re.compile(
-    r"refund|退款|erstattung|remboursement|rembourser|reembolso|devoluci[oó]n", re.IGNORECASE
-)
-_NEGATION = re.compile(
-    r"\b(?:no|not|nothing|never|none|neither|nor|kein\w*|nicht|pas|aucun\w*|ningún|ninguna|nunca)\b"
-    r"|n't|没有|没|未|不",
-    re.IGNORECASE,
-)
-# What an order looks like when an answer states its facts: its number, and in the same sentence
-# an amount or a state it is in.
-_ORDER_FACT = re.compile(
-    r"(?<![\d.,])\d+[.,]\d{2}(?!\d)"
-    r"|\b(?:delivered|shipped|paid|cancell?ed|processing|dispatched|in\s+transit)\b"
-    r"|已发货|已送达|已签收|已付款|已支付|已取消|配送中"
-    r"|\b(?:geliefert|versandt|bezahlt|storniert|livr[ée]e?|exp[ée]di[ée]e?|pay[ée]e?|annul[ée]e?"
-    r"|entregad[oa]|enviad[oa]|pagad[oa]|cancelad[oa])\b",
-    re.IGNORECASE,
-)
-# What someone else wrote, reported ("the customer says order … never arrived"): not a fact the
-# answer states.
-_REPORTED = re.compile(
-    r"\b(?:says?|said|writes|wrote|claims?|claimed|reports?|reported|mentions?|mentioned|told|"
-    r"according\s+to|asks?|asked)\b|说|表示|声称|提到",
-    re.IGNORECASE,
-)
 _QUESTION = re.compile(r"[?？]\W*$")
 
 
@@ -117,11 +79,11 @@ _CLAUSE_EDGE = re.compile(r"[(),;:，；：（）]")
 
 def _claims_proposal(sentence: str) -> bool:
     """Whether `sentence` says a refund was proposed ("no refund was proposed" does not)."""
-    if not _REFUND_WORD.search(sentence):
+    if not REFUND_WORD.search(sentence):
         return False
     return any(
-        not _NEGATION.search(_CLAUSE_EDGE.split(sentence[: match.start()])[-1][-30:])
-        for match in _PROPOSED.finditer(sentence)
+        not NEGATION_WORD.search(_CLAUSE_EDGE.split(sentence[: match.start()])[-1][-30:])
+        for match in PROPOSED.finditer(sentence)
     )
 
 
@@ -137,8 +99,8 @@ def unfounded_answer(text: str, calls: Iterable[dict]) -> str | None:
         if not proposed and _claims_proposal(sentence):
             return "it says a refund was proposed, but no create_refund call of this run succeeded"
         unseen = [number for number in ORDER_ID.findall(sentence) if number not in shown]
-        stated = _ORDER_FACT.search(ORDER_ID.sub(" ", sentence))
-        if unseen and stated and not _REPORTED.search(sentence):
+        stated = ORDER_FACT.search(ORDER_ID.sub(" ", sentence))
+        if unseen and stated and not REPORTED.search(sentence):
             return (
                 f"it states facts about order {unseen[0]}, which no tool result of this run "
                 "showed: look it up before you say anything about it"

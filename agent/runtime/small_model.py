@@ -32,15 +32,12 @@ piece by piece, each on with AGENT_SMALL_MODEL unless AGENT_SMALL_MODEL_PIECES l
   reviewer.
 """
 
-import re
-
 from django.conf import settings
 
-from agent.providers.offline.answer import compose_answer
-from agent.providers.offline.intent import mentions_refunds, read_intent
-from agent.providers.offline.planner import plan
-from agent.providers.offline.transcript import read_transcript
-from agent.vocabulary import asks_for_refund
+from agent.providers import get_offline_provider
+from agent.providers.llm import ModelReply
+from agent.vocabulary import ORDER_WORDS, asks_for_refund, mentions_refunds
+from agent.vocabulary.requests import read_intent
 
 # Under an answer the desk wrote because the model gave none it could post ("fallback").
 DESK_ANSWERED = (
@@ -59,12 +56,6 @@ PIECES = (
     "fallback",
     "guards",
     "did",
-)
-# What an order is asked about: the desk's data, whatever the sentence's form.
-_ORDER_WORDS = re.compile(
-    r"\b(?:orders?|paid|pay|cost|price|deliver\w*|ship\w*|bought|purchase\w*|status)\b"
-    r"|订单|付款|支付|价格|多少钱|发货|送达|签收|买",
-    re.IGNORECASE,
 )
 
 
@@ -92,7 +83,7 @@ def needs_desk_data(agent_words: str) -> bool:
         or intent.asks_approval
         or intent.question
         or mentions_refunds(agent_words)
-        or _ORDER_WORDS.search(agent_words)
+        or ORDER_WORDS.search(agent_words)
     )
 
 
@@ -118,7 +109,7 @@ def planned_call(messages: list[dict], tools: set[str]) -> str | None:
     and the policy); which call the model makes is its own choice."""
     if not settings.AGENT_SMALL_MODEL:
         return None
-    return plan(read_transcript(messages), tools).tool
+    return _called(_desk_reply(messages, tools, tool_choice="auto"))
 
 
 def proposal_due(calls: list[dict]) -> bool:
@@ -138,7 +129,7 @@ def planner_would_call(messages: list[dict], offered: set[str]) -> bool:
     """Whether the desk's own planner, reading the same messages, would still call a tool: the
     request needs more than the run looked up ("find the jacket and tell me whether it can be
     refunded" is a listing, the order and the policy). Which call is the model's to choose."""
-    return plan(read_transcript(messages), offered).tool is not None
+    return _called(_desk_reply(messages, offered, tool_choice="auto")) is not None
 
 
 def clear_refund_request(agent_words: str) -> bool:
@@ -155,6 +146,20 @@ def clear_refund_request(agent_words: str) -> bool:
 def desk_answer(messages: list[dict], tools: set[str]) -> str:
     """The answer the desk's own planner gives to the same messages, making no call (what the
     run's tool results show, and the question the request leaves open), marked as the desk's."""
-    transcript = read_transcript(messages)
-    answer = compose_answer(transcript, tools, plan(transcript, tools, may_call=False))
+    answer = _desk_reply(messages, tools, tool_choice="none").content
     return f"{answer}\n\n{DESK_ANSWERED}"
+
+
+def _desk_reply(messages: list[dict], tools: set[str], *, tool_choice: str) -> ModelReply:
+    """What the desk's own planner, asked as a provider like any other, replies to the same
+    messages with the same tools offered. The tools go by name alone: that is all the planner
+    reads of them."""
+    offered = [{"type": "function", "function": {"name": name}} for name in sorted(tools)]
+    return get_offline_provider().complete(
+        messages=messages, tools=offered, tool_choice=tool_choice
+    )
+
+
+def _called(reply: ModelReply) -> str | None:
+    """The tool a reply calls; None when it answers."""
+    return reply.tool_calls[0]["function"]["name"] if reply.tool_calls else None

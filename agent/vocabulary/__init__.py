@@ -13,8 +13,12 @@ nothing here refuses a call (state does that).
 
 One module per concern: `reading` (folding, sentences, `Lexicon`, misspellings), `intent`
 (asking for a refund), `amounts`, `reasons`, `products`, `topics` (what a request is about),
-`flags` (phone words, the desk's own words), `claims` (the claim check's words per language),
-`spelling` (which lists misspellings are read as). Their names are all importable from here.
+`requests` (a message read whole: what it asks, the reason and amounts it gives, its order
+ids), `flags` (phone words, currencies beside a number, the desk's own words), `claims` (the
+claim check's words per language), `answers` (what a model's own answer claims: a proposal,
+an order's facts), `instructions` (the instruction detector's words, agent/untrusted.py),
+`spelling` (which lists misspellings are read as). Their names are all importable from here
+(`claims` and `instructions` as modules).
 
 A word list is a `Lexicon`: entries in plain words, many languages side by side. Text is folded
 before it is read (case, accents, full-width forms: "Rückerstattung" reads as "ruckerstattung",
@@ -22,7 +26,7 @@ before it is read (case, accents, full-width forms: "Rückerstattung" reads as "
 as that word ("refnud", "stoped").
 """
 
-from agent.vocabulary import claims
+from agent.vocabulary import claims, instructions
 from agent.vocabulary.amounts import (
     AMOUNT_CONTEXT,
     AMOUNT_UNIT,
@@ -37,7 +41,10 @@ from agent.vocabulary.amounts import (
     amounts_named,
     currencies_named,
 )
+from agent.vocabulary.answers import NEGATION_WORD, ORDER_FACT, PROPOSED, REFUND_WORD, REPORTED
 from agent.vocabulary.flags import (
+    CURRENCY_CODE,
+    CURRENCY_WORDS,
     INTERNAL_VOCABULARY,
     PHONE_WORDS,
     internal_vocabulary,
@@ -115,6 +122,14 @@ from agent.vocabulary.reasons import (
     reasons_described,
     reasons_named,
 )
+from agent.vocabulary.requests import (
+    NO_REASON,
+    ORDER_ID,
+    Intent,
+    Reason,
+    read_intent,
+    read_reason,
+)
 from agent.vocabulary.spelling import (
     kept_sources,
     spelling_sources,
@@ -130,6 +145,7 @@ from agent.vocabulary.topics import (
     DEFERRAL,
     LISTING,
     ORDER_NUMBER_WORDS,
+    ORDER_WORDS,
     OTHER_ORDER,
     POLICY_TOPICS,
     POLICY_WORDS,
@@ -167,6 +183,8 @@ __all__ = [
     "CONDITION",
     "CONDITION_CLOSING",
     "CONDITION_OPENING",
+    "CURRENCY_CODE",
+    "CURRENCY_WORDS",
     "DAMAGED",
     "DEFERRAL",
     "DESCRIBED_REASONS",
@@ -189,9 +207,14 @@ __all__ = [
     "NEGATION",
     "NEGATION_AFTER",
     "NEGATION_GAP",
+    "NEGATION_WORD",
     "NOT_PRODUCT_WORDS",
     "NOT_RECEIVED",
+    "NO_REASON",
+    "ORDER_FACT",
+    "ORDER_ID",
     "ORDER_NUMBER_WORDS",
+    "ORDER_WORDS",
     "OTHER",
     "OTHER_ORDER",
     "PART",
@@ -202,6 +225,7 @@ __all__ = [
     "POLICY_WORDS",
     "POLITE_REQUEST",
     "PRODUCT_NAMES",
+    "PROPOSED",
     "QUESTION_SUBJECT",
     "QUESTION_VERB",
     "QUESTION_WORD",
@@ -210,7 +234,9 @@ __all__ = [
     "REFUND_SPOKEN_OF",
     "REFUND_STATE",
     "REFUND_TOPIC",
+    "REFUND_WORD",
     "REMAINING",
+    "REPORTED",
     "STATUS_PHRASES",
     "STATUS_WORDS",
     "WAIT",
@@ -219,7 +245,9 @@ __all__ = [
     "WISH",
     "WRONG_ITEM",
     "AmountWords",
+    "Intent",
     "Lexicon",
+    "Reason",
     "about_an_order",
     "amount_established",
     "amount_meant",
@@ -244,6 +272,7 @@ __all__ = [
     "fault_in_use",
     "fold",
     "has_han",
+    "instructions",
     "internal_vocabulary",
     "is_chinese",
     "is_closing",
@@ -259,6 +288,8 @@ __all__ = [
     "prepare",
     "product_key",
     "products_named",
+    "read_intent",
+    "read_reason",
     "reason_words",
     "reasons_described",
     "reasons_named",

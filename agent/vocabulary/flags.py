@@ -1,5 +1,5 @@
-"""Words that flag: what introduces a phone number, and the desk's own words a customer
-must never read."""
+"""Words that flag: what introduces a phone number, the currencies that make a number an
+amount, and the desk's own words a customer must never read."""
 
 import re
 
@@ -19,6 +19,14 @@ PHONE_WORDS = Lexicon(
     "फ़ोन, फोन, मोबाइल, नंबर, 手机, 电话, 聯絡, 联系, 微信, 号码, 電話, 携帯, 番号, 전화, 휴대폰, "
     "핸드폰, 연락처, 번호, "
 )
+
+# Currencies written as their ISO 4217 code beside an amount ("USD 6999", "1.250 KWD"), and as
+# a word after it: a number beside one is an amount, not a phone or an account (agent/pii.py).
+CURRENCY_CODE = re.compile(
+    r"AED|AUD|BRL|CAD|CHF|CNY|CZK|DKK|EUR|GBP|HKD|HUF|IDR|ILS|INR|JPY|KRW|KWD|MXN|MYR|NOK|NZD|PHP"
+    r"|PLN|RMB|RUB|SAR|SEK|SGD|THB|TRY|TWD|UAH|USD|VND|ZAR"
+)
+CURRENCY_WORDS = re.compile(r"元|円|圆|块|원|руб|р\.|zł|kr\b|kč|ft\b|lei\b|грн", re.IGNORECASE)
 
 
 # --- The desk's own words ------------------------------------------------------------------------

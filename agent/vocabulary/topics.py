@@ -196,6 +196,13 @@ ABOUT_AN_ORDER = Lexicon(
     "the ~ order, ella, su, sie, ihr, ihre, elle, son, sa, lei, suo, sua, zij, haar, ela, dela, "
     "ona, jej, hon, hennes, 她, 他, 这个订单, 这单, 彼女, 그녀, "
 )
+# What an order is asked about: the desk's data, whatever the sentence's form (small-model mode
+# makes such a request's first step call a tool, agent/runtime/small_model.py).
+ORDER_WORDS = re.compile(
+    r"\b(?:orders?|paid|pay|cost|price|deliver\w*|ship\w*|bought|purchase\w*|status)\b"
+    r"|订单|付款|支付|价格|多少钱|发货|送达|签收|买",
+    re.IGNORECASE,
+)
 # The customer doubting the ticket's order: "it may be from one of my other orders".
 OTHER_ORDER = Lexicon(
     "other order*, another order, different order, wrong order, not from the ~ one, "

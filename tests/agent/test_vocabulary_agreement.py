@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from agent import vocabulary
-from agent.providers.offline.intent import read_intent
 from agent.providers.offline.planner import OfflinePlanner
-from agent.providers.offline.transcript import _ORDER_ID
+from agent.vocabulary.requests import ORDER_ID as _ORDER_ID
+from agent.vocabulary.requests import read_intent
 
 CORPUS = Path(__file__).resolve().parents[1] / "data" / "request_phrasings.jsonl"
 PHRASINGS = [

@@ -2,6 +2,7 @@
 
 planner.py     `OfflinePlanner` and the next move: which tool to call, or answer
 transcript.py  the transcript as the planner reads it: calls, results, the ticket's order
-intent.py      what the support agent asked for, from their latest message only
+intent.py      what the customer's words say happened (the agent's request is read by
+               agent/vocabulary/requests.py)
 answer.py      the final answer, composed from the tool results
 """

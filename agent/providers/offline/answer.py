@@ -2,12 +2,7 @@
 """The offline planner's final answer, composed from the tool results in the transcript."""
 
 from agent.errors import ErrorCode, error_in_words
-from agent.providers.offline.intent import (
-    Intent,
-    customer_latest_asks,
-    customer_messages,
-    read_intent,
-)
+from agent.providers.offline.intent import customer_latest_asks, customer_messages
 from agent.providers.offline.transcript import (
     Call,
     Transcript,
@@ -21,6 +16,7 @@ from agent.untrusted import (
     looks_like_instructions,
 )
 from agent.vocabulary import CENT, edit_distance, names_item, products_named
+from agent.vocabulary.requests import Intent, read_intent
 from config.refund_statuses import RefundStatus
 
 

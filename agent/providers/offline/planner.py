@@ -34,14 +34,11 @@ from decimal import Decimal
 from agent.providers.llm import ModelReply, TextSink
 from agent.providers.offline.answer import compose_answer
 from agent.providers.offline.intent import (
-    Intent,
-    Reason,
     customer_doubts_order,
     customer_latest_asks,
     customer_messages,
     customer_orders_named,
     customer_reason,
-    read_intent,
 )
 from agent.providers.offline.transcript import (
     Call,
@@ -65,6 +62,7 @@ from agent.vocabulary import (
     policy_keywords,
     things_named,
 )
+from agent.vocabulary.requests import Intent, Reason, read_intent
 
 # Calls the planner makes in one turn before it answers with what it has.
 MAX_CALLS_PER_TURN = 7

@@ -12,13 +12,12 @@ from agent.untrusted import (
     strip_untrusted,
     untrusted_blocks,
 )
+from agent.vocabulary.requests import ORDER_ID
 
 _TICKET_ORDER = re.compile(r"^[ \t]*Ticket order:[ \t]*(\S+)[ \t]*$", re.IGNORECASE | re.MULTILINE)
 _ACTOR_ROLE = re.compile(r"^[ \t]*Actor role:[ \t]*(\w+)", re.IGNORECASE | re.MULTILINE)
 # The prompt may instead say "You act for: <user>, role <role>."
 _ACTOR_ROLE_PROSE = re.compile(r"\brole[: ]+(intern|agent|supervisor)\b", re.IGNORECASE)
-# Digits not glued to other digits or to a decimal part: "202610110087." is an order id.
-_ORDER_ID = re.compile(r"(?<!\d)(?<!\d[.,])\d{8,20}(?!\d)(?![.,]\d)")
 _CENTS = Decimal("0.01")
 
 
@@ -115,7 +114,7 @@ def read_transcript(messages: list[dict]) -> Transcript:
 
     system = "\n".join(system_lines)
     orders = {value.lower() for value in _TICKET_ORDER.findall(system)}
-    digits = {value for value in orders if _ORDER_ID.fullmatch(value)}
+    digits = {value for value in orders if ORDER_ID.fullmatch(value)}
     # Two different bound orders mean the prompt was tampered with; bind neither.
     transcript.ticket_order_conflict = len(orders) > 1
     if len(orders) == 1 and digits:
