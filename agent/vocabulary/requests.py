@@ -127,7 +127,7 @@ def read_intent(request: str) -> Intent:
         asks_list=asks_listing(words),
         # "Who has to approve it?" is a policy question; "approve it now" asks for an approval.
         asks_approval=asks_approval(words),
-        closing=is_closing(request) and not order_ids,
+        closing=is_closing(request),  # an order number is more than closing words
         question=question,
         described=read_reason(words),
         amounts=frozenset(amounts_named(words)),

@@ -210,3 +210,21 @@ def test_it_masks_numbers_written_together_glued_or_in_chinese_numerals(text, ma
 )
 def test_it_leaves_numbers_grouped_unlike_any_regions_phone_numbers_alone(text):
     assert mask_for_model(text) == text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "total 415 555 0199 USD",
+        "total USD 415 555 0199",
+        "total 020 7946 0958 GBP",
+        "余额 13800138000 元",
+        "paid 020 7946 0958 kr",
+    ],
+)
+def test_a_number_with_a_currency_code_or_word_beside_it_is_an_amount(text):
+    without_currency = text.replace("USD", "").replace("GBP", "").replace("元", "")
+    without_currency = without_currency.replace(" kr", "").strip()
+
+    assert mask_for_model(text) == text
+    assert mask_for_model(without_currency) != without_currency
