@@ -21,6 +21,7 @@ from agent import run_selectors, services
 from agent.context import RunContext
 from agent.executor.prior import PriorCalls, StepChecks
 from agent.models import AgentMessage, AgentRun
+from agent.providers.llm import ModelReply
 from agent.runtime import handover
 from agent.runtime.structured_answer import Claimed
 from agent.services import StepInterrupted, StepWrite
@@ -109,6 +110,12 @@ class StepBase:
         message = AgentMessage(run=self.run, seq=self.next_seq, role=role, **fields)
         self.next_seq += 1
         return message
+
+    def count_reply(self, reply: ModelReply) -> None:
+        """The run's counters as the saved reply left them."""
+        self.run.step_count += 1
+        self.run.tokens_in += reply.tokens_in
+        self.run.tokens_out += reply.tokens_out
 
     def heartbeat_wait(self, future: Future, timeout: float):
         """The call's result, waiting at most `timeout` seconds (then TimeoutError) and

@@ -170,12 +170,6 @@ class StepModel(StepTools, StepAnswer):
         }
         return write
 
-    def count_reply(self, reply: ModelReply) -> None:
-        """The run's counters as the saved reply left them."""
-        self.run.step_count += 1
-        self.run.tokens_in += reply.tokens_in
-        self.run.tokens_out += reply.tokens_out
-
     def ask(
         self, provider: Provider, breaker: ModelBreaker, context: Context, *, final: bool
     ) -> ModelReply:
