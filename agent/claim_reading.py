@@ -4,7 +4,7 @@ model is configured (LLM_PROVIDER "openai").
 One Chat Completions call, without tools, with structured output (a strict JSON schema named
 `refund_claims`): every statement the text makes about a refund, with the order or product it
 names, the state it says the refund is in, and its sentence. The desk, not the model, then
-judges each against the database (agent/answer_check.py). The call goes through the official
+judges each against the database (agent/answer_check/judging.py). The call goes through the official
 `openai` client with the desk's model settings (OPENAI_BASE_URL, OPENAI_API_KEY, AGENT_MODEL,
 LLM_MAX_TOKENS, LLM_TEMPERATURE), without retries, and is given CLAIM_CHECK_TIMEOUT_S in all.
 The caller masks the text first (agent/privacy.py), as everything a model is sent.

@@ -64,7 +64,7 @@ class AgentRun(models.Model):
     last_event_seq = models.PositiveIntegerField(default=0)
     final_answer = models.TextField(blank=True)
     # The answer says a refund is done, approved or on its way and the records disagree
-    # (agent/answer_check.py); `answer_check` keeps the claims and the real statuses.
+    # (agent/answer_check/); `answer_check` keeps the claims and the real statuses.
     answer_contradicts_state = models.BooleanField(default=False)
     answer_check = models.JSONField(default=dict, blank=True)
     # The run's second output (DESIGN §13): the reply the customer could be sent, written when

@@ -10,7 +10,7 @@ LogContextFilter (ops/logs.py, which the settings' LOGGING names):
 * run_id             the assistant run a step works on (agent/tasks.py)
 * refund_request_id  the refund's own request_id, "rf_…" (refunds/tasks.py, and web pages
                      whose URL names it)
-* tool_call_id       the tool call being executed (agent/runtime/run_step.py)
+* tool_call_id       the tool call being executed (agent/executor/calls.py)
 
 The format shows the ones that are set after the message: `… [req=… run=… refund=… call=…]`.
 """

@@ -484,7 +484,7 @@ LLM_STREAM = env.bool("LLM_STREAM", default=True)
 LLM_STREAM_FLUSH_S = env.float("LLM_STREAM_FLUSH_S", default=0.25)
 # A failed model call (timeout, 429, 5xx) is retried after uniform(0, min(CAP, BASE * 2^n))
 # seconds, or when the endpoint's Retry-After says; a step that would wait more than
-# LLM_RETRY_MAX_WAIT_S in all fails its run instead (agent/runtime/run_step.py).
+# LLM_RETRY_MAX_WAIT_S in all fails its run instead (agent/runtime/step_model.py).
 LLM_RETRY_BASE_S = env.float("LLM_RETRY_BASE_S", default=2.0)
 LLM_RETRY_CAP_S = env.float("LLM_RETRY_CAP_S", default=30.0)
 LLM_RETRY_MAX_WAIT_S = env.float("LLM_RETRY_MAX_WAIT_S", default=120.0)

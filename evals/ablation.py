@@ -26,7 +26,7 @@ def _none(*args, **kwargs):
 def leave_out(names: list[str]) -> None:
     """Take the named guards and small-model pieces out of this process."""
     # Imported here: this module is read by the command before Django's apps are all needed.
-    from agent.runtime import offered, run_step
+    from agent.runtime import offered, step_answer
     from agent.tools import refund
 
     unknown = sorted(set(names) - set(NAMES))
@@ -38,10 +38,10 @@ def leave_out(names: list[str]) -> None:
     if "ask" in names:
         refund.require_agent_request = _none
     if "unusable" in names:
-        run_step.unusable_answer = _none
+        step_answer.unusable_answer = _none
     if "unfounded" in names:
-        run_step.unfounded_answer = _none
-        run_step.contradicted_answer = _none
+        step_answer.unfounded_answer = _none
+        step_answer.contradicted_answer = _none
     settings.AGENT_SMALL_MODEL_PIECES = [
         piece for piece in settings.AGENT_SMALL_MODEL_PIECES if piece not in names
     ]

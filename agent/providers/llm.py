@@ -32,7 +32,8 @@ class ModelReply:
 class ModelError(Exception):
     """The model call failed. `retryable` errors (timeout, 429, 5xx) are retried by the step,
     not before `retry_after` seconds when the endpoint said how long to wait. A
-    `context_too_long` error is retried once with a shorter history (agent/runtime/run_step.py)."""
+    `context_too_long` error is retried once with a shorter history
+    (agent/runtime/step_model.py)."""
 
     def __init__(
         self,

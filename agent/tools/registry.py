@@ -58,7 +58,7 @@ class Tool:
     # A lookup in this database that changes nothing and answers in milliseconds. A step runs
     # the quick lookups next to each other in a reply at the same time, and saves their
     # results with whatever it writes next: a worker that dies meanwhile costs a repeat of
-    # them (agent/runtime/run_step.py).
+    # them (agent/runtime/step_tools.py).
     quick: bool = False
 
     def schema(self) -> dict:

@@ -1,7 +1,7 @@
 # Over 400 lines: data, one entry of word lists per language for each of the claim check's two
 # readers; nothing here runs but the dataclasses that hold them.
 
-"""The words the claim check (agent/answer_check.py) reads refund claims by, one entry per
+"""The words the claim check (agent/answer_check/) reads refund claims by, one entry per
 language. Adding a language is adding an entry: nothing else in the check names a language.
 
 Each entry is regular-expression text (case-insensitive), in four groups:
@@ -19,7 +19,7 @@ Each entry is regular-expression text (case-insensitive), in four groups:
 `phrases` are whole claims a language says without an auxiliary ("Refund completed", "went
 through", "已退款"), as (kind, pattern) pairs.
 
-`LEXICON` is the recall-first reader's (agent/answer_check.py: lexicon_statements): per
+`LEXICON` is the recall-first reader's (agent/answer_check/recall.py): per
 language, word stems of money and refunds, the cues that money moved, was approved or is on
 its way, and the words that take a cue back. It reads the texts the precise entries above
 found no claim in, when no model read them.

@@ -10,8 +10,8 @@ import uuid
 import pytest
 from django.db import connection
 
-from agent import answer_check, claim_reading, services
-from agent.answer_check import check_text, contradicted_claims, read_for_check
+from agent import claim_reading, services
+from agent.answer_check import check_text, contradicted_claims, judging, read_for_check
 from agent.claim_reading import SCHEMA_NAME, parse_reading
 from refunds.models import RefundRequest
 from tests.agent.runs import drive, start_run
@@ -332,7 +332,7 @@ def test_a_run_step_asks_for_the_reading_outside_its_ending_transaction(
         depths.append(len(connection.atomic_blocks))
         return claim_reading.read_claims(text)
 
-    monkeypatch.setattr(answer_check, "read_claims", watched)
+    monkeypatch.setattr(judging, "read_claims", watched)
     fake_openai.enqueue(text_reply("The mug cost 129.00."))
     run = start_run(reference="TCK-1001")
     baseline = len(connection.atomic_blocks)

@@ -12,7 +12,7 @@ import pytest
 
 from agent import untrusted
 from agent.models import AgentRun
-from agent.runtime import prompts, run_step
+from agent.runtime import prompts, step_tools
 from agent.untrusted import labelled_untrusted_blocks, strip_untrusted, untrusted_blocks
 from orders.models import Customer, OrderLine
 from tests.agent.runs import drive, start_run
@@ -168,7 +168,7 @@ def test_each_tool_result_is_read_for_instructions_once_however_many_steps_follo
         inspected.append(text)
         return untrusted.looks_like_instructions(text)
 
-    for module in (prompts, run_step):
+    for module in (prompts, step_tools):
         monkeypatch.setattr(module, "looks_like_instructions", noting)
     lookup = {"order_id": "202610110087"}
     fake_openai.enqueue(

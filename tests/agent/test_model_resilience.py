@@ -23,7 +23,7 @@ from agent.models import RunEvent
 from agent.providers.breaker import ModelBreaker
 from agent.providers.llm import ModelError
 from agent.providers.openai_client import OpenAIProvider
-from agent.runtime import run_step
+from agent.runtime import run_step, step_model
 from tests.agent.runs import drive, start_run
 from tests.fakes.openai_server import (
     context_length_error,
@@ -330,7 +330,7 @@ def three_lookups_then(fake_openai, *then) -> None:
 def test_a_context_length_error_trims_the_history_at_a_safe_cut_and_retries_once(
     demo, fake_openai, breaker, monkeypatch
 ):
-    monkeypatch.setattr(run_step, "TRIMMED_HISTORY_BUDGET", 1)
+    monkeypatch.setattr(step_model, "TRIMMED_HISTORY_BUDGET", 1)
     three_lookups_then(fake_openai, context_length_error(), text_reply("Paid 129.00."))
     run = start_run()
 
@@ -355,7 +355,7 @@ def test_a_context_length_error_trims_the_history_at_a_safe_cut_and_retries_once
 def test_a_second_context_length_error_fails_the_run_with_the_reason(
     demo, fake_openai, breaker, monkeypatch
 ):
-    monkeypatch.setattr(run_step, "TRIMMED_HISTORY_BUDGET", 1)
+    monkeypatch.setattr(step_model, "TRIMMED_HISTORY_BUDGET", 1)
     three_lookups_then(fake_openai, context_length_error(), context_length_error())
     run = start_run()
 
