@@ -24,7 +24,7 @@ from refunds.models import RefundConfirmation, RefundEvent, RefundRequest
 PAST_TENSE = {"approve": "approved", "reject": "rejected"}
 STATUS_LABELS = dict(RefundRequest.Status.choices)
 
-# --- Display helpers, shared with agent/admin.py ----------------------------------------------
+# --- Display helpers, shared with agent/admin/ ---------------------------------------------------
 # Fingerprints, digests and ids are long unbroken strings: shown whole they push the admin's
 # tables wider than the screen. Lists and inlines show their first characters (enough to tell
 # two apart), with the whole value in the tooltip and a copy button (static/js/desk.js).

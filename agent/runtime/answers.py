@@ -61,7 +61,7 @@ _QUESTION = re.compile(r"[?？]\W*$")
 
 def contradicted_answer(text: str, run: AgentRun) -> str | None:
     """Why `text` cannot be posted: a claim about a refund (paid, approved, on its way) that
-    the refunds of the run's ticket contradict (agent/answer_check.py), or None."""
+    the refunds of the run's ticket contradict (agent/answer_check/), or None."""
     false_claims = check_text(text=text, ticket=run.ticket, customer=run.customer).false_claims
     if not false_claims:
         return None

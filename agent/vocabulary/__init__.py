@@ -2,7 +2,7 @@
 offline planner (agent/providers/offline), the tools' guards (agent/tools/guards.py) and the
 run's records read language only through this package, so they agree; tests/agent/
 test_vocabulary_agreement.py holds them to it on a corpus of phrasings. The claim check
-(agent/answer_check.py) reads refund claims by the word lists of `claims`.
+(agent/answer_check/) reads refund claims by the word lists of `claims`.
 
 What it reads: whether words ask for a refund (`asks_for_refund`), the amounts they name and
 what "the rest", "in full" or "half" come to (`amounts_named`, `amount_words`, `amount_meant`),

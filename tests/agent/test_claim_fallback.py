@@ -1,5 +1,5 @@
 """Without a model's reading, a public reply is read by the precise patterns first and then by
-the recall-first word lists (agent/answer_check.py): a reply that says money moved, was approved
+the recall-first word lists (agent/answer_check/): a reply that says money moved, was approved
 or is on its way while the refund is not there yet is asked to be confirmed; hedged, true and
 unrelated replies go out."""
 
