@@ -6,8 +6,9 @@ from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
 
 from config.errors import ApplicationError
-from desk import views
 from desk.merge.services import merge_target, ticket_merge
+from desk.views.shared import require_staff
+from desk.views.ticket_page import render_ticket, ticket_or_404
 
 
 @login_required
@@ -15,8 +16,8 @@ from desk.merge.services import merge_target, ticket_merge
 def ticket_merge_page(request, reference: str):
     """The ticket page's "Merge into…": with its confirmation ticked, merges and sends the agent
     to the target; a refusal comes back on the page with the reference as typed."""
-    views._require_staff(request.user)
-    source = views._ticket(reference)
+    require_staff(request.user)
+    source = ticket_or_404(reference)
     typed = request.POST.get("into", "")
     try:
         target = merge_target(typed)
@@ -28,9 +29,9 @@ def ticket_merge_page(request, reference: str):
             )
         ticket_merge(source=source, target=target, actor=request.user)
     except ApplicationError as exc:
-        return views._render_ticket(
+        return render_ticket(
             request,
-            views._ticket(reference),
+            ticket_or_404(reference),
             draft={"merge_into": typed},
             error_for="merge",
             error=exc.message,

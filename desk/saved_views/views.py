@@ -8,7 +8,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from config.errors import ApplicationError
-from desk import views
+from desk.views.shared import require_staff
 from tickets import saved_views
 
 
@@ -20,7 +20,7 @@ def _list_with(query: str):
 @require_POST
 def view_save(request):
     """Save the list's current filters and sort under a name; the list opens with them."""
-    views._require_staff(request.user)
+    require_staff(request.user)
     query = request.POST.get("query", "")
     try:
         view = saved_views.saved_view_create(
@@ -39,7 +39,7 @@ def view_save(request):
 @login_required
 @require_POST
 def view_delete(request, view_id: int):
-    views._require_staff(request.user)
+    require_staff(request.user)
     view = get_object_or_404(saved_views.views_for(request.user), pk=view_id)
     try:
         saved_views.saved_view_delete(view=view, actor=request.user)

@@ -1,6 +1,6 @@
 """The support desk's HTML pages through the Django test client: what each role sees on a
 ticket, what the forms do (and refuse, keeping what was typed), the list's views and pages,
-the new ticket form and the customer page."""
+the new ticket form, the customer page and the notifications."""
 
 import html
 import re
@@ -16,7 +16,7 @@ from refunds.models import RefundRequest
 from refunds.services import refund_propose
 from tests.factories import TicketFactory
 from tickets import services
-from tickets.models import Ticket, TicketEvent, TicketMessage
+from tickets.models import Notification, Ticket, TicketEvent, TicketMessage
 
 pytestmark = pytest.mark.django_db
 
@@ -647,3 +647,70 @@ def test_withdrawing_another_tickets_refund_from_this_ticket_is_a_404(log_in):
     assert response.status_code == 404
     refund.refresh_from_db()
     assert refund.status == "pending_approval"
+
+
+def test_a_closed_ticket_offers_no_escalation(log_in):
+    client = log_in("agent")
+    assert 'id="escalate-form"' in page_of(client.get("/tickets/TCK-1001/"))
+    for status in ("solved", "closed"):
+        services.ticket_set_status(ticket=ticket(), to_status=status, actor=user("agent"))
+
+    page = page_of(client.get("/tickets/TCK-1001/"))
+
+    assert 'id="escalate-form"' not in page
+
+
+def test_the_history_says_the_customers_email_reopened_the_ticket(log_in):
+    services.ticket_set_status(ticket=ticket(), to_status="solved", actor=user("agent"))
+    customer = ticket().customer
+    services.ticket_receive_email(
+        sender=customer.email,
+        name=customer.name,
+        subject="Re: [TCK-1001] still broken",
+        body="It is still broken.",
+        message_id="<reopen-1@example.com>",
+    )
+
+    page = html.unescape(page_of(log_in("agent").get("/tickets/TCK-1001/")))
+
+    reopened = re.search(
+        r'<li class="history-status_changed">(?:(?!</li>).)*Solved → Open.*?</li>', page, re.S
+    )
+    assert reopened, "no reopening in the history"
+    assert "Solved → Open (customer replied)" in reopened.group(0)
+    assert f"{customer.name} ·" in reopened.group(0)
+
+
+def test_the_notifications_page_lists_them_and_opening_one_marks_only_it_read(log_in):
+    for reference in ("TCK-1001", "TCK-1002"):
+        services.ticket_assign(ticket=ticket(reference), assignee=None, actor=user("supervisor"))
+        services.ticket_assign(
+            ticket=ticket(reference), assignee=user("agent"), actor=user("supervisor")
+        )
+    first, second = Notification.objects.filter(recipient__username="agent").order_by("id")
+    client = log_in("agent")
+
+    page = page_of(client.get("/notifications/"))
+    response = client.post("/notifications/read/", {"id": first.pk})
+
+    assert page.count("notification-unread") == 2
+    assert (response.status_code, response["Location"]) == (302, "/tickets/TCK-1001/")
+    first.refresh_from_db()
+    second.refresh_from_db()
+    assert (first.read_at is not None, second.read_at is None) == (True, True)
+
+    response = client.post("/notifications/read/")
+
+    assert (response.status_code, response["Location"]) == (302, "/notifications/")
+    assert not Notification.objects.filter(recipient__username="agent", read_at=None).exists()
+
+
+@pytest.mark.parametrize(
+    "method, path", [("get", "/notifications/"), ("post", "/notifications/read/")]
+)
+def test_someone_without_a_desk_role_gets_403_from_the_notifications(
+    client, demo, outsider, method, path
+):
+    client.force_login(outsider)
+
+    assert getattr(client, method)(path).status_code == 403
