@@ -1,4 +1,6 @@
 # ruff: noqa: RUF001, RUF002 (full-width forms and other scripts are what people type)
+# Over 400 lines: each finder (addresses, phones, identity and card numbers) needs the folded
+# copy and the amount and date checks that keep order numbers, amounts and dates unmasked.
 """Personal data in text as people type it: e-mail addresses, phone numbers, Chinese resident
 identity numbers and bank card numbers. agent/privacy.py masks what these finders find.
 

@@ -1,3 +1,5 @@
+# Over 400 lines: data, mostly: the lexicons of asking for a refund, in every language the
+# desk reads, beside the few rules that weigh them against each other.
 """Whether words ask for a refund, relay a wish for one, or only speak of refunds."""
 
 import re
