@@ -1,7 +1,7 @@
 # ruff: noqa: RUF001 (Chinese and typographic punctuation is what these texts are written in)
 """The words of the customer drafts (agent/drafts.py), one entry per language. Adding a
-language is adding an entry (and its claim words in agent/vocabulary/claims.py, so the claim check
-reads what the drafts say).
+language is adding an entry (and its claim words in agent/vocabulary/claims.py, so the claim
+check reads what the drafts say, and the words it is told by in agent/vocabulary/languages.py).
 
 Placeholders: {name} the customer's name, {amount} the refund with its currency, {item} what
 was bought, {order_id} the order's number. `refund` has one
@@ -15,9 +15,6 @@ status fails tests/agent/test_drafts.py.
 TEMPLATES: dict[str, dict] = {
     "en": {
         "name": "English",
-        # Common words that tell the language of a message apart (agent/drafts.py).
-        "words": "the and is are my you i it was to please for of have not this with but "
-        "order arrived broken refund hello hi thanks",
         "greeting": "Dear {name},",
         "thanks": "Thank you for your message.",
         "none": "We are looking into it and will get back to you shortly.",
@@ -48,7 +45,6 @@ TEMPLATES: dict[str, dict] = {
     },
     "zh": {
         "name": "Chinese (Simplified)",
-        "words": "",
         "greeting": "{name}，您好！",
         "thanks": "感谢您联系我们。",
         "none": "我们正在处理您的问题，会尽快给您答复。",
@@ -74,8 +70,6 @@ TEMPLATES: dict[str, dict] = {
     },
     "de": {
         "name": "German",
-        "words": "der die das und ist ich nicht mein meine bitte mit ein eine zu es sie wurde "
-        "bestellung kaputt habe hallo danke geld zurück",
         "greeting": "Guten Tag {name},",
         "thanks": "vielen Dank für Ihre Nachricht.",
         "none": "Wir kümmern uns darum und melden uns in Kürze bei Ihnen.",
@@ -107,8 +101,6 @@ TEMPLATES: dict[str, dict] = {
     },
     "fr": {
         "name": "French",
-        "words": "le la les et est je mon ma ne pas vous une un avec pour commande "
-        "remboursement merci bonjour cassé reçu",
         "greeting": "Bonjour {name},",
         "thanks": "merci pour votre message.",
         "none": "Nous nous en occupons et revenons vers vous très vite.",
@@ -142,8 +134,6 @@ TEMPLATES: dict[str, dict] = {
     },
     "es": {
         "name": "Spanish",
-        "words": "el la los las y es mi no por favor una un con para pedido reembolso gracias "
-        "hola está llegó roto",
         "greeting": "Hola, {name}:",
         "thanks": "Gracias por su mensaje.",
         "none": "Lo estamos revisando y le responderemos en breve.",

@@ -20,6 +20,7 @@ from agent.draft_templates import DEFAULT_LANGUAGE, SAME_AS, TEMPLATES
 from agent.privacy import first_name, mask_for_model
 from agent.untrusted import wrap_untrusted
 from agent.vocabulary import internal_vocabulary
+from agent.vocabulary.languages import LANGUAGE_WORDS
 from orders.models import OrderLine
 from refunds.models import RefundConfirmation, RefundRequest
 from tickets.models import Ticket, TicketMessage
@@ -79,8 +80,8 @@ def detect_language(text: str) -> str:
         return "zh"
     words = [w.lower() for w in LATIN_WORD.findall(text)]
     scores = {}
-    for code, template in TEMPLATES.items():
-        vocabulary = set(template["words"].split())
+    for code in TEMPLATES:
+        vocabulary = LANGUAGE_WORDS.get(code)
         if vocabulary:
             scores[code] = sum(1 for word in words if word in vocabulary)
     best = max(scores, key=lambda code: (scores[code], code == DEFAULT_LANGUAGE), default=None)

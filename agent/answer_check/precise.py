@@ -12,18 +12,18 @@ from dataclasses import dataclass
 from functools import cache
 
 from agent.answer_check.text import QUESTION_END, SENTENCE_END, Statement
-from agent.vocabulary.claims import APPROVED, LANGUAGES, ON_ITS_WAY, REFUNDED, ClaimWords
-
-# Where a clause ends: punctuation, a dash, or a conjunction that starts a new subject.
-CLAUSE_BREAK = re.compile(
-    r",(?!\d)|[;:，；：]|\s[-–—]+\s|\s(?:and|but|so|while|whereas|und|aber|doch|et|mais|donc|y|pero|"
-    r"e|ma|en|maar)\s+(?=(?:you|we|i|it|they|he|she|this|that|the|your|our|sie|wir|ich|es|er|"
-    r"vous|nous|je|il|elle|usted|nosotros|le|la|el|lo|su|votre|notre|ihre|ihr|der|die|das|"
-    r"den|dem|u|wij|jij|het|de)\b)",
-    re.IGNORECASE,
+from agent.vocabulary.claims import (
+    APPROVED,
+    CLAUSE_BREAK,
+    LANGUAGES,
+    NOT_A_CONDITION,
+    ON_ITS_WAY,
+    REFUNDED,
+    ClaimWords,
 )
-# A condition opening a sentence that is only an opener ("Once again, …", "After all, …").
-NOT_A_CONDITION = re.compile(r"^\W*(?:once\s+(?:again|more)|after\s+all)\b", re.IGNORECASE)
+
+CLAUSE_END = re.compile(CLAUSE_BREAK, re.IGNORECASE)
+ONLY_AN_OPENER = re.compile(NOT_A_CONDITION, re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -109,7 +109,7 @@ def _languages() -> tuple[_Language, ...]:
 def _clause_bounds(sentence: str, start: int, end: int) -> tuple[int, int]:
     """The clause(s) a match from `start` to `end` stands in."""
     left, right = 0, len(sentence)
-    for brk in CLAUSE_BREAK.finditer(sentence):
+    for brk in CLAUSE_END.finditer(sentence):
         if brk.end() <= start:
             left = brk.end()
         elif brk.start() >= end:
@@ -134,7 +134,7 @@ def _taken_back(
         return True
     if says_now and left > 0:
         opening = sentence[: _clause_bounds(sentence, 0, 0)[1]]
-        if language.opening_condition.search(opening) and not NOT_A_CONDITION.search(opening):
+        if language.opening_condition.search(opening) and not ONLY_AN_OPENER.search(opening):
             return True
     return False
 

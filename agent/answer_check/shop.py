@@ -11,13 +11,11 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 
 from agent.answer_check.text import ORDER_ID
-from agent.vocabulary.claims import NAMES_NOTHING
+from agent.vocabulary.claims import GENERIC_NAME_WORDS, NAMES_NOTHING
 from orders.models import Customer, Order, OrderLine
 from refunds.models import RefundRequest
 from tickets.models import Ticket
 
-# Words of a product name too common to name it alone ("phone case": not "in case").
-GENERIC_NAME_WORDS = {"case", "item", "items", "pack", "set", "box", "order", "thing", "kit"}
 NAMES_NOTHING_WORD = re.compile(NAMES_NOTHING, re.IGNORECASE)
 # How alike a word of a product name and a word a claim names it by must be (difflib's ratio):
 # one typo in a word of five letters or more ("headphnes", "jackte").

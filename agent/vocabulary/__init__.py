@@ -17,7 +17,8 @@ One module per concern: `reading` (folding, sentences, `Lexicon`, misspellings),
 ids), `flags` (phone words, currencies beside a number, the desk's own words), `claims` (the
 claim check's words per language), `answers` (what a model's own answer claims: a proposal,
 an order's facts), `instructions` (the instruction detector's words, agent/untrusted.py),
-`spelling` (which lists misspellings are read as). Their names are all importable from here
+`languages` (which language a customer wrote in, for the drafts), `spelling` (which lists
+misspellings are read as). Their names are all importable from here
 (`claims` and `instructions` as modules).
 
 A word list is a `Lexicon`: entries in plain words, many languages side by side. Text is folded

@@ -573,3 +573,17 @@ CLAUSE_JOINS = (
     r"and|but|so|und|aber|doch|sondern|et|mais|donc|y|pero|e|ma|però|mas|maar|och|men|"
     r"ale|а|и|но|ve|ama|fakat"
 )
+# Where the precise reader cuts a sentence into clauses: punctuation, a dash, or a conjunction
+# that starts a new subject.
+CLAUSE_BREAK = (
+    r",(?!\d)|[;:，；：]|\s[-–—]+\s|\s(?:and|but|so|while|whereas|und|aber|doch|et|mais|donc|y|pero|"
+    r"e|ma|en|maar)\s+(?=(?:you|we|i|it|they|he|she|this|that|the|your|our|sie|wir|ich|es|er|"
+    r"vous|nous|je|il|elle|usted|nosotros|le|la|el|lo|su|votre|notre|ihre|ihr|der|die|das|"
+    r"den|dem|u|wij|jij|het|de)\b)"
+)
+# A condition opening a sentence that is only an opener ("Once again, …", "After all, …").
+NOT_A_CONDITION = r"^\W*(?:once\s+(?:again|more)|after\s+all)\b"
+# Words of a product name too common to name it alone ("phone case": not "in case").
+GENERIC_NAME_WORDS = frozenset(
+    {"case", "item", "items", "pack", "set", "box", "order", "thing", "kit"}
+)

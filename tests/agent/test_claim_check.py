@@ -76,6 +76,9 @@ ON_ITS_WAY_CLAIMS = [
     "您的退款正在处理中。",
     "Votre remboursement est en route.",
     "Die Erstattung ist unterwegs.",
+    # An opener, not a condition: "once" and "after" start one otherwise.
+    "Once again, your refund is on its way.",
+    "After all, your refund is on its way.",
 ]
 
 NOT_CLAIMS = [
