@@ -33,7 +33,7 @@ real name and address back from the desk's own records, never from the model's t
 import re
 import unicodedata
 from collections.abc import Callable
-from functools import partial
+from functools import lru_cache, partial
 
 from agent import pii
 from agent.pii import Found, Kind
@@ -109,7 +109,7 @@ class Masker:
     def __init__(self, customer: Customer | None = None):
         self.customer = customer
         self._order_ids: frozenset[str] | None = None
-        self._name_patterns = _name_patterns(customer) if customer is not None else []
+        self._name_patterns = _name_patterns(customer.name) if customer is not None else []
 
     def order_ids(self) -> frozenset[str]:
         """The customer's order ids, read once and only when a bare number needs them."""
@@ -134,6 +134,13 @@ class Masker:
             text = pattern.sub(replacement, text)
         return text
 
+    def remembered_text(self, text: str) -> str:
+        """`text` masked as `text()` masks it, remembered by what the masking depends on (the
+        text, the customer's name and order ids): a run's context masks the same rules and
+        messages again at every step."""
+        name = self.customer.name if self.customer is not None else None
+        return _remembered(text, name, self.order_ids())
+
     def value(self, value: object) -> object:
         """A JSON value with every string masked, identifiers excepted."""
         if isinstance(value, str):
@@ -148,10 +155,10 @@ class Masker:
         return value
 
 
-def _name_patterns(customer: Customer) -> list[tuple[re.Pattern, Callable[[re.Match], str]]]:
+def _name_patterns(name: str) -> list[tuple[re.Pattern, Callable[[re.Match], str]]]:
     """The customer's whole name -> first name; each other part of it, written with a capital
     (Garcia, GARCIA) -> its initial."""
-    words = customer.name.split()
+    words = name.split()
     if len(words) < 2:
         return []
     first = words[0]
@@ -182,6 +189,14 @@ def _surnames(words: list[str]) -> set[str]:
         return set()
     first = words[0].casefold()
     return {word for word in words[1:] if len(word) > 1 and word.casefold() != first}
+
+
+@lru_cache(maxsize=256)
+def _remembered(text: str, name: str | None, order_ids: frozenset[str]) -> str:
+    masker = Masker()
+    masker._name_patterns = _name_patterns(name) if name is not None else []
+    masker._order_ids = order_ids
+    return masker.text(text)
 
 
 def mask_for_model(text: str, *, customer: Customer | None = None) -> str:

@@ -260,7 +260,7 @@ def build_context(
     maskers = [Masker(), Masker(), *[Masker(ctx.customer)] * (len(messages) - 2)]
     for chat, masker in zip(messages, maskers, strict=True):
         if isinstance(chat.get("content"), str):
-            chat["content"] = masker.text(chat["content"])
+            chat["content"] = masker.remembered_text(chat["content"])
     if examples:
         # After the rules, before anything of the run: the same for every run, so cached with
         # the rules (agent/runtime/examples.py).

@@ -6,6 +6,7 @@ import time
 import pytest
 
 from agent.privacy import (
+    Masker,
     fill_customer_details,
     first_name,
     mask_for_model,
@@ -228,3 +229,18 @@ def test_a_number_with_a_currency_code_or_word_beside_it_is_an_amount(text):
 
     assert mask_for_model(text) == text
     assert mask_for_model(without_currency) != without_currency
+
+
+@pytest.mark.django_db
+def test_the_context_remembers_a_masking_by_the_text_the_name_and_the_order_ids():
+    customer = Customer.objects.create(name="Li Wei", email="li.wei@example.com")
+    text = "Li Wei, order 13912345678, phone 13800138000"
+
+    assert Masker(customer).remembered_text(text) == "Li, order *********78, phone *********00"
+
+    OrderFactory(customer=customer, order_id="13912345678")
+    assert Masker(customer).remembered_text(text) == "Li, order 13912345678, phone *********00"
+
+    customer.name = "Wei Li"
+    assert Masker(customer).remembered_text(text) == "L. Wei, order 13912345678, phone *********00"
+    assert Masker(customer).remembered_text(text) == Masker(customer).text(text)
