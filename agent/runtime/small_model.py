@@ -125,13 +125,6 @@ def proposal_due(calls: list[dict]) -> bool:
     return len(attempts) < MOST_PROPOSAL_ATTEMPTS and not last["ok"] and retry
 
 
-def planner_would_call(messages: list[dict], offered: set[str]) -> bool:
-    """Whether the desk's own planner, reading the same messages, would still call a tool: the
-    request needs more than the run looked up ("find the jacket and tell me whether it can be
-    refunded" is a listing, the order and the policy). Which call is the model's to choose."""
-    return _called(_desk_reply(messages, offered, tool_choice="auto")) is not None
-
-
 def clear_refund_request(agent_words: str) -> bool:
     """Whether the agent asked for a refund and said how much (an amount, the full price or what
     is left): a request that leaves it open is for the model to ask about, not to be pushed
